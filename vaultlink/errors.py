@@ -1,0 +1,143 @@
+"""The one exception tree of vaultlink.
+
+Every error vaultlink raises on purpose is a ``VaultlinkError``; its message says
+what went wrong and, where there is one, what the user can do next. The CLI maps
+each branch to an exit code and prints the message on one line.
+
+::
+
+    VaultlinkError
+    ├── ConfigError              bad or unreadable .vaultlink/config.yaml, unknown step
+    ├── VaultError               anything about the vault's files
+    │   ├── PathRefused          a path outside the vault or outside digest/ and .vaultlink/
+    │   ├── NoteUnreadable       one note cannot be read
+    │   │   ├── BrokenFrontmatter    YAML that does not parse
+    │   │   ├── NotUtf8              bytes that are not UTF-8
+    │   │   ├── BinaryNote           NUL bytes: not a text note
+    │   │   └── NoteTooLarge         over the size limit
+    │   ├── NoteNotFound         the note does not exist
+    │   └── WriteConflict        the file changed since it was read (compare-and-swap)
+    ├── IndexError_              the search index (Chroma, FTS) failed or is corrupt
+    ├── EmbeddingError           the embedding model could not load or run
+    ├── ModelError               talking to the LLM
+    │   ├── ModelUnavailable     no server answers, or the model is not pulled
+    │   ├── ModelTimeout         the server did not answer in time
+    │   └── ModelOutputError     the answer is not what was asked for (bad JSON, bad receipt)
+    ├── GuardRefusal             a proposed write breaks an invariant; the model sees the message
+    ├── StateError               state.sqlite, the decision journal, undo
+    │   └── UndoConflict         the file changed since the decision; undo refused
+    └── DaemonError              lock held by another process, API bind refused
+"""
+
+from __future__ import annotations
+
+
+class VaultlinkError(Exception):
+    """Base of every error vaultlink raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(VaultlinkError):
+    """The configuration is invalid; the message names the key and the fix."""
+
+    exit_code = 2
+
+
+class VaultError(VaultlinkError):
+    """A problem with a file of the vault."""
+
+
+class PathRefused(VaultError):
+    """A path that vaultlink will not read or write (outside the vault, or not ours to write)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r} refused: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class NoteUnreadable(VaultError):
+    """A note that cannot be read; ``reason`` is plain words, ``path`` is vault-relative."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class BrokenFrontmatter(NoteUnreadable):
+    """The YAML frontmatter does not parse."""
+
+
+class NotUtf8(NoteUnreadable):
+    """The file is not valid UTF-8."""
+
+
+class BinaryNote(NoteUnreadable):
+    """The file holds NUL bytes: it is not a text note."""
+
+
+class NoteTooLarge(NoteUnreadable):
+    """The file is larger than the configured limit."""
+
+
+class NoteNotFound(VaultError):
+    """The note does not exist."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: no such note")
+        self.path = path
+
+
+class WriteConflict(VaultError):
+    """The file on disk changed since the caller read it; nothing was written."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path} changed on disk since it was read; nothing was written. "
+            "Read it again and redo the change."
+        )
+        self.path = path
+
+
+class IndexError_(VaultlinkError):  # noqa: N801 - the builtin IndexError is taken
+    """The search index failed; ``vaultlink reindex`` rebuilds it from the vault."""
+
+
+class EmbeddingError(VaultlinkError):
+    """The embedding model could not be loaded or run."""
+
+
+class ModelError(VaultlinkError):
+    """A problem talking to the language model."""
+
+
+class ModelUnavailable(ModelError):
+    """No Ollama server answers, or the model is not pulled."""
+
+
+class ModelTimeout(ModelError):
+    """The model server did not answer in time."""
+
+
+class ModelOutputError(ModelError):
+    """The model answered with something unusable (bad JSON, bad receipt, unknown tool)."""
+
+
+class GuardRefusal(VaultlinkError):
+    """A proposed write breaks an invariant of the vault; the message is shown to the model."""
+
+
+class StateError(VaultlinkError):
+    """state.sqlite or the decision journal failed."""
+
+
+class UndoConflict(StateError):
+    """The file changed since the decision was written, so it cannot be undone safely."""
+
+
+class DaemonError(VaultlinkError):
+    """The daemon cannot start or serve (lock held, port refused)."""
+
+    exit_code = 3
