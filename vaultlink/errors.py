@@ -17,7 +17,7 @@ each branch to an exit code and prints the message on one line.
     │   │   └── NoteTooLarge         over the size limit
     │   ├── NoteNotFound         the note does not exist
     │   └── WriteConflict        the file changed since it was read (compare-and-swap)
-    ├── IndexError_              the search index (Chroma, FTS) failed or is corrupt
+    ├── SearchIndexError         the search index (Chroma, FTS) failed or is corrupt
     ├── EmbeddingError           the embedding model could not load or run
     ├── ModelError               talking to the LLM
     │   ├── ModelUnavailable     no server answers, or the model is not pulled
@@ -101,7 +101,7 @@ class WriteConflict(VaultError):
         self.path = path
 
 
-class IndexError_(VaultlinkError):  # noqa: N801 - the builtin IndexError is taken
+class SearchIndexError(VaultlinkError):
     """The search index failed; ``vaultlink reindex`` rebuilds it from the vault."""
 
 

@@ -1,0 +1,197 @@
+"""The ``vaultlink`` command: one typer app, one error handler, one line per error.
+
+Every command takes ``--vault PATH`` (default ``$VAULTLINK_VAULT``, else the current
+folder). Commands that print results take ``--json``. Errors from the vaultlink tree
+print ``vaultlink: <message>`` on stderr and exit non-zero, never with a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vaultlink import __version__
+from vaultlink.config import DEFAULT_CONFIG_YAML, Settings, config_path, load_settings
+from vaultlink.errors import ConfigError, VaultlinkError
+from vaultlink.graph import build_graph, check_vault
+from vaultlink.vault import Vault
+
+app = typer.Typer(
+    name="vaultlink",
+    help=(
+        "A local memory daemon for Obsidian vaults.\n\n"
+        "It reads your daily/ and resource/ notes and writes linked digest notes under "
+        "digest/<bucket>/<slug>.md, each with a ## Sources section. Your own notes are "
+        "never changed.\n\n"
+        "Start with:  vaultlink demo    (runs on a copy of the sample vault, no model needed)\n\n"
+        "Then, in your vault:  vaultlink init && vaultlink dream"
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+VaultOpt = Annotated[
+    Path,
+    typer.Option("--vault", envvar="VAULTLINK_VAULT", show_default="current folder",
+                 help="The Obsidian vault folder (or set VAULTLINK_VAULT)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def open_vault(vault: Path, overrides: dict[str, Any] | None = None) -> tuple[Vault, Settings]:
+    """The vault and its merged settings; the only place commands read configuration."""
+    if not vault.is_dir():
+        raise ConfigError(f"{vault} is not a folder; pass --vault PATH or set VAULTLINK_VAULT")
+    settings = load_settings(vault)
+    if overrides:
+        settings = settings.with_overrides(overrides)
+    v = Vault(
+        vault,
+        daily=settings.get("folders.daily"),
+        resource=settings.get("folders.resource"),
+        digest=settings.get("folders.digest"),
+        max_note_bytes=settings.get("vault.max_note_bytes"),
+    )
+    return v, settings
+
+
+def emit_json(data: Any) -> None:
+    """Print JSON for machines, one document per command."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True,
+                                         help="More log output (-vv for debug).")] = 0,
+) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if version:
+        typer.echo(f"vaultlink {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def init(
+    vault: VaultOpt = Path("."),
+    print_only: Annotated[bool, typer.Option("--print",
+                                             help="Print the default config, write nothing.")]
+    = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")]
+    = False,
+) -> None:
+    """Create .vaultlink/config.yaml with every setting and its default, commented.
+
+    Examples:
+
+      vaultlink init --vault ~/notes
+
+      vaultlink init --print > my-config.yaml
+    """
+    if print_only:
+        typer.echo(DEFAULT_CONFIG_YAML, nl=False)
+        return
+    v, _ = open_vault(vault)
+    path = config_path(v.root)
+    if path.exists() and not force:
+        typer.echo(f"{path} exists already; edit it, or pass --force to start over.")
+        return
+    v.write(".vaultlink/config.yaml", DEFAULT_CONFIG_YAML,
+            None if not path.exists() else _hash_of(path))
+    typer.echo(f"wrote {path}\nnext: vaultlink dream --vault {v.root}")
+
+
+def _hash_of(path: Path) -> str:
+    from vaultlink.vault import content_hash
+
+    return content_hash(path.read_bytes())
+
+
+@app.command()
+def check(
+    vault: VaultOpt = Path("."),
+    strict: Annotated[bool, typer.Option("--strict",
+                                         help="Warnings in your own notes fail too.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Report problems: errors in digest/ (exit 1), warnings in your own notes.
+
+    Errors: broken links, nodes without a source link, bare link lines under
+    ## Sources, unreadable nodes. Warnings: broken links and unreadable notes in
+    daily/ and resource/ (they fail only with --strict).
+
+    Examples:
+
+      vaultlink check --vault sample_vault
+
+      vaultlink check --strict --json
+    """
+    v, _ = open_vault(vault)
+    problems = check_vault(v)
+    errors = [p for p in problems if p.level == "error"]
+    warnings = [p for p in problems if p.level == "warning"]
+    if as_json:
+        emit_json({"errors": [p.__dict__ for p in errors],
+                   "warnings": [p.__dict__ for p in warnings]})
+    else:
+        for p in problems:
+            typer.echo(str(p))
+        typer.echo(f"{len(errors)} error(s) in {v.digest}/, {len(warnings)} warning(s) "
+                   "in your notes")
+    if errors or (strict and warnings):
+        raise typer.Exit(1)
+
+
+@app.command()
+def links(
+    note: Annotated[str, typer.Argument(help="A note: vault path, or a name as in [[name]].")],
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a note's outlinks and backlinks.
+
+    Examples:
+
+      vaultlink links digest/wiki/hybrid-search.md
+
+      vaultlink links 2026-06-20 --json
+    """
+    v, _ = open_vault(vault)
+    graph = build_graph(v)
+    res = graph.resolver.resolve(note)
+    if res.path is None:
+        raise VaultlinkError(f"{note}: {res.reason}")
+    out = [{"target": e.target, "raw": e.raw, "line": e.line, "broken": e.target is None,
+            "reason": e.reason} for e in graph.outlinks.get(res.path, [])]
+    back = [{"source": e.source, "raw": e.raw, "line": e.line}
+            for e in graph.backlinks.get(res.path, [])]
+    if as_json:
+        emit_json({"path": res.path, "outlinks": out, "backlinks": back})
+        return
+    typer.echo(f"{res.path}\n\noutlinks ({len(out)}):")
+    for o in out:
+        mark = f"  BROKEN: {o['reason']}" if o["broken"] else ""
+        typer.echo(f"  line {o['line']}: {o['raw']} -> {o['target']}{mark}")
+    typer.echo(f"\nbacklinks ({len(back)}):")
+    for b in back:
+        typer.echo(f"  {b['source']} line {b['line']}: {b['raw']}")
+
+
+def main() -> None:
+    """Entry point of the ``vaultlink`` script and ``python -m vaultlink``."""
+    try:
+        app()
+    except VaultlinkError as exc:
+        typer.echo(f"vaultlink: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("vaultlink: interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,201 @@
+"""Settings: defaults < ``.vaultlink/config.yaml`` < ``VAULTLINK_*`` environment.
+
+Only ``cli.py`` and ``daemon.py`` call ``load_settings``; every other module receives
+plain values. The commented default file that ``vaultlink init`` writes is the single
+source of the defaults, so documentation and behaviour cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vaultlink.errors import ConfigError
+
+DEFAULT_CONFIG_YAML = """\
+# vaultlink settings. Every key is shown with its default; delete what you don't change.
+# Environment variables override this file: VAULTLINK_<SECTION>__<KEY>, for example
+# VAULTLINK_LLM__MODEL=qwen3:4b or VAULTLINK_WATCH__QUIET_SECONDS=60.
+
+folders:
+  daily: daily          # the user's day notes (read only)
+  resource: resource    # papers, clippings (read only)
+  digest: digest        # where vaultlink writes digest/<bucket>/<slug>.md
+
+vault:
+  max_note_bytes: 2000000   # larger notes are skipped with a reason, never read
+
+llm:
+  provider: auto        # auto: Ollama when it answers, else the offline integrator
+                        # ollama: always the model (work waits while it is down)
+                        # offline: never a model
+  host: http://127.0.0.1:11434
+  model: qwen3:4b       # a small tool-capable model; `ollama pull qwen3:4b`
+  num_ctx: 8192         # context sent with every call; prompts are packed to fit
+  timeout_seconds: 120  # one model call
+  max_steps: 12         # tool calls per unit before the attempt is given up
+  retries: 2            # extra tries on connection errors and 5xx, with backoff
+
+embedding:
+  provider: local       # local: bundled all-MiniLM-L6-v2 (no download); ollama
+  model: all-minilm-l6-v2   # with provider ollama: an embedding model, e.g. nomic-embed-text
+
+index:
+  body_chars: 1000      # opening of a digest body indexed with its name and description
+  chroma:
+    mode: embedded      # embedded: .vaultlink/chroma; http: a Chroma server
+    host: 127.0.0.1
+    port: 8000
+
+auto_dream:
+  steps:
+    - dream_extract_step
+    - dream_integrate_step
+    - dream_topics_step
+    - dream_finish_step
+  max_units: 5          # units per run; the rest waits for the next run, never dropped
+
+integrate:
+  # node_search score thresholds of the offline integrator (picked by bench/quality)
+  same_threshold: 0.0115
+  related_threshold: 0.0080
+
+topics:
+  max_topics: 3
+  lookback_days: 7      # a topic seen in this many past days is not repeated
+
+watch:
+  quiet_seconds: 120    # a note is integrated after it has been unchanged this long
+  schedule: ""          # optional daily time "HH:MM" for a full run; empty: none
+
+api:
+  port: 8765            # the status API, on 127.0.0.1 only
+"""
+
+DEFAULTS: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG_YAML)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The merged settings, as a nested mapping with typed accessors for common keys."""
+
+    data: Mapping[str, Any]
+    source: str = "defaults"
+
+    def get(self, dotted: str) -> Any:
+        """A value by dotted key, e.g. ``settings.get("llm.model")``."""
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise ConfigError(f"unknown setting {dotted!r}")
+            node = node[part]
+        return node
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
+        """A copy with dotted keys replaced (command-line flags); ``None`` values are ignored."""
+        data = copy.deepcopy(dict(self.data))
+        for dotted, value in overrides.items():
+            if value is None:
+                continue
+            _set_dotted(data, dotted, value)
+        return Settings(_validated(data), self.source)
+
+
+def config_path(vault: Path) -> Path:
+    """Where a vault's configuration lives."""
+    return vault / ".vaultlink" / "config.yaml"
+
+
+def load_settings(vault: Path, environ: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the vault's config.yaml if present, then ``VAULTLINK_*`` variables."""
+    data = copy.deepcopy(DEFAULTS)
+    source = "defaults"
+    path = config_path(vault)
+    if path.is_file():
+        try:
+            user = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path} does not parse ({exc.__class__.__name__}); fix it, "
+                              "or delete it and run `vaultlink init`") from None
+        if not isinstance(user, dict):
+            raise ConfigError(f"{path} must be a mapping of sections to keys")
+        _merge(data, user, prefix="")
+        source = str(path)
+    env = os.environ if environ is None else environ
+    for name, raw in env.items():
+        if not name.startswith("VAULTLINK_") or "__" not in name:
+            continue
+        dotted = name[len("VAULTLINK_"):].lower().replace("__", ".")
+        try:
+            _set_dotted(data, dotted, yaml.safe_load(raw), strict=True)
+        except ConfigError as exc:
+            raise ConfigError(f"environment variable {name}: {exc}") from None
+    return Settings(_validated(data), source)
+
+
+def _merge(base: dict[str, Any], new: Mapping[str, Any], prefix: str) -> None:
+    for key, value in new.items():
+        dotted = f"{prefix}{key}"
+        if key not in base:
+            raise ConfigError(f"unknown setting {dotted!r} in config.yaml; "
+                              "see `vaultlink init --print` for every key")
+        if isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"setting {dotted!r} must be a section of keys")
+            _merge(base[key], value, prefix=dotted + ".")
+        else:
+            base[key] = value
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any, strict: bool = True) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        if not isinstance(node.get(part), dict):
+            raise ConfigError(f"unknown setting {dotted!r}")
+        node = node[part]
+    if strict and parts[-1] not in node:
+        raise ConfigError(f"unknown setting {dotted!r}")
+    node[parts[-1]] = value
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "vault.max_note_bytes": int, "llm.num_ctx": int, "llm.timeout_seconds": (int, float),
+    "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
+    "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
+    "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
+    "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
+}
+_CHOICES = {
+    "llm.provider": ("auto", "ollama", "offline"),
+    "embedding.provider": ("local", "ollama"),
+    "index.chroma.mode": ("embedded", "http"),
+}
+
+
+def _validated(data: dict[str, Any]) -> dict[str, Any]:
+    settings = Settings(data)
+    for dotted, kind in _TYPES.items():
+        value: Any = settings.get(dotted)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise ConfigError(f"setting {dotted!r} must be a number, not {value!r}")
+        if isinstance(value, (int, float)) and value < 0:
+            raise ConfigError(f"setting {dotted!r} must not be negative")
+    for dotted, choices in _CHOICES.items():
+        if settings.get(dotted) not in choices:
+            raise ConfigError(f"setting {dotted!r} is {settings.get(dotted)!r}; "
+                              f"choose one of {', '.join(choices)}")
+    steps = settings.get("auto_dream.steps")
+    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+        raise ConfigError("setting 'auto_dream.steps' must be a list of step names")
+    for key in ("daily", "resource", "digest"):
+        name = settings.get(f"folders.{key}")
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise ConfigError(f"setting 'folders.{key}' must be a plain folder name")
+    return data

@@ -1,0 +1,143 @@
+"""The link graph of a vault: outlinks, backlinks, broken links, and the digest check.
+
+Built in one pass over the vault's notes. Edges are (source note, target path, anchor);
+aliases are display text only, frontmatter and code hold no links.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from vaultlink.errors import NoteUnreadable, VaultError
+from vaultlink.markdown import (
+    LinkResolver,
+    Wikilink,
+    bare_link_lines,
+    find_wikilinks,
+    sources_links,
+)
+from vaultlink.vault import Vault
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A resolved or broken link from ``source`` (line ``line``) to ``target``."""
+
+    source: str
+    target: str | None
+    anchor: str
+    line: int
+    raw: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something ``vaultlink check`` reports: ``error`` in digest/, ``warning`` elsewhere."""
+
+    level: str
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.level}: {where}: {self.message}"
+
+
+@dataclass
+class LinkGraph:
+    """Outlinks and backlinks of every readable note, plus the notes that could not be read."""
+
+    outlinks: dict[str, list[Edge]] = field(default_factory=dict)
+    backlinks: dict[str, list[Edge]] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, dict[str, object]] = field(default_factory=dict)
+    resolver: LinkResolver = field(default_factory=lambda: LinkResolver(()))
+
+    def broken(self) -> list[Edge]:
+        """Every link whose target does not resolve."""
+        return [e for edges in self.outlinks.values() for e in edges if e.target is None]
+
+
+def build_graph(vault: Vault, resolver: LinkResolver | None = None) -> LinkGraph:
+    """Parse every ``.md`` note in the vault and collect its edges."""
+    files = list(vault.iter_files())
+    resolver = resolver or LinkResolver(files)
+    graph = LinkGraph(resolver=resolver)
+    for rel in files:
+        if not rel.endswith(".md"):
+            continue
+        try:
+            note = vault.read_note(rel)
+        except NoteUnreadable as exc:
+            graph.unreadable[rel] = exc.reason
+            continue
+        except VaultError as exc:
+            graph.unreadable[rel] = str(exc)
+            continue
+        graph.texts[rel] = note.text
+        graph.meta[rel] = note.frontmatter
+        edges = [_edge(rel, link, resolver) for link in find_wikilinks(note.text)]
+        graph.outlinks[rel] = edges
+        for edge in edges:
+            if edge.target is not None and edge.target != rel:
+                graph.backlinks.setdefault(edge.target, []).append(edge)
+    return graph
+
+
+def _edge(source: str, link: Wikilink, resolver: LinkResolver) -> Edge:
+    res = resolver.resolve(link.target, source)
+    return Edge(source, res.path, link.anchor, link.line, link.raw, res.reason)
+
+
+def check_vault(vault: Vault, graph: LinkGraph | None = None) -> list[Problem]:
+    """Problems of the vault: errors for ``digest/``, warnings for the user's notes.
+
+    Digest errors: broken links, a node with no source link, bare link lines under
+    ``## Sources``, an unreadable node, a node without ``name`` or ``description``.
+    User-note warnings: broken links and unreadable notes.
+    """
+    graph = graph or build_graph(vault)
+    problems: list[Problem] = []
+    digest_prefix = vault.digest + "/"
+    for rel, reason in sorted(graph.unreadable.items()):
+        level = "error" if rel.startswith(digest_prefix) else "warning"
+        problems.append(Problem(level, rel, 0, f"unreadable: {reason}"))
+    for rel, edges in sorted(graph.outlinks.items()):
+        is_digest = rel.startswith(digest_prefix)
+        level = "error" if is_digest else "warning"
+        for edge in edges:
+            if edge.target is None:
+                problems.append(Problem(level, rel, edge.line,
+                                        f"broken link {edge.raw}: {edge.reason}"))
+        if not is_digest or _is_topics(rel, vault):
+            continue
+        body = graph.texts[rel]  # full text, so line numbers are the file's
+        for key in ("name", "description"):
+            if not graph.meta[rel].get(key):
+                problems.append(Problem("error", rel, 0, f"frontmatter has no {key!r}"))
+        sources = [s for s in sources_links(body)
+                   if _is_source(graph.resolver.resolve(s.target, rel).path, vault)]
+        if not sources:
+            problems.append(Problem("error", rel, 0,
+                                    "no source link: add a sentence citing a daily/ or "
+                                    "resource/ note under ## Sources"))
+        for line, text in bare_link_lines(body):
+            problems.append(Problem("error", rel, line,
+                                    f"bare link line under ## Sources: {text.strip()!r}; "
+                                    "say what the source supports"))
+    return problems
+
+
+def _is_topics(rel: str, vault: Vault) -> bool:
+    # Topic pages are day summaries, not memory nodes: they cite notes in prose, not Sources.
+    return rel.startswith(f"{vault.digest}/topics/")
+
+
+def _is_source(target: str | None, vault: Vault) -> bool:
+    return target is not None and target.split("/", 1)[0] in (vault.daily, vault.resource)

@@ -1,0 +1,371 @@
+"""The vault on disk: sandboxed vault-relative paths, reading notes, the one write.
+
+Every path vaultlink stores or writes is vault-relative, uses ``/``, is NFC-normalised
+and includes its extension. ``Vault`` is the only place that turns such a path into a
+real file, and ``Vault.write`` is the only function that changes a file: atomic (temp
+file beside the target, fsync, rename) and compare-and-swap against the hash the caller
+read, so a user's concurrent edit is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+
+from vaultlink.errors import (
+    BinaryNote,
+    BrokenFrontmatter,
+    NoteNotFound,
+    NoteTooLarge,
+    NotUtf8,
+    PathRefused,
+    WriteConflict,
+)
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = ".vaultlink"
+DEFAULT_MAX_NOTE_BYTES = 2_000_000
+
+# Folders that are never notes: Obsidian's own, its trash, ours, version control.
+SKIPPED_DIRS = frozenset({".obsidian", ".trash", STATE_DIR, ".git"})
+# Editor temp/backup files and sync-tool conflict copies: not the user's notes, and
+# reading them would integrate the same material twice.
+_SKIPPED_FILE = re.compile(
+    r"""^(\..*\.tmp|.*~|\.\#.*|.*\.sw[po]|\..*\.swx
+        |.*\.sync-conflict-.*          # Syncthing
+        |.*\ \(conflict.*\).*          # Obsidian Sync, Nextcloud
+        |.*\ \([^)]*conflicted\ copy.*\).*   # Dropbox
+        )$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+
+
+def content_hash(data: bytes) -> str:
+    """The hash vaultlink keys everything by: sha256 of the file's bytes, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_skipped_name(name: str) -> bool:
+    """True for editor temp, backup and sync-conflict file names."""
+    return bool(_SKIPPED_FILE.match(name))
+
+
+def normalize_rel(raw: str) -> str:
+    """Validate and normalise a vault-relative path; raise ``PathRefused`` otherwise.
+
+    Refused: empty, NUL, backslashes, absolute paths (also ``C:`` drives), ``..`` and
+    ``.`` segments. The result uses ``/`` and Unicode NFC (macOS hands out NFD names).
+    """
+    if not isinstance(raw, str) or not raw.strip():
+        raise PathRefused(str(raw), "the path is empty")
+    if "\x00" in raw:
+        raise PathRefused(raw, "the path contains a NUL byte")
+    if "\\" in raw:
+        raise PathRefused(raw, "use '/' in vault paths, not backslashes")
+    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+        raise PathRefused(raw, "absolute paths are not vault paths; give it relative to the vault")
+    parts = raw.split("/")
+    if any(p == ".." for p in parts):
+        raise PathRefused(raw, "'..' would leave the vault")
+    parts = [p for p in parts if p not in ("", ".")]
+    if not parts:
+        raise PathRefused(raw, "the path names no file")
+    return unicodedata.normalize("NFC", "/".join(parts))
+
+
+@dataclass(frozen=True)
+class NoteInfo:
+    """What a scan knows of one note without parsing it."""
+
+    path: str
+    size: int
+    mtime: float
+    hash: str
+
+
+@dataclass
+class Note:
+    """A parsed note: frontmatter as a dict, the body below it, the hash of the bytes read."""
+
+    path: str
+    text: str
+    frontmatter: dict[str, Any]
+    body: str
+    hash: str
+
+    @property
+    def name(self) -> str:
+        """The ``name`` key, or the file name without ``.md``."""
+        value = self.frontmatter.get("name")
+        return str(value) if value else self.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+    @property
+    def description(self) -> str:
+        """The ``description`` key, or the empty string."""
+        value = self.frontmatter.get("description")
+        return str(value) if value else ""
+
+
+@dataclass
+class Vault:
+    """A vault folder and the few rules for touching it.
+
+    ``daily``, ``resource`` and ``digest`` are the folder names from the configuration.
+    Only ``digest`` and ``.vaultlink`` are ever written.
+    """
+
+    root: Path
+    daily: str = "daily"
+    resource: str = "resource"
+    digest: str = "digest"
+    max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
+    _real_root: Path = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).expanduser().absolute()
+        if not self.root.is_dir():
+            raise NoteNotFound(str(self.root))
+        self._real_root = self.root.resolve()
+
+    # -- paths ---------------------------------------------------------------
+
+    @property
+    def state_dir(self) -> Path:
+        """``.vaultlink/`` inside the vault (not created here)."""
+        return self.root / STATE_DIR
+
+    def rel(self, raw: str) -> str:
+        """A validated vault-relative path (see ``normalize_rel``)."""
+        return normalize_rel(raw)
+
+    def abs(self, raw: str) -> Path:
+        """The real file for a vault path; refuses symlinks that lead out of the vault."""
+        rel = normalize_rel(raw)
+        path = self.root / rel
+        real = path.resolve()
+        if real != self._real_root and self._real_root not in real.parents:
+            raise PathRefused(rel, "it is a symlink whose target is outside the vault")
+        return path
+
+    def relative_of(self, path: Path) -> str:
+        """The vault path of an absolute file path inside the vault."""
+        rel = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        return unicodedata.normalize("NFC", rel)
+
+    def folder_of(self, rel: str) -> str | None:
+        """``"daily"``, ``"resource"`` or ``"digest"`` for a path in one of them, else None."""
+        top = rel.split("/", 1)[0]
+        for kind, name in (("daily", self.daily), ("resource", self.resource),
+                           ("digest", self.digest)):
+            if top == name and "/" in rel:
+                return kind
+        return None
+
+    def is_writable(self, rel: str) -> bool:
+        """True only under ``digest/`` and ``.vaultlink/``: the user's notes are read-only."""
+        top = rel.split("/", 1)[0]
+        return "/" in rel and top in (self.digest, STATE_DIR)
+
+    def exists(self, raw: str) -> bool:
+        """True if the vault path names a regular file inside the vault."""
+        try:
+            return self.abs(raw).is_file()
+        except PathRefused:
+            return False
+
+    # -- scanning ------------------------------------------------------------
+
+    def iter_files(self, folders: Iterable[str] | None = None) -> Iterator[str]:
+        """Vault paths of every file (any extension) below the given top folders, sorted.
+
+        With ``folders=None`` the whole vault. Skipped folders, temp and conflict files
+        and symlinks leaving the vault are left out.
+        """
+        tops = [self.root / f for f in folders] if folders is not None else [self.root]
+        found: list[str] = []
+        for top in tops:
+            if not top.is_dir():
+                continue
+            for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+                dirnames[:] = sorted(d for d in dirnames
+                                     if d not in SKIPPED_DIRS and not d.startswith("."))
+                for name in filenames:
+                    if is_skipped_name(name) or name.startswith("."):
+                        continue
+                    full = Path(dirpath) / name
+                    try:
+                        rel = self.relative_of(full)
+                        self.abs(rel)
+                    except (PathRefused, ValueError) as exc:
+                        log.warning("skipping %s: %s", full, exc)
+                        continue
+                    found.append(rel)
+        return iter(sorted(found))
+
+    def scan(self, folders: Iterable[str] | None = None) -> list[NoteInfo]:
+        """Size, mtime and content hash of every ``.md`` note below ``folders``.
+
+        Defaults to the daily, resource and digest folders. Files over the size limit
+        are reported with an empty hash; reading them raises ``NoteTooLarge``.
+        """
+        if folders is None:
+            folders = (self.daily, self.resource, self.digest)
+        infos = []
+        for rel in self.iter_files(folders):
+            if not rel.endswith(".md"):
+                continue
+            path = self.root / rel
+            try:
+                st = path.stat()
+                digest = "" if st.st_size > self.max_note_bytes else content_hash(
+                    path.read_bytes())
+            except OSError as exc:  # vanished between walk and stat
+                log.info("skipping %s: %s", rel, exc)
+                continue
+            infos.append(NoteInfo(rel, st.st_size, st.st_mtime, digest))
+        return infos
+
+    # -- reading -------------------------------------------------------------
+
+    def read_bytes(self, raw: str) -> bytes:
+        """The bytes of a note, refusing missing and oversized files."""
+        rel = normalize_rel(raw)
+        path = self.abs(rel)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise NoteNotFound(rel) from None
+        if not path.is_file():
+            raise NoteNotFound(rel)
+        if size > self.max_note_bytes:
+            raise NoteTooLarge(rel, f"{size:,} bytes is over the limit of "
+                                    f"{self.max_note_bytes:,} (vault.max_note_bytes)")
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise NoteNotFound(rel) from None
+
+    def read_note(self, raw: str) -> Note:
+        """Read and parse a note; each kind of bad input raises its own typed error."""
+        rel = normalize_rel(raw)
+        data = self.read_bytes(rel)
+        return parse_note(rel, data)
+
+    # -- writing -------------------------------------------------------------
+
+    def write(self, raw: str, content: str, expected_hash: str | None) -> str:
+        """Atomically write ``content`` to a digest or state file; return the new hash.
+
+        ``expected_hash`` is the hash the caller read; ``None`` means the file must not
+        exist yet. If the file on disk differs, ``WriteConflict`` is raised and nothing
+        changes. Paths outside ``digest/`` and ``.vaultlink/`` are refused.
+        """
+        rel = normalize_rel(raw)
+        if not self.is_writable(rel):
+            raise PathRefused(rel, f"vaultlink writes only under {self.digest}/ and "
+                                   f"{STATE_DIR}/; the user's notes are read-only")
+        path = self.abs(rel)
+        data = content.encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.abs(rel)  # the folders just made must not have become an escape
+        tmp = path.parent / f".{path.name}.{os.getpid()}.vaultlink.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            if expected_hash is None:
+                try:
+                    # link() fails if the target exists: an atomic create-if-absent
+                    os.link(tmp, path)
+                except FileExistsError:
+                    raise WriteConflict(rel) from None
+            else:
+                if self._current_hash(path) != expected_hash:
+                    raise WriteConflict(rel)
+                os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        _fsync_dir(path.parent)
+        return content_hash(data)
+
+    def delete(self, raw: str, expected_hash: str) -> None:
+        """Remove a digest file, only if it still has ``expected_hash`` (used by undo)."""
+        rel = normalize_rel(raw)
+        if not self.is_writable(rel):
+            raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
+        path = self.abs(rel)
+        if self._current_hash(path) != expected_hash:
+            raise WriteConflict(rel)
+        path.unlink()
+        _fsync_dir(path.parent)
+
+    @staticmethod
+    def _current_hash(path: Path) -> str | None:
+        try:
+            return content_hash(path.read_bytes())
+        except FileNotFoundError:
+            return None
+
+
+def parse_note(rel: str, data: bytes) -> Note:
+    """Parse a note's bytes into frontmatter and body, with typed errors for bad input."""
+    if b"\x00" in data:
+        raise BinaryNote(rel, "it contains NUL bytes, so it is a binary file, not a note")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8(rel, f"it is not UTF-8 (bad byte at offset {exc.start}); "
+                           "re-save it as UTF-8") from None
+    text = text.removeprefix("\ufeff")
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}" if where is not None else ""
+        raise BrokenFrontmatter(rel, f"its YAML frontmatter does not parse{at}; "
+                                     "fix the block between the '---' lines") from None
+    except ValueError as exc:
+        raise BrokenFrontmatter(rel, f"its frontmatter is unusable ({exc})") from None
+    meta = post.metadata
+    if not isinstance(meta, dict):
+        raise BrokenFrontmatter(rel, "its frontmatter is not a mapping of keys to values")
+    return Note(rel, text, dict(meta), post.content, content_hash(data))
+
+
+def render_note(meta: dict[str, Any], body: str) -> str:
+    """Frontmatter and body as note text, keys in the order given."""
+    if not meta:
+        return body if body.endswith("\n") else body + "\n"
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=10_000).strip()
+    body = body.lstrip("\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{head}\n---\n{body}"
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
