@@ -1,0 +1,108 @@
+// Shapes of the daemon's status API, transcribed from docs/status-api.md.
+// Keep this file in step with that document: it is the only place the
+// plugin spells out the contract.
+
+/** The only api_version this plugin speaks. */
+export const API_VERSION = 1;
+
+export interface QueueItem {
+	path: string;
+	settles_in_seconds: number;
+	state: "settling" | "ready";
+}
+
+export interface FailedUnit {
+	unit: string;
+	paths: string[];
+	error: string;
+	attempts: number;
+	failed_at: string;
+}
+
+export interface Status {
+	api_version: number;
+	version: string;
+	vault: string;
+	pid: number;
+	started_at: string;
+	state: "idle" | "working" | "waiting-for-model" | "stopping";
+	model: { provider: string; host: string; model: string; reachable: boolean };
+	queue: QueueItem[];
+	current: { unit: string; paths: string[] } | null;
+	last_run: {
+		id: number;
+		started_at: string;
+		finished_at: string;
+		counts: Record<string, number>;
+		changes: { target: string; action: string; note: string }[];
+	} | null;
+	failed: FailedUnit[];
+}
+
+export type DecisionAction =
+	| "CREATE"
+	| "CORROBORATE"
+	| "REFINE"
+	| "CORRECT"
+	| "UNDO"
+	| "SKIP"
+	| "FAILED";
+
+export interface Decision {
+	id: number;
+	at: string;
+	run_id: number;
+	unit: { name: string; bucket: string; summary: string; paths: string[] };
+	action: DecisionAction;
+	target: string;
+	note: string;
+	diff: string;
+	undone: boolean;
+	undoable: boolean;
+}
+
+/** A reference to another digest node, as /note lists them. */
+export interface NodeRef {
+	path: string;
+	name: string;
+	description: string;
+}
+
+export interface DigestNote {
+	path: string;
+	kind: "digest";
+	name: string;
+	description: string;
+	sources: { path: string; sentence: string }[];
+	related: NodeRef[];
+	backlinks: NodeRef[];
+	decisions: Decision[];
+}
+
+export type SourceState = "unseen" | "queued" | "settling" | "integrated" | "failed";
+
+export interface SourceNote {
+	path: string;
+	kind: "source";
+	state: SourceState;
+	settles_in_seconds: number | null;
+	error: string | null;
+	fed: NodeRef[];
+	decisions: Decision[];
+}
+
+export interface OtherNote {
+	path: string;
+	kind: "other";
+}
+
+export type NoteInfo = DigestNote | SourceNote | OtherNote;
+
+export interface RerunResult {
+	queued: string[];
+}
+
+export interface UndoResult {
+	undone: number;
+	decision: Decision;
+}
