@@ -22,6 +22,7 @@ each branch to an exit code and prints the message on one line.
     ├── ModelError               talking to the LLM
     │   ├── ModelUnavailable     no server answers, or the model is not pulled
     │   ├── ModelTimeout         the server did not answer in time
+    │   ├── PromptTooLarge       the prompt would not fit llm.num_ctx; nothing was sent
     │   └── ModelOutputError     the answer is not what was asked for (bad JSON, bad receipt)
     ├── GuardRefusal             a proposed write breaks an invariant; the model sees the message
     ├── StateError               state.sqlite, the decision journal, undo
@@ -119,6 +120,18 @@ class ModelUnavailable(ModelError):
 
 class ModelTimeout(ModelError):
     """The model server did not answer in time."""
+
+
+class PromptTooLarge(ModelError):
+    """The prompt would not fit the context window; nothing was sent. Pack smaller."""
+
+    def __init__(self, prompt_tokens: int, budget_tokens: int) -> None:
+        super().__init__(
+            f"prompt of about {prompt_tokens} tokens exceeds the budget of {budget_tokens} "
+            "(llm.num_ctx minus room for the answer); nothing was sent"
+        )
+        self.prompt_tokens = prompt_tokens
+        self.budget_tokens = budget_tokens
 
 
 class ModelOutputError(ModelError):
