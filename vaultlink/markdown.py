@@ -9,6 +9,7 @@ path plus ``.md``, unique file name); rendering always writes the full vault pat
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,7 +58,7 @@ def parse_link_body(body: str) -> tuple[str, str, str]:
     body = body.replace("\\|", "|")
     target, _, alias = body.partition("|")
     target, _, anchor = target.partition("#")
-    return target.strip(), anchor.strip(), alias.strip()
+    return unicodedata.normalize("NFC", target.strip()), anchor.strip(), alias.strip()
 
 
 def _tokens_with_links(tokens: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -85,28 +86,35 @@ def find_wikilinks(text: str) -> list[Wikilink]:
     brackets hold no links.
     """
     _, body, offset = split_frontmatter(text)
-    parsed = _PARSER(body)
-    real = [tok["raw"] for tok in _tokens_with_links(parsed)]  # type: ignore[arg-type]
-    if not real:
+    candidates = list(_RAW_WIKILINK.finditer(body))
+    if not candidates:
         return []
-    # The parser knows which links are real but not where they are; the raw scan knows
-    # where every candidate is. Walk both in order, skipping candidates inside code.
-    excluded = _code_line_ranges(body)
-    candidates = [(m.group(0), body.count("\n", 0, m.start()) + 1)
-                  for m in _RAW_WIKILINK.finditer(body)]
-    candidates = [(raw, ln) for raw, ln in candidates if ln not in excluded]
-    links: list[Wikilink] = []
+    # The parser knows which candidates are real links but not where they are. Tag
+    # each candidate with its index (private-use characters, inert to Markdown) so the
+    # links the parser returns point back to their exact place in the body.
+    tagged: list[str] = []
     pos = 0
-    for raw in real:
-        line = 0
-        for i in range(pos, len(candidates)):
-            if candidates[i][0] == raw:
-                line, pos = candidates[i][1], i + 1
-                break
-        embed = raw.startswith("!")
-        target, anchor, alias = parse_link_body(raw[3 if embed else 2:-2])
-        links.append(Wikilink(target, anchor, alias, embed, line + offset if line else 0, raw))
+    for i, m in enumerate(candidates):
+        tagged += [body[pos:m.end() - 2], _TAG.format(i), "]]"]
+        pos = m.end()
+    tagged.append(body[pos:])
+    parsed = _PARSER("".join(tagged))
+    links: list[Wikilink] = []
+    for tok in _tokens_with_links(parsed):  # type: ignore[arg-type]
+        tag = _TAG_RE.search(tok["attrs"]["body"])
+        if tag is None:  # pragma: no cover - every candidate carries its tag
+            continue
+        m = candidates[int(tag.group(1))]
+        embed = bool(tok["attrs"]["embed"])  # the parser's view: `\![[x]]` is no embed
+        raw = m.group(0) if embed or not m.group(1) else m.group(0)[1:]
+        target, anchor, alias = parse_link_body(m.group(2))
+        line = body.count("\n", 0, m.start()) + 1 + offset
+        links.append(Wikilink(target, anchor, alias, embed, line, raw))
     return links
+
+
+_TAG = "\ue000{}\ue001"
+_TAG_RE = re.compile("\ue000(\\d+)\ue001$")
 
 
 def _code_line_ranges(body: str) -> set[int]:
@@ -157,7 +165,7 @@ class LinkResolver:
     """
 
     def __init__(self, files: Iterable[str]) -> None:
-        self._files = set(files)
+        self._files = {unicodedata.normalize("NFC", f) for f in files}
         self._by_name: dict[str, list[str]] = {}
         for path in self._files:
             name = path.rsplit("/", 1)[-1].lower()
@@ -171,7 +179,7 @@ class LinkResolver:
             if source is not None:
                 return Resolution(source)
             return Resolution(None, "the link names no note")
-        t = target.strip().lstrip("/")
+        t = unicodedata.normalize("NFC", target.strip().lstrip("/"))
         if t in self._files:
             return Resolution(t)
         if t + ".md" in self._files:
@@ -192,9 +200,14 @@ class LinkResolver:
         return path in self._files
 
 
+# A file extension: a dot and a short alphanumeric suffix starting with a letter
+# (``.md``, ``.png``, ``.pdf``), not the dots of ``2026.06.20`` or ``v1.2-notes``.
+_HAS_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
+
+
 def render_link(path: str, anchor: str = "", alias: str = "") -> str:
     """A wikilink as vaultlink writes it: the full vault path with its extension."""
-    target = path if "." in path.rsplit("/", 1)[-1] else path + ".md"
+    target = path if _HAS_EXTENSION.search(path) else path + ".md"
     return f"[[{target}{'#' + anchor if anchor else ''}{'|' + alias if alias else ''}]]"
 
 
@@ -258,8 +271,9 @@ def append_source_sentence(body: str, sentence: str) -> str:
     """Add ``sentence`` as a list item at the end of ``## Sources`` (made if missing)."""
     sentence = sentence.strip()
     item = sentence if sentence.startswith("- ") else f"- {sentence}"
-    lines = body.rstrip("\n").split("\n")
-    sec = find_sources_section(body)
+    body = body.rstrip("\n")
+    lines = body.split("\n")
+    sec = find_sources_section(body)  # on the same lines that are edited below
     if sec is None:
         return "\n".join([*lines, "", SOURCES_HEADING, "", item]) + "\n"
     end = sec.end
@@ -342,7 +356,9 @@ def chunk_note(body: str, title: str, max_chars: int = 1200) -> list[Chunk]:
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         crumbs = [title]
-        crumbs += [s.title for s in secs if s.start <= start < s.end and s.start <= start]
+        crumbs += [s.title for s in secs if s.start <= start < s.end]
+        while start < end and not lines[start].strip():
+            start += 1  # the chunk's line is its first non-blank line
         text = "\n".join(lines[start:end]).strip()
         if not text:
             continue
@@ -365,7 +381,11 @@ def _split_long(text: str, max_chars: int) -> list[tuple[str, int]]:
                 out.append(("\n\n".join(buf), buf_line))
                 buf = []
             out.append((para[:max_chars], line))
+            line += para[:max_chars].count("\n")
             para = para[max_chars:]
+        if not para.strip():
+            line += para.count("\n") + 2
+            continue
         if buf and sum(len(p) + 2 for p in buf) + len(para) > max_chars:
             out.append(("\n\n".join(buf), buf_line))
             buf = []
