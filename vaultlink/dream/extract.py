@@ -1,0 +1,180 @@
+"""dream_extract_step: changed notes in, memory units out.
+
+Changed means a daily/ or resource/ note whose content hash differs from its
+checkpoint. Each note is cut into sections; sections whose fingerprint the checkpoint
+already holds are context, the others are marked new, so already-integrated material
+is not extracted again. Units beyond ``max_units`` wait in ``pending_units`` for the
+next run and their notes are not checkpointed: a busy day is spread, never dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from vaultlink.agent import ChatModelLike, extract_json, require_content
+from vaultlink.dream.pipeline import DreamContext, RunState, SourceNote
+from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
+from vaultlink.llm import estimate_tokens
+from vaultlink.markdown import chunk_note
+from vaultlink.units import UNIT_SCHEMA, Unit
+from vaultlink.vault import Note
+
+log = logging.getLogger(__name__)
+
+
+def prompt(name: str) -> str:
+    """A prompt file shipped in ``vaultlink/dream/prompts/``."""
+    return (resources.files("vaultlink.dream") / "prompts" / f"{name}.md").read_text("utf-8")
+
+
+def fingerprint(text: str) -> str:
+    """A section's identity across edits: whitespace-insensitive hash of its text."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
+
+
+def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[str, ...]]:
+    """Cut a note into sections, marking those the checkpoint does not know as new."""
+    title = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+    chunks = chunk_note(note.body, title, max_chars=4000)
+    prints = tuple(fingerprint(c.text) for c in chunks)
+    sections = [(c.breadcrumb, c.text, p not in known) for c, p in zip(chunks, prints,
+                                                                        strict=True)]
+    return SourceNote(note.path, title, sections), prints
+
+
+def extract_step(ctx: DreamContext, run: RunState) -> None:
+    """Find changed notes, extract units, apply the per-run cap."""
+    vault, state = ctx.vault, ctx.state
+    infos = vault.scan([vault.daily, vault.resource])
+    run.scanned = len(infos)
+    checkpoints = state.checkpoints()
+    present = {i.path for i in infos}
+    gone = [p for p in checkpoints if p not in present]
+    if gone and not ctx.dry_run:
+        state.drop_checkpoints(gone)
+    notes: list[SourceNote] = []
+    for info in infos:
+        cp = checkpoints.get(info.path)
+        if cp is not None and cp.hash == info.hash:
+            continue
+        if ctx.only is not None and info.path not in ctx.only:
+            continue
+        try:
+            note = vault.read_note(info.path)
+        except (NoteUnreadable, VaultError) as exc:
+            run.skipped[info.path] = str(exc)
+            log.warning("skipping %s", exc)
+            ctx.report("note_skipped", path=info.path, reason=str(exc))
+            continue
+        src, prints = source_note(note, frozenset(cp.sections if cp else ()))
+        run.changed[info.path] = note.hash
+        run.sections[info.path] = prints
+        if src.new_text().strip():
+            notes.append(src)
+    pending = state.pending_units()
+    # Pending units are for notes already extracted: don't extract those notes again.
+    pending_paths = {p for _, u in pending for p in u.get("paths", [])}
+    fresh = ctx.extractor.extract([n for n in notes if n.path not in pending_paths]) \
+        if notes else []
+    units = [Unit.from_dict(u) for _, u in pending] + fresh
+    run.pending_ids = [i for i, _ in pending]
+    run.units = units[:ctx.max_units]
+    overflow = units[ctx.max_units:]
+    if overflow:
+        run.deferred_paths = {p for u in overflow for p in u.paths}
+        ctx.report("units_deferred", count=len(overflow))
+        log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
+                 ctx.max_units)
+    if not ctx.dry_run:
+        state.remove_pending(run.pending_ids)
+        state.add_pending(u.to_dict() for u in overflow)
+    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed))
+
+
+class ModelExtractor:
+    """Extract through a chat model with structured output, packing notes by budget."""
+
+    def __init__(self, model: ChatModelLike, num_ctx: int) -> None:
+        self.model = model
+        self.num_ctx = num_ctx
+        self.system = prompt("extract")
+
+    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
+        """One structured-output call per batch of notes that fits the context."""
+        units: list[Unit] = []
+        for batch in self._batches(notes):
+            units.extend(self._call(batch))
+        return units
+
+    def _budget(self) -> int:
+        # Half the context for the notes: the rest is the instructions, the schema and
+        # the answer, which Ollama would otherwise truncate silently.
+        return self.num_ctx // 2 - estimate_tokens(self.system)
+
+    def _batches(self, notes: Sequence[SourceNote]) -> list[list[tuple[str, str]]]:
+        budget = max(self._budget(), 256)
+        parts: list[tuple[str, str]] = []
+        for note in notes:
+            blocks = [f"#### {crumb}{' [new]' if new else ''}\n{text}"
+                      for crumb, text, new in note.sections]
+            chunk: list[str] = []
+            for block in blocks:
+                block = _truncate_tokens(block, budget - 64)
+                if chunk and estimate_tokens("\n\n".join([*chunk, block])) > budget - 32:
+                    parts.append((note.path, "\n\n".join(chunk)))
+                    chunk = []
+                chunk.append(block)
+            if chunk:
+                parts.append((note.path, "\n\n".join(chunk)))
+        batches: list[list[tuple[str, str]]] = []
+        used = 0
+        for path, text in parts:
+            cost = estimate_tokens(text) + 16
+            if batches and used + cost <= budget:
+                batches[-1].append((path, text))
+                used += cost
+            else:
+                batches.append([(path, text)])
+                used = cost
+        return batches
+
+    def _call(self, batch: list[tuple[str, str]]) -> list[Unit]:
+        sent = {path for path, _ in batch}
+        user = "\n\n".join(f"### {path}\n{text}" for path, text in batch)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system},
+                                          {"role": "user", "content": user}]
+        try:
+            reply = self.model.chat(messages, schema=UNIT_SCHEMA)
+        except PromptTooLarge:
+            if len(batch) == 1:
+                raise
+            half = len(batch) // 2
+            return self._call(batch[:half]) + self._call(batch[half:])
+        data = extract_json(require_content(reply))
+        if not isinstance(data, dict) or not isinstance(data.get("units"), list):
+            raise ModelOutputError("extract: the model's answer is not {\"units\": [...]}: "
+                                   + json.dumps(getattr(reply, "content", ""))[:200])
+        units = []
+        for raw in data["units"]:
+            if not isinstance(raw, dict):
+                continue
+            unit = Unit.from_dict(raw)
+            # Only paths that were really sent count as sources.
+            unit.paths = [p for p in unit.paths if p in sent]
+            if unit.paths and unit.summary:
+                units.append(unit)
+            else:
+                log.info("dropping unit %r: no valid source path or empty summary", unit.name)
+        return units
+
+
+def _truncate_tokens(text: str, budget: int) -> str:
+    if estimate_tokens(text) <= budget:
+        return text
+    # estimate_tokens counts bytes/3: cut by bytes, on a character boundary
+    return text.encode()[: max(budget, 16) * 3].decode("utf-8", "ignore") + "\n…"

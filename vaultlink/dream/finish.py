@@ -1,0 +1,34 @@
+"""dream_finish_step: checkpoint what was integrated, record the run.
+
+Checkpoint = changed notes minus failed paths, minus the notes of units deferred past
+the per-run cap, minus notes that could not be read. Keyed by the content hash read at
+the start of the run, so a note edited during the run is taken up again next time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from vaultlink.dream.pipeline import DreamContext, RunState
+from vaultlink.state import Checkpoint
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_paths(run: RunState) -> list[str]:
+    """The notes this run may mark as integrated."""
+    held = run.failed_paths | run.deferred_paths
+    return sorted(p for p in run.changed if p not in held)
+
+
+def finish_step(ctx: DreamContext, run: RunState) -> None:
+    """Write the checkpoint and the run record (not in a dry run)."""
+    paths = checkpoint_paths(run)
+    run.checkpointed = paths
+    if ctx.dry_run:
+        return
+    ctx.state.set_checkpoints(Checkpoint(p, run.changed[p], run.sections.get(p, ()))
+                              for p in paths)
+    ctx.state.resolve_failures(paths)
+    ctx.state.finish_run(run.run_id, run.counts(), run.changes)
+    log.info("run %d: %s", run.run_id, run.counts())

@@ -1,0 +1,155 @@
+"""dream_integrate_step: auto_link, one agent session per unit.
+
+Each unit gets two attempts. A failed attempt is rolled back, so nothing half-done
+stays in the vault. A unit that errors twice goes to ``failed_units`` and its notes to
+``failed_paths`` (never checkpointed, retried next run); a unit that twice ends with
+no usable receipt and no change is skipped and reported. One unit's failure never
+stops the others. Every outcome is journaled.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+
+from vaultlink.agent import SessionOutcome, run_session
+from vaultlink.dream.extract import prompt
+from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
+from vaultlink.errors import ModelError, VaultlinkError
+from vaultlink.guard import Guard
+from vaultlink.tools import Toolbox
+from vaultlink.units import Unit
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS = 2
+
+
+def system_prompt(bucket: str) -> str:
+    """The integrate instructions with the bucket's writing focus."""
+    return prompt("integrate").replace("{bucket}", bucket) + "\n\n" + prompt(bucket)
+
+
+def user_prompt(unit: Unit) -> str:
+    """The unit, as JSON the model (and the offline policy) can read back exactly."""
+    return ("Integrate this memory unit.\n\n```json\n"
+            + json.dumps(unit.to_dict(), ensure_ascii=False, indent=1) + "\n```\n"
+            "Its source notes, to cite under ## Sources: "
+            + ", ".join(f"[[{p}]]" for p in unit.paths))
+
+
+def diff_of(path: str, before: str | None, after: str | None) -> str:
+    """A unified diff of one node, as the journal and the plugin show it."""
+    return "".join(difflib.unified_diff(
+        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+        fromfile="/dev/null" if before is None else f"a/{path}",
+        tofile="/dev/null" if after is None else f"b/{path}"))
+
+
+def integrate_step(ctx: DreamContext, run: RunState) -> None:
+    """Integrate every unit of the run, each in its own session."""
+    for i, unit in enumerate(run.units, start=1):
+        ctx.report("unit_started", index=i, total=len(run.units), unit=unit.name,
+                   paths=unit.paths)
+        result = integrate_unit(ctx, run.run_id, unit)
+        run.results.append(result)
+        if result.status == "failed":
+            run.failed_units.append(unit)
+            run.failed_paths.update(unit.paths)
+        elif result.status == "skipped":
+            run.skipped[unit.name] = result.error
+        if result.action and result.status == "integrated":
+            run.changes.append({"target": result.target, "action": result.action,
+                                "note": result.note})
+        ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
+                   status=result.status, action=result.action, target=result.target,
+                   error=result.error)
+
+
+def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
+    """Up to two sessions for one unit; the outcome is journaled either way."""
+    errors: list[str] = []
+    unusable = 0
+    tokens: list[int] = []
+    for attempt in range(1, ATTEMPTS + 1):
+        existed = frozenset(p for p in ctx.vault.iter_files([ctx.vault.digest])
+                            if p.endswith(".md"))
+        guard = Guard(unit, existed, lambda: ctx.vault.iter_files(),
+                      digest=ctx.vault.digest)
+        toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run)
+        try:
+            outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
+                                  user_prompt(unit), ctx.max_steps)
+        except (ModelError, VaultlinkError) as exc:
+            outcome = SessionOutcome("error", error=str(exc))
+        tokens += outcome.prompt_tokens
+        for warning in outcome.warnings:
+            log.warning("%s: %s", unit.name, warning)
+        if outcome.status == "done" and outcome.receipt is not None:
+            return _record_done(ctx, run_id, unit, toolbox, outcome, tokens)
+        if outcome.status == "unchanged" and outcome.receipt is not None:
+            return _record(ctx, run_id, unit, toolbox, "SKIP", outcome.receipt.target_path,
+                           "already integrated: the node cites this source", "skipped",
+                           tokens, error="already integrated")
+        toolbox.rollback()
+        if outcome.status == "unusable":
+            unusable += 1
+        errors.append(f"attempt {attempt}: {outcome.error}")
+        log.warning("unit %s, attempt %d: %s", unit.name, attempt, outcome.error)
+    message = "; ".join(errors)
+    if unusable == ATTEMPTS:
+        return _record(ctx, run_id, unit, None, "SKIP", "", message, "skipped", tokens,
+                       error=message)
+    if not ctx.dry_run:
+        ctx.state.record_failure(run_id, unit.to_dict(), message, ATTEMPTS)
+    return _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", tokens,
+                   error=message)
+
+
+def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
+                 outcome: SessionOutcome, tokens: list[int]) -> UnitResult:
+    receipt = outcome.receipt
+    assert receipt is not None
+    target = receipt.target_path
+    before, after = toolbox.before.get(target), toolbox.current.get(target)
+    if not ctx.dry_run:
+        try:
+            ctx.index.upsert([target])
+        except VaultlinkError as exc:  # the file is written; a later sync indexes it
+            log.warning("could not index %s now: %s", target, exc)
+    result = _record(ctx, run_id, unit, toolbox, receipt.action, target, receipt.note,
+                     "integrated", tokens, before=before, after=after,
+                     classification=receipt.classification)
+    return result
+
+
+def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None, action: str,
+            target: str, note: str, status: str, tokens: list[int], error: str = "",
+            before: str | None = None, after: str | None = None,
+            classification: dict[str, str] | None = None) -> UnitResult:
+    diff = diff_of(target, before, after) if status == "integrated" else ""
+    result = UnitResult(unit, status, action, target, note, diff, error, None, tokens)
+    if ctx.dry_run:
+        return result
+    queries = toolbox.queries if toolbox is not None else []
+    candidates = _candidates(queries, classification or {})
+    result.journal_id = ctx.state.journal_add(
+        run_id, unit.to_dict(), action, target, note, diff, queries, candidates,
+        before_text=before, after_text=after)
+    return result
+
+
+def _candidates(queries: list[dict[str, object]],
+                classification: dict[str, str]) -> list[dict[str, object]]:
+    """Every recalled node once, with its best score and its classification."""
+    best: dict[str, dict[str, object]] = {}
+    for q in queries:
+        hits = q.get("hits")
+        for hit in hits if isinstance(hits, list) else []:
+            path = str(hit["path"])
+            if path not in best or float(hit["score"]) > float(str(best[path]["score"])):
+                best[path] = {"path": path, "score": hit["score"],
+                              "similarity": hit.get("similarity", 0.0),
+                              "class": classification.get(path, "unclassified")}
+    return sorted(best.values(), key=lambda c: -float(str(c["score"])))

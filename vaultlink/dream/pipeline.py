@@ -1,0 +1,167 @@
+"""The auto_dream runner: named steps, executed in order over one shared run state.
+
+``run_dream`` is the one entry point used by the CLI and the daemon. The steps come
+from configuration by name; an unknown name is a ``ConfigError`` before anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vaultlink.agent import ChatModelLike
+from vaultlink.errors import ConfigError
+from vaultlink.state import State
+from vaultlink.tools import NodeSearch
+from vaultlink.units import Unit
+from vaultlink.vault import Vault
+
+log = logging.getLogger(__name__)
+
+
+class NodeIndexLike(NodeSearch, Protocol):
+    """The node index as the pipeline uses it: search, and re-index what it wrote."""
+
+    def upsert(self, paths: Sequence[str]) -> Any:
+        """Index (or re-index) these digest nodes now."""
+        ...
+
+
+@dataclass(frozen=True)
+class SourceNote:
+    """A changed daily/resource note as extract sees it: sections marked new or known."""
+
+    path: str
+    title: str
+    sections: list[tuple[str, str, bool]]  # (heading breadcrumb, text, is_new)
+
+    def new_text(self) -> str:
+        """The text of the new sections only."""
+        return "\n\n".join(text for _, text, new in self.sections if new)
+
+
+class Extractor(Protocol):
+    """Turns changed notes into memory units (the model, or the offline extractor)."""
+
+    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
+        """Units found in ``notes``; each unit's paths are among the notes' paths."""
+        ...
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class DreamContext:
+    """Everything a run needs, built by the CLI or the daemon from configuration."""
+
+    vault: Vault
+    state: State
+    index: NodeIndexLike
+    extractor: Extractor
+    integrator: ChatModelLike
+    provider: str
+    max_units: int = 5
+    max_steps: int = 12
+    dry_run: bool = False
+    max_topics: int = 3
+    lookback_days: int = 7
+    only: frozenset[str] | None = None
+    today: dt.date = field(default_factory=dt.date.today)
+    progress: Progress | None = None
+
+    def report(self, event: str, **detail: Any) -> None:
+        """Tell the CLI or daemon what is happening (progress display, status API)."""
+        if self.progress is not None:
+            self.progress(event, detail)
+
+
+@dataclass
+class UnitResult:
+    """What happened to one unit."""
+
+    unit: Unit
+    status: str  # integrated | unchanged | skipped | failed
+    action: str = ""
+    target: str = ""
+    note: str = ""
+    diff: str = ""
+    error: str = ""
+    journal_id: int | None = None
+    prompt_tokens: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RunState:
+    """The shared state of one run, filled in step by step."""
+
+    run_id: int = 0
+    scanned: int = 0
+    changed: dict[str, str] = field(default_factory=dict)  # path -> hash read
+    sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    units: list[Unit] = field(default_factory=list)
+    pending_ids: list[int] = field(default_factory=list)
+    deferred_paths: set[str] = field(default_factory=set)
+    results: list[UnitResult] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
+    failed_units: list[Unit] = field(default_factory=list)
+    failed_paths: set[str] = field(default_factory=set)
+    changes: list[dict[str, str]] = field(default_factory=list)
+    checkpointed: list[str] = field(default_factory=list)
+    topics_written: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """The run summary's numbers."""
+        return {
+            "scanned": self.scanned,
+            "changed": len(self.changed),
+            "extracted": len(self.units),
+            "integrated": sum(r.status == "integrated" for r in self.results),
+            "skipped": len(self.skipped),
+            "failed": len(self.failed_units),
+            "checkpointed": len(self.checkpointed),
+        }
+
+
+Step = Callable[[DreamContext, RunState], None]
+
+
+def step_registry() -> dict[str, Step]:
+    """The known steps by their configuration names."""
+    from vaultlink.dream.extract import extract_step
+    from vaultlink.dream.finish import finish_step
+    from vaultlink.dream.integrate import integrate_step
+    from vaultlink.dream.topics import topics_step
+
+    return {"dream_extract_step": extract_step, "dream_integrate_step": integrate_step,
+            "dream_topics_step": topics_step, "dream_finish_step": finish_step}
+
+
+def build_steps(names: Sequence[str]) -> list[tuple[str, Step]]:
+    """Resolve step names from ``auto_dream.steps``; unknown names are a config error."""
+    known = step_registry()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown step(s) in auto_dream.steps: {', '.join(unknown)}; "
+                          f"known steps are {', '.join(known)}")
+    if not names:
+        raise ConfigError("auto_dream.steps is empty; list at least dream_extract_step")
+    return [(n, known[n]) for n in names]
+
+
+def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
+    """Run the steps once over the vault; returns the filled run state."""
+    run = RunState()
+    run.run_id = 0 if ctx.dry_run else ctx.state.start_run(False, ctx.provider)
+    ctx.report("run_started", run_id=run.run_id, provider=ctx.provider, dry_run=ctx.dry_run)
+    for name, step in steps:
+        ctx.report("step", name=name)
+        step(ctx, run)
+    if not ctx.dry_run and not any(n == "dream_finish_step" for n, _ in steps):
+        ctx.state.finish_run(run.run_id, run.counts(), run.changes)
+    ctx.report("run_finished", counts=run.counts(), changes=run.changes)
+    return run

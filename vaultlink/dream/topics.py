@@ -1,0 +1,141 @@
+"""dream_topics_step: a few topics of the day, written by the step itself.
+
+Topics come from the units the run integrated, grouped by the day of their source
+notes: title, reason, evidence, keywords and paths. They go to
+``digest/topics/<date>.md``: the frontmatter holds the machine-readable list, the body
+links evidence notes and digest nodes in sentences. A topic whose normalised title
+appeared in the last ``lookback_days`` days is not repeated. A topics file that does
+not parse is left untouched and reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections import Counter
+from typing import Any
+
+from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
+from vaultlink.errors import NoteNotFound, NoteUnreadable, VaultError
+from vaultlink.markdown import render_link
+from vaultlink.vault import Vault, render_note
+
+log = logging.getLogger(__name__)
+
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_STOP = frozenset("""a an and are as at be but by for from has have in into is it its of on
+or that the this to was were with we i you our they not no can will should when which what
+how why so if then than also more most very just about after before over under""".split())
+_ACTION_WEIGHT = {"CORRECT": 4, "CREATE": 3, "REFINE": 2, "CORROBORATE": 1}
+
+
+def normalize_title(title: str) -> str:
+    """How topic titles are compared across days: lowercase words, no punctuation."""
+    return " ".join(re.findall(r"[a-z0-9]+", title.lower()))
+
+
+def day_of(paths: list[str], today: dt.date) -> dt.date:
+    """The date of a unit's material: the first date in its source paths, else today."""
+    for path in paths:
+        m = _DATE.search(path)
+        if m:
+            try:
+                return dt.date.fromisoformat(m.group(1))
+            except ValueError:
+                continue
+    return today
+
+
+def keywords(text: str, n: int = 5) -> list[str]:
+    """The most frequent content words of a text."""
+    words = [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", text.lower()) if w not in _STOP]
+    return [w for w, _ in Counter(words).most_common(n)]
+
+
+def topic_of(result: UnitResult) -> dict[str, Any]:
+    """A topic from one integrated unit."""
+    unit = result.unit
+    first = re.split(r"(?<=[.!?])\s+", unit.summary.strip(), maxsplit=1)[0]
+    return {"title": unit.name.replace("-", " ").capitalize(),
+            "reason": f"{result.action.capitalize()}: {first}",
+            "evidence": list(unit.paths), "keywords": keywords(unit.summary),
+            "paths": [result.target]}
+
+
+def topics_step(ctx: DreamContext, run: RunState) -> None:
+    """Write the day's topics for every day the run touched."""
+    done = [r for r in run.results if r.status == "integrated" and r.target]
+    by_day: dict[dt.date, list[UnitResult]] = {}
+    for r in done:
+        by_day.setdefault(day_of(r.unit.paths, ctx.today), []).append(r)
+    for day, results in sorted(by_day.items()):
+        results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
+        path = f"{ctx.vault.digest}/topics/{day.isoformat()}.md"
+        try:
+            written = write_topics(ctx.vault, path, day, [topic_of(r) for r in results],
+                                   ctx.max_topics, ctx.lookback_days, ctx.dry_run)
+        except (NoteUnreadable, VaultError) as exc:
+            run.warnings.append(f"topics file {path} left untouched: {exc}")
+            log.warning("topics file %s left untouched: %s", path, exc)
+            continue
+        if written:
+            run.topics_written.append(path)
+
+
+def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
+    """Normalised titles of topics in the days before ``day``."""
+    seen: set[str] = set()
+    for back in range(1, lookback_days + 1):
+        path = f"{vault.digest}/topics/{(day - dt.timedelta(days=back)).isoformat()}.md"
+        try:
+            meta = vault.read_note(path).frontmatter
+        except (NoteNotFound, NoteUnreadable):
+            continue
+        for t in meta.get("topics") or []:
+            if isinstance(t, dict) and t.get("title"):
+                seen.add(normalize_title(str(t["title"])))
+    return seen
+
+
+def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[str, Any]],
+                 max_topics: int, lookback_days: int, dry_run: bool) -> bool:
+    """Merge new topics into the day's file; returns whether anything was written."""
+    existing: list[dict[str, Any]] = []
+    expected: str | None = None
+    try:
+        note = vault.read_note(path)  # NoteUnreadable propagates: never overwrite it
+        topics = note.frontmatter.get("topics")
+        if not isinstance(topics, list):
+            raise NoteUnreadable(path, "its frontmatter has no 'topics' list")
+        existing, expected = [t for t in topics if isinstance(t, dict)], note.hash
+    except NoteNotFound:
+        pass
+    seen = recent_titles(vault, day, lookback_days)
+    seen |= {normalize_title(str(t.get("title", ""))) for t in existing}
+    fresh: list[dict[str, Any]] = []
+    for topic in candidates:
+        key = normalize_title(topic["title"])
+        if key in seen or len(existing) + len(fresh) >= max_topics:
+            continue
+        seen.add(key)
+        fresh.append(topic)
+    if not fresh:
+        return False
+    topics = existing + fresh
+    meta = {"name": f"Topics of {day.isoformat()}",
+            "description": "What the day's notes were about, picked by vaultlink.",
+            "date": day.isoformat(), "topics": topics}
+    if not dry_run:
+        vault.write(path, render_note(meta, _body(topics)), expected)
+    return True
+
+
+def _body(topics: list[dict[str, Any]]) -> str:
+    lines = []
+    for t in topics:
+        evidence = " and ".join(render_link(p) for p in t.get("evidence", []))
+        nodes = " and ".join(render_link(p) for p in t.get("paths", []))
+        lines.append(f"## {t['title']}\n\n{t['reason']} The material is in {evidence}, "
+                     f"and it now lives in {nodes}.\n")
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""Every invariant of a proposed write, in one place.
+
+Model output is untrusted input. Whatever proposes a write, the model through its
+tools or the offline integrator, the write passes ``Guard.check_write`` before it
+touches the vault, and the session's result passes ``Guard.check_result`` before it
+counts. A refusal is a ``GuardRefusal`` whose message the model sees and can act on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused
+from vaultlink.markdown import (
+    LinkResolver,
+    bare_link_lines,
+    find_wikilinks,
+    removed_links,
+    sources_links,
+    split_frontmatter,
+)
+from vaultlink.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
+from vaultlink.vault import normalize_rel, parse_note
+
+
+@dataclass
+class Guard:
+    """The rules for one unit's session.
+
+    ``existed`` holds the digest nodes that existed when the unit started: only they
+    may be updated. ``list_files`` lists the vault's files, for link resolution.
+    """
+
+    unit: Unit
+    existed: frozenset[str]
+    list_files: Callable[[], Iterable[str]]
+    digest: str = "digest"
+    target: str | None = None
+    created: bool = False
+    _resolver: LinkResolver | None = field(default=None, repr=False)
+
+    def check_path(self, raw: str) -> str:
+        """The normalised path, if it is a digest node path of a known bucket."""
+        try:
+            path = normalize_rel(raw)
+        except PathRefused as exc:
+            raise GuardRefusal(f"refused: {exc.reason}. Write digest nodes as "
+                               f"{self.digest}/<bucket>/<slug>.md") from None
+        parts = path.split("/")
+        if (len(parts) != 3 or parts[0] != self.digest or parts[1] not in BUCKETS
+                or not parts[2].endswith(".md") or not SLUG_RE.match(parts[2][:-3])):
+            raise GuardRefusal(
+                f"refused: {path!r} is not a digest node path. Only "
+                f"{self.digest}/<bucket>/<slug>.md may be written, with bucket one of "
+                f"{', '.join(BUCKETS)} and a lowercase kebab-case slug.")
+        return path
+
+    def check_write(self, raw: str, old_text: str | None, new_text: str) -> str:
+        """Check one proposed write; returns the path. ``old_text`` None means create."""
+        path = self.check_path(raw)
+        if self.target is not None and path != self.target:
+            raise GuardRefusal(f"refused: this unit already writes {self.target}; "
+                               "a unit is written to exactly one digest node")
+        if old_text is None:
+            if path in self.existed:
+                raise GuardRefusal(f"refused: {path} exists; CREATE never overwrites. "
+                                   "Read it and update it with edit instead.")
+            bucket = path.split("/")[1]
+            if bucket != self.unit.bucket:
+                raise GuardRefusal(f"refused: a new node for this unit belongs in "
+                                   f"{self.digest}/{self.unit.bucket}/, not {bucket}/")
+        elif path not in self.existed and not (self.created and path == self.target):
+            raise GuardRefusal(f"refused: {path} did not exist before this unit; "
+                               "updates only go to nodes that already existed")
+        try:
+            note = parse_note(path, new_text.encode("utf-8"))
+        except NoteUnreadable as exc:
+            raise GuardRefusal(f"refused: {exc.reason}") from None
+        for key in ("name", "description"):
+            if not str(note.frontmatter.get(key) or "").strip():
+                raise GuardRefusal(f"refused: the frontmatter needs a non-empty {key!r}")
+        if old_text is not None:
+            lost = removed_links(old_text, new_text)
+            if lost:
+                raise GuardRefusal("refused: updates are additive, but " + "; ".join(lost)
+                                   + ". Keep every existing link and source entry.")
+        bare = bare_link_lines(note.body)
+        if bare:
+            raise GuardRefusal(
+                f"refused: bare link line under ## Sources: {bare[0][1].strip()!r}. Put each "
+                "source link inside a sentence that says what the source supports.")
+        self._check_links(path, old_text, new_text)
+        return path
+
+    def _check_links(self, path: str, old_text: str | None, new_text: str) -> None:
+        old_raws = {link.raw for link in find_wikilinks(old_text)} if old_text else set()
+        resolver = self._resolver_with(path)
+        for link in find_wikilinks(new_text):
+            if link.raw in old_raws:
+                continue  # existing links are the user's business, not ours to judge
+            if link.target in resolver:
+                continue
+            res = resolver.resolve(link.target, path)
+            hint = (f" Write it as [[{res.path}]]." if res.path else
+                    " Link only to notes that exist (node_search finds digest nodes).")
+            raise GuardRefusal(f"refused: the link {link.raw} does not name an existing "
+                               f"note by its full vault path.{hint}")
+
+    def _resolver_with(self, path: str) -> LinkResolver:
+        if self._resolver is None:
+            self._resolver = LinkResolver(self.list_files())
+        if path in self._resolver:
+            return self._resolver
+        return LinkResolver([*self.list_files(), path])
+
+    def accept_write(self, path: str, created: bool) -> None:
+        """Record that a checked write landed: it fixes the unit's one target."""
+        self.target = path
+        self.created = self.created or created
+        self._resolver = None
+
+    def check_result(self, receipt: Receipt, before: str | None, after: str) -> Receipt:
+        """Check the session's result against its receipt; returns the receipt to record."""
+        if receipt.target_path != self.target:
+            raise GuardRefusal(f"the receipt names {receipt.target_path!r} but the session "
+                               f"wrote {self.target!r}")
+        if before is None and receipt.action != "CREATE":
+            raise GuardRefusal(f"{receipt.action} needs a node that existed; the session "
+                               "created a new one, so the action is CREATE")
+        if before is not None and receipt.action == "CREATE":
+            raise GuardRefusal("CREATE needs a new node, but the target existed; "
+                               f"use one of {', '.join(UPDATE_ACTIONS)}")
+        if before == after:
+            raise GuardRefusal("the session changed nothing")
+        _, body, _ = split_frontmatter(after)
+        cited = {link.target for link in sources_links(body)}
+        if not cited & set(self.unit.paths):
+            raise GuardRefusal(
+                "the node must cite the unit's source under ## Sources, in a sentence: "
+                + ", ".join(f"[[{p}]]" for p in self.unit.paths))
+        if receipt.action == "CORRECT" and before is not None:
+            _check_correction(before, after, self.unit.paths)
+        return receipt
+
+
+_STRIKE = re.compile(r"~~(.+?)~~")
+
+
+def _check_correction(before: str, after: str, sources: list[str]) -> None:
+    """CORRECT keeps the superseded text visible, marked, with the correcting source."""
+    _, old_body, _ = split_frontmatter(before)
+    _, new_body, _ = split_frontmatter(after)
+    visible = _plain(new_body)
+    for line in old_body.split("\n"):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if _plain(text) not in visible:
+            raise GuardRefusal(
+                f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone. "
+                "Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
+    marked = [ln for ln in new_body.split("\n")
+              if re.search(r"\bcorrect", ln, re.IGNORECASE)
+              and any(f"[[{s}" in ln for s in sources)]
+    if not marked:
+        raise GuardRefusal("CORRECT needs a line that says what was corrected and cites the "
+                           "correcting source, e.g. 'Corrected: … per [[daily/…]].'")
+
+
+def _plain(text: str) -> str:
+    return " ".join(_STRIKE.sub(r"\1", text).split())

@@ -1,0 +1,234 @@
+"""The six tools of an integrate session, bound to the vault, the node index and a guard.
+
+``node_search, read, frontmatter_read, write, edit, frontmatter_update``, exactly the
+seed's toolchain. Every tool answers with a JSON string, errors included, because the
+answer goes back to the model; only the guard decides whether a write may land.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vaultlink.errors import GuardRefusal, NoteNotFound, VaultError, VaultlinkError, WriteConflict
+from vaultlink.guard import Guard
+from vaultlink.markdown import split_frontmatter
+from vaultlink.vault import Vault, content_hash, parse_note, render_note
+
+log = logging.getLogger(__name__)
+
+MAX_RESULT_CHARS = 6000
+
+
+class Hit(Protocol):
+    """What node_search returns per node (see ``vaultlink.index.NodeHit``)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def similarity(self) -> float: ...
+
+
+class NodeSearch(Protocol):
+    """The one method of the node index the tools need."""
+
+    def node_search(self, query: str, limit: int = 20) -> Sequence[Hit]:
+        """Digest nodes ranked for ``query``."""
+        ...
+
+
+def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": props, "required": required}}}
+
+
+_S = {"type": "string"}
+TOOL_SCHEMAS: list[dict[str, Any]] = [
+    _fn("node_search", "Recall digest nodes (path, score, name, description; no body) for "
+        "deduplication and related links. Call several times with different words.",
+        {"query": _S, "limit": {"type": "integer", "description": "20 to 30 recommended"}},
+        ["query"]),
+    _fn("read", "Read a note's lines (1-based, inclusive).",
+        {"path": _S, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
+        ["path"]),
+    _fn("frontmatter_read", "Read a note's frontmatter: {path, exists, frontmatter}.",
+        {"path": _S}, ["path"]),
+    _fn("write", "Create a digest node (or overwrite one, keeping all its links): "
+        "frontmatter name and description, Markdown body with ## Sources.",
+        {"path": _S, "name": _S, "description": _S, "content": _S,
+         "metadata": {"type": "object"}}, ["path", "name", "description", "content"]),
+    _fn("edit", "Replace the literal text `old` with `new` in a note's body "
+        "(frontmatter untouched). `old` must occur exactly once.",
+        {"path": _S, "old": _S, "new": _S}, ["path", "old", "new"]),
+    _fn("frontmatter_update", "Merge keys into a note's frontmatter.",
+        {"path": _S, "metadata": {"type": "object"}}, ["path", "metadata"]),
+]
+TOOL_NAMES = tuple(t["function"]["name"] for t in TOOL_SCHEMAS)
+
+
+@dataclass
+class Toolbox:
+    """The tools of one unit's session; remembers what it searched and wrote.
+
+    With ``dry_run`` the writes land in an overlay that later reads see, and the
+    vault is left alone.
+    """
+
+    vault: Vault
+    index: NodeSearch
+    guard: Guard
+    dry_run: bool = False
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    before: dict[str, str | None] = field(default_factory=dict)
+    current: dict[str, str] = field(default_factory=dict)
+    _hash: dict[str, str | None] = field(default_factory=dict)
+
+    def call(self, name: str, args: dict[str, Any]) -> str:
+        """Run one tool call; always returns a JSON answer for the model."""
+        if name not in TOOL_NAMES:
+            return _error(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        if not isinstance(args, dict) or "_raw" in args:
+            return _error(f"the arguments of {name} must be a JSON object")
+        try:
+            result = getattr(self, "_" + name)(**args)
+        except TypeError as exc:
+            return _error(f"bad arguments for {name}: {exc}")
+        except GuardRefusal as exc:
+            log.info("guard refused %s: %s", name, exc)
+            return _error(str(exc))
+        except VaultlinkError as exc:
+            return _error(str(exc))
+        text = json.dumps(result, ensure_ascii=False)
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[:MAX_RESULT_CHARS] + ' …(truncated; read fewer lines)"'
+        return text
+
+    # -- the six tools ---------------------------------------------------------
+
+    def _node_search(self, query: str, limit: int = 20) -> dict[str, Any]:
+        limit = max(1, min(int(limit), 50))
+        hits = self.index.node_search(str(query), limit)
+        self.queries.append({"query": query, "limit": limit,
+                             "hits": [{"path": h.path, "score": round(h.score, 5),
+                                       "similarity": round(h.similarity, 4)} for h in hits]})
+        return {"hits": [{"path": h.path, "score": round(h.score, 5),
+                          "similarity": round(h.similarity, 4), "name": h.name,
+                          "description": h.description} for h in hits]}
+
+    def _read(self, path: str, start_line: int | None = None,
+              end_line: int | None = None) -> dict[str, Any]:
+        rel = self.vault.rel(path)
+        lines = self.text_of(rel).split("\n")
+        start = max(1, int(start_line or 1))
+        end = min(len(lines), int(end_line or len(lines)))
+        return {"path": rel, "start_line": start, "end_line": end, "total_lines": len(lines),
+                "text": "\n".join(lines[start - 1:end])}
+
+    def _frontmatter_read(self, path: str) -> dict[str, Any]:
+        rel = self.vault.rel(path)
+        try:
+            text = self.text_of(rel)
+        except NoteNotFound:
+            return {"path": rel, "exists": False, "frontmatter": {}}
+        return {"path": rel, "exists": True,
+                "frontmatter": parse_note(rel, text.encode()).frontmatter}
+
+    def _write(self, path: str, name: str, description: str, content: str,
+               metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": str(name), "description": str(description)}
+        if isinstance(metadata, dict):
+            meta.update({k: v for k, v in metadata.items() if k not in meta})
+        rel = self.guard.check_path(path)
+        old = self._text_or_none(rel)
+        if old is not None:
+            old_meta = parse_note(rel, old.encode()).frontmatter
+            meta = {**old_meta, **meta}
+        return self._commit(rel, old, render_note(meta, str(content)))
+
+    def _edit(self, path: str, old: str, new: str) -> dict[str, Any]:
+        rel = self.guard.check_path(path)
+        if not old:
+            raise GuardRefusal("edit needs a non-empty `old` text to replace")
+        text = self._text_or_none(rel)
+        if text is None:
+            raise NoteNotFound(rel)
+        head, body, _ = split_frontmatter(text)
+        count = body.count(old)
+        if count == 0:
+            raise GuardRefusal(f"`old` does not occur in the body of {rel}; read it first")
+        if count > 1:
+            raise GuardRefusal(f"`old` occurs {count} times in {rel}; include more context")
+        return self._commit(rel, text, head + body.replace(old, str(new), 1))
+
+    def _frontmatter_update(self, path: str, metadata: dict[str, Any]) -> dict[str, Any]:
+        rel = self.guard.check_path(path)
+        if not isinstance(metadata, dict):
+            raise GuardRefusal("metadata must be an object of keys and values")
+        text = self._text_or_none(rel)
+        if text is None:
+            raise NoteNotFound(rel)
+        note = parse_note(rel, text.encode())
+        return self._commit(rel, text, render_note({**note.frontmatter, **metadata}, note.body))
+
+    # -- plumbing --------------------------------------------------------------
+
+    def text_of(self, rel: str) -> str:
+        """The note as this session sees it (its own writes included)."""
+        if rel in self.current:
+            return self.current[rel]
+        note_bytes = self.vault.read_bytes(rel)
+        text = note_bytes.decode("utf-8", errors="replace")
+        self._hash.setdefault(rel, content_hash(note_bytes))
+        return text
+
+    def _text_or_none(self, rel: str) -> str | None:
+        try:
+            return self.text_of(rel)
+        except NoteNotFound:
+            self._hash.setdefault(rel, None)
+            return None
+
+    def _commit(self, rel: str, old: str | None, new: str) -> dict[str, Any]:
+        self.guard.check_write(rel, old, new)
+        if not self.dry_run:
+            try:
+                self._hash[rel] = self.vault.write(rel, new, self._hash.get(rel))
+            except WriteConflict as exc:
+                self.current.pop(rel, None)
+                self._hash.pop(rel, None)
+                raise VaultError(f"{exc} (the user is editing it)") from None
+        self.before.setdefault(rel, old)
+        self.current[rel] = new
+        self.guard.accept_write(rel, created=old is None)
+        return {"ok": True, "path": rel, "created": old is None and self.before[rel] is None}
+
+    def rollback(self) -> None:
+        """Undo this session's writes (a failed attempt leaves nothing half-done)."""
+        if self.dry_run:
+            self.current.clear()
+            return
+        for rel, old in self.before.items():
+            expected = self._hash.get(rel)
+            try:
+                if old is None and expected is not None:
+                    self.vault.delete(rel, expected)
+                elif old is not None:
+                    self.vault.write(rel, old, expected)
+            except (WriteConflict, VaultError) as exc:
+                log.warning("could not roll back %s (%s); the user's version is kept", rel, exc)
+        self.current.clear()
+        self.before.clear()
+
+
+def _error(message: str) -> str:
+    return json.dumps({"error": message}, ensure_ascii=False)

@@ -1,0 +1,101 @@
+"""The values that flow through the dream pipeline: units, receipts, buckets, slugs.
+
+Pure data and pure functions; no I/O. A unit is what extract found worth remembering;
+a receipt is what integrate says it did with it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+BUCKETS = ("procedure", "personal", "wiki")
+ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
+UPDATE_ACTIONS = ("CORROBORATE", "REFINE", "CORRECT")
+CLASSES = ("same_abstraction", "related", "unrelated")
+
+
+def normalize_bucket(value: object) -> str:
+    """A known bucket, or ``wiki`` for anything else (the origin's rule)."""
+    text = str(value or "").strip().lower()
+    return text if text in BUCKETS else "wiki"
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """Lowercase kebab-case ASCII slug; never empty."""
+    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    return slug or "note"
+
+
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass
+class Unit:
+    """One memory unit: a kebab-case handle, its bucket, a grounded summary, its sources."""
+
+    name: str
+    bucket: str
+    summary: str
+    paths: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in the journal and pending table."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Unit:
+        """From a stored or model-given mapping; the bucket is normalised."""
+        return cls(slugify(str(data.get("name", ""))), normalize_bucket(data.get("bucket")),
+                   str(data.get("summary", "")).strip(),
+                   [str(p) for p in data.get("paths", []) if isinstance(p, str)])
+
+
+@dataclass
+class Receipt:
+    """What an integrate session says it did: one action on one digest node."""
+
+    action: str
+    target_path: str
+    note: str = ""
+    classification: dict[str, str] = field(default_factory=dict)
+
+
+def parse_receipt(data: Any) -> Receipt | None:
+    """A receipt from the model's final answer, or None when it is unusable."""
+    if not isinstance(data, dict):
+        return None
+    action = str(data.get("action", "")).strip().upper()
+    target = str(data.get("target_path", "") or data.get("target", "")).strip()
+    if action not in ACTIONS or not target:
+        return None
+    cls = data.get("classification")
+    classification = ({str(k): str(v) for k, v in cls.items() if str(v) in CLASSES}
+                      if isinstance(cls, dict) else {})
+    return Receipt(action, target, str(data.get("note", "")).strip(), classification)
+
+
+UNIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "units": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "kebab-case handle"},
+                    "bucket": {"type": "string", "enum": list(BUCKETS)},
+                    "summary": {"type": "string"},
+                    "paths": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["name", "bucket", "summary", "paths"],
+            },
+        }
+    },
+    "required": ["units"],
+}
