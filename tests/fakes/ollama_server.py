@@ -284,6 +284,7 @@ def _not_found(name: str) -> HTTPError:
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeOllama
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as two writes
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output quiet

@@ -1,0 +1,270 @@
+"""vaultlink.llm against the fake Ollama server, through the real ollama.Client."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+from fakes import FakeOllama, Hang, HTTPError, Malformed, ModelSpec, Scripted, down_url, reply
+
+from vaultlink.errors import (
+    ModelError,
+    ModelOutputError,
+    ModelTimeout,
+    ModelUnavailable,
+    PromptTooLarge,
+)
+from vaultlink.llm import (
+    OllamaChat,
+    ToolCall,
+    base_url,
+    budget_tokens,
+    estimate_tokens,
+    fits,
+    is_reachable,
+    normalise_arguments,
+    pack,
+    probe,
+)
+
+MODEL = "qwen3:4b"
+TOOLS = [{"type": "function", "function": {
+    "name": "read", "description": "Read a note.",
+    "parameters": {"type": "object", "required": ["path"],
+                   "properties": {"path": {"type": "string", "description": "vault path"}}}}}]
+USER = [{"role": "user", "content": "Integrate the unit about hybrid search."}]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOllama]:
+    with FakeOllama(models=[MODEL]) as s:
+        yield s
+
+
+def make_chat(host: str, sleeps: list[float] | None = None, *, model: str = MODEL,
+              num_ctx: int = 2048, timeout_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
+    """An OllamaChat whose backoff sleeps are recorded in ``sleeps`` instead of slept."""
+    return OllamaChat(host, model, num_ctx=num_ctx, timeout_seconds=timeout_seconds,
+                      retries=retries, sleep=(sleeps if sleeps is not None else []).append)
+
+
+def test_tool_calls_are_parsed(server: FakeOllama) -> None:
+    server.model = Scripted([reply("looking", [("read", {"path": "digest/wiki/a.md"}),
+                                               ("node_search", {"query": "bm25", "limit": 5})])])
+    out = make_chat(server.url).chat(USER, tools=TOOLS)
+    assert out.content == "looking"
+    assert out.tool_calls == [ToolCall("read", {"path": "digest/wiki/a.md"}),
+                              ToolCall("node_search", {"query": "bm25", "limit": 5})]
+    assert out.prompt_tokens > 0 and out.eval_tokens > 0
+    sent = server.chat_requests()[0]
+    assert sent["tools"][0]["function"]["name"] == "read"
+    assert sent["messages"] == USER and sent["stream"] is False
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ({"path": "a.md"}, {"path": "a.md"}),
+    ('{"path": "a.md", "limit": 3}', {"path": "a.md", "limit": 3}),
+    ("", {}),
+    (None, {}),
+    ('{"path": "a.md"', {"_raw": '{"path": "a.md"'}),
+    ("[1, 2]", {"_raw": "[1, 2]"}),
+    (7, {"_raw": "7"}),
+])
+def test_arguments_are_normalised_to_a_dict(raw: object, expected: dict[str, object]) -> None:
+    assert normalise_arguments(raw) == expected
+
+
+def test_string_arguments_on_the_wire_are_an_output_error(server: FakeOllama) -> None:
+    # ollama-python 0.6 validates arguments as a mapping before we see them, so a JSON
+    # string from the server cannot be normalised: it must surface as ModelOutputError.
+    server.model = Scripted([reply("", [("read", '{"path": "a.md"}')])])
+    with pytest.raises(ModelOutputError, match="JSON object"):
+        make_chat(server.url).chat(USER, tools=TOOLS)
+
+
+def test_num_ctx_and_temperature_sent_on_every_call(server: FakeOllama) -> None:
+    chat = make_chat(server.url, num_ctx=3072)
+    for _ in range(3):
+        chat.chat(USER, tools=TOOLS)
+    chat.chat(USER)
+    bodies = server.chat_requests()
+    assert len(bodies) == 4
+    assert all(b["options"] == {"num_ctx": 3072, "temperature": 0} for b in bodies)
+    assert not any(r.truncated for r in server.requests)
+
+
+def test_prompt_over_budget_raises_before_sending(server: FakeOllama) -> None:
+    chat = make_chat(server.url, num_ctx=256)
+    big = [{"role": "user", "content": "word " * 200}]
+    assert not fits(big, None, 256) and fits(USER, None, 256)
+    with pytest.raises(PromptTooLarge) as info:
+        chat.chat(big)
+    assert info.value.budget_tokens == budget_tokens(256) == 192
+    assert info.value.prompt_tokens > 192
+    assert server.requests == []
+
+
+def test_tool_schemas_count_against_the_budget() -> None:
+    tools = TOOLS * 40
+    assert fits(USER, None, 512) and not fits(USER, tools, 512)
+
+
+def test_5xx_then_success_is_retried(server: FakeOllama) -> None:
+    server.model = Scripted([HTTPError(503, {"error": "loading model"}), reply("ok")])
+    sleeps: list[float] = []
+    assert make_chat(server.url, sleeps).chat(USER).content == "ok"
+    assert sleeps == [0.5]
+    assert len(server.chat_requests()) == 2
+
+
+def test_5xx_forever_gives_up_after_retries_with_backoff(server: FakeOllama) -> None:
+    server.model = Scripted([HTTPError(500)] * 4)
+    sleeps: list[float] = []
+    with pytest.raises(ModelError, match="500") as info:
+        make_chat(server.url, sleeps, retries=3).chat(USER)
+    assert type(info.value) is ModelError
+    assert sleeps == [0.5, 1.0, 2.0]
+    assert len(server.chat_requests()) == 4
+
+
+def test_backoff_is_capped(server: FakeOllama) -> None:
+    server.model = Scripted([HTTPError(502)] * 7)
+    sleeps: list[float] = []
+    with pytest.raises(ModelError):
+        make_chat(server.url, sleeps, retries=6).chat(USER)
+    assert sleeps == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+
+
+def test_4xx_is_not_retried(server: FakeOllama) -> None:
+    server.model = Scripted([HTTPError(400, {"error": "invalid options"})])
+    sleeps: list[float] = []
+    with pytest.raises(ModelError, match="invalid options"):
+        make_chat(server.url, sleeps).chat(USER)
+    assert sleeps == [] and len(server.chat_requests()) == 1
+
+
+def test_model_without_tools_is_unavailable(server: FakeOllama) -> None:
+    server.model = Scripted([HTTPError(400, {"error": "gemma:2b does not support tools"})])
+    with pytest.raises(ModelUnavailable, match="tool-capable"):
+        make_chat(server.url).chat(USER, tools=TOOLS)
+
+
+def test_model_not_pulled_says_ollama_pull(server: FakeOllama) -> None:
+    sleeps: list[float] = []
+    with pytest.raises(ModelUnavailable, match="`ollama pull llama9:1b`"):
+        make_chat(server.url, sleeps, model="llama9:1b").chat(USER)
+    assert sleeps == []
+
+
+def test_server_down_is_unavailable_after_retries() -> None:
+    sleeps: list[float] = []
+    host = down_url()
+    with pytest.raises(ModelUnavailable, match="ollama serve") as info:
+        make_chat(host, sleeps).chat(USER)
+    assert host in str(info.value) and "llm.provider: offline" in str(info.value)
+    assert sleeps == [0.5, 1.0]
+
+
+def test_ollama_host_env_is_ignored(server: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", down_url())
+    assert make_chat(server.url).chat(USER).content.startswith("echo")
+
+
+def test_hang_past_timeout_is_a_timeout(server: FakeOllama) -> None:
+    server.model = Scripted([Hang(10)])
+    sleeps: list[float] = []
+    start = time.monotonic()
+    with pytest.raises(ModelTimeout, match=r"llm\.timeout_seconds"):
+        make_chat(server.url, sleeps, timeout_seconds=0.5).chat(USER)
+    assert time.monotonic() - start < 5
+    assert sleeps == []  # a timeout is not retried: it would double a long wait
+
+
+def test_malformed_body_is_an_output_error(server: FakeOllama) -> None:
+    server.model = Scripted([Malformed()])
+    with pytest.raises(ModelOutputError, match="invalid JSON"):
+        make_chat(server.url).chat(USER)
+
+
+def test_schema_is_sent_as_format(server: FakeOllama) -> None:
+    schema = {"type": "object", "properties": {"units": {"type": "array"}},
+              "required": ["units"]}
+    answer = {"units": [{"name": "hybrid-search"}]}
+    server.model = Scripted([reply("<think>plan</think>\n" + json.dumps(answer))])
+    out = make_chat(server.url).chat(USER, schema=schema)
+    assert json.loads(out.content) == answer
+    assert server.chat_requests()[0]["format"] == schema
+
+
+def test_schema_answer_that_is_not_json_is_an_output_error(server: FakeOllama) -> None:
+    server.model = Scripted([reply("Sure! Here are the units:")])
+    with pytest.raises(ModelOutputError, match="schema"):
+        make_chat(server.url).chat(USER, schema={"type": "object"})
+
+
+def test_estimate_is_conservative_and_counts_bytes() -> None:
+    english = "Hybrid search combines BM25 with vectors. " * 20
+    assert estimate_tokens(english) >= len(english) // 4
+    assert estimate_tokens("é" * 30) > estimate_tokens("e" * 30)
+
+
+def test_pack_keeps_order_and_returns_the_rest() -> None:
+    a, b, c = "a" * 30, "b" * 30, "c" * 30  # 11 tokens each
+    assert pack([a, b, c], 25) == ([a, b], [c])
+    assert pack([a, b, c], 1000) == ([a, b, c], [])
+    assert pack(["x" * 300, a], 25) == ([], ["x" * 300, a])
+    assert pack([], 10) == ([], [])
+
+
+def test_probe_all_ok(server: FakeOllama) -> None:
+    report = probe(server.url, "qwen3:4b", timeout=5, num_ctx=8192)
+    assert report.ok, report.checks
+    assert [c.name for c in report.checks] == ["reachable", "pulled", "tools", "context"]
+    assert report.version and report.context_length == 40960
+    assert report.capabilities == ["completion", "tools"]
+
+
+def test_probe_model_without_tools() -> None:
+    with FakeOllama(models=[ModelSpec("gemma:2b", ("completion",), 8192, "gemma")]) as s:
+        report = probe(s.url, "gemma:2b", num_ctx=8192)
+    tools = report.check("tools")
+    assert not tools.ok and "qwen3:4b" in tools.fix
+    assert report.check("context").ok
+
+
+def test_probe_small_context() -> None:
+    with FakeOllama(models=[ModelSpec("tiny", context_length=4096)]) as s:
+        report = probe(s.url, "tiny:latest", num_ctx=8192)
+    ctx = report.check("context")
+    assert not ctx.ok and "4096" in ctx.fix and report.check("tools").ok
+
+
+def test_probe_model_not_pulled(server: FakeOllama) -> None:
+    report = probe(server.url, "llama9")
+    pulled = report.check("pulled")
+    assert not pulled.ok and "ollama pull llama9" in pulled.fix
+    assert report.check("tools").skipped and report.check("context").skipped
+
+
+def test_probe_server_down() -> None:
+    report = probe(down_url(), "qwen3:4b", timeout=1)
+    assert not report.ok and not report.check("reachable").ok
+    assert "ollama serve" in report.check("reachable").fix
+    assert all(c.skipped for c in report.checks[1:])
+
+
+def test_is_reachable(server: FakeOllama) -> None:
+    assert is_reachable(server.url)
+    assert not is_reachable(down_url(), timeout=1)
+
+
+@pytest.mark.parametrize(("host", "url"), [
+    ("127.0.0.1", "http://127.0.0.1:11434"),
+    ("localhost:8080", "http://localhost:8080"),
+    ("http://10.0.0.2:11434/", "http://10.0.0.2:11434"),
+    ("https://ollama.example.com", "https://ollama.example.com"),
+])
+def test_base_url(host: str, url: str) -> None:
+    assert base_url(host) == url

@@ -1,0 +1,390 @@
+"""The model side: a chat protocol, its Ollama implementation, prompt budgets, a probe.
+
+Callers (extract, the agent loop) depend on ``ChatModel`` only, so tests and the
+offline path can swap the model. ``OllamaChat`` wraps the official client:
+
+- always ``ollama.Client(host=...)``: the module-level functions read ``OLLAMA_HOST``
+  once at import and would ignore our configuration;
+- ``num_ctx`` on every call, and the prompt checked against it *before* sending:
+  Ollama silently cuts prompts longer than its context, which would lose notes
+  without any error (``PromptTooLarge`` tells the caller to pack smaller);
+- retries with backoff on connection errors and 5xx only; a 4xx will not improve;
+- every failure mapped onto the ``ModelError`` branch with the fix in plain words.
+
+No configuration is read here; every value comes in as an argument.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import ollama
+from pydantic import ValidationError
+
+from vaultlink.errors import (
+    ModelError,
+    ModelOutputError,
+    ModelTimeout,
+    ModelUnavailable,
+    PromptTooLarge,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators the chat template adds
+MAX_BACKOFF_SECONDS = 8.0
+_THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model asked for; ``arguments`` is always a dict.
+
+    Arguments that were not a JSON object arrive as ``{"_raw": text}`` so the agent
+    loop can tell the model what was wrong instead of crashing.
+    """
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The assistant's answer: text, tool calls, and the token counts the server reported."""
+
+    content: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+
+
+class ChatModel(Protocol):
+    """Anything that answers a chat: ``OllamaChat``, or a scripted model in tests."""
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             schema: dict[str, Any] | None = None) -> ChatReply:
+        """Answer ``messages``; offer ``tools``; with ``schema``, answer JSON matching it."""
+        ...
+
+
+# --- prompt budget --------------------------------------------------------------------
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count: UTF-8 bytes / 3 (real tokenisers average ~4 for English)."""
+    return len(text.encode("utf-8")) // 3 + 1
+
+
+def prompt_tokens(messages: Sequence[Mapping[str, Any]],
+                  tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+    """Estimated tokens of a chat prompt: every message plus the tool schemas."""
+    total = 0
+    for msg in messages:
+        total += MESSAGE_OVERHEAD_TOKENS + estimate_tokens(str(msg.get("content") or ""))
+        if msg.get("tool_calls"):
+            total += estimate_tokens(json.dumps(msg["tool_calls"], default=str))
+    if tools:
+        total += estimate_tokens(json.dumps(list(tools), default=str))
+    return total
+
+
+def budget_tokens(num_ctx: int) -> int:
+    """Tokens a prompt may use: ``num_ctx`` minus a quarter kept for the answer."""
+    return num_ctx - num_ctx // 4
+
+
+def fits(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+         num_ctx: int) -> bool:
+    """Whether the prompt leaves room for an answer within ``num_ctx``."""
+    return prompt_tokens(messages, tools) <= budget_tokens(num_ctx)
+
+
+def pack(items: Sequence[str], budget: int) -> tuple[list[str], list[str]]:
+    """Split ``items`` into the longest prefix within ``budget`` tokens and the rest.
+
+    Order is kept, so notes are processed in the order given. An item that alone
+    exceeds the budget ends up first in the rest; the caller must split it.
+    """
+    used = 0
+    for i, item in enumerate(items):
+        used += estimate_tokens(item)
+        if used > budget:
+            return list(items[:i]), list(items[i:])
+    return list(items), []
+
+
+def normalise_arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict: a mapping as is, a JSON object string parsed.
+
+    Anything else (bad JSON, a list, a number) is kept as ``{"_raw": text}``.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"_raw": value}
+        return dict(parsed) if isinstance(parsed, dict) else {"_raw": value}
+    return {"_raw": json.dumps(value, default=str)}
+
+
+# --- Ollama ----------------------------------------------------------------------------
+
+
+def _down(host: str) -> ModelUnavailable:
+    return ModelUnavailable(f"no Ollama server answers at {host}; start it with `ollama serve`, "
+                            "or set llm.provider: offline")
+
+
+def _not_pulled(host: str, model: str, detail: str) -> ModelUnavailable:
+    return ModelUnavailable(f"model {model!r} is not available on {host} ({detail}); "
+                            f"run `ollama pull {model}`")
+
+
+class _Retry(Exception):
+    """A failure worth another try; carries the error to raise if tries run out."""
+
+    def __init__(self, error: ModelError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class OllamaChat:
+    """``ChatModel`` backed by an Ollama server through the official client.
+
+    ``retries`` extra attempts follow connection errors and 5xx answers, after
+    0.5 s, 1 s, 2 s ... (capped at 8 s); ``sleep`` is injectable for tests.
+    """
+
+    def __init__(self, host: str, model: str, num_ctx: int = 8192,
+                 timeout_seconds: float = 120.0, retries: int = 2, *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.host = host
+        self.model = model
+        self.num_ctx = num_ctx
+        self.retries = max(0, retries)
+        self._sleep = sleep
+        self._client = ollama.Client(host=host, timeout=timeout_seconds)
+
+    @property
+    def budget_tokens(self) -> int:
+        """Tokens a prompt may use with this model's ``num_ctx``."""
+        return budget_tokens(self.num_ctx)
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             schema: dict[str, Any] | None = None) -> ChatReply:
+        """One chat call; raises a ``ModelError`` subclass, never a client exception."""
+        need = prompt_tokens(messages, tools)
+        if need > self.budget_tokens:
+            raise PromptTooLarge(need, self.budget_tokens)
+        attempt = 0
+        while True:
+            try:
+                return self._once(messages, tools, schema)
+            except _Retry as exc:
+                if attempt >= self.retries:
+                    raise exc.error from None
+                delay = min(0.5 * 2**attempt, MAX_BACKOFF_SECONDS)
+                attempt += 1
+                log.warning("model call failed (%s); try %d of %d in %.1f s",
+                            exc.error, attempt + 1, self.retries + 1, delay)
+                self._sleep(delay)
+
+    def _once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+              schema: dict[str, Any] | None) -> ChatReply:
+        try:
+            resp = self._client.chat(
+                model=self.model, messages=messages, tools=tools, format=schema,
+                options={"num_ctx": self.num_ctx, "temperature": 0}, stream=False)
+        except httpx.ConnectTimeout:
+            raise _Retry(_down(self.host)) from None
+        except httpx.TimeoutException:
+            raise ModelTimeout(f"the model {self.model!r} at {self.host} did not answer in "
+                               "time; raise llm.timeout_seconds or use a smaller model") from None
+        except ConnectionError:  # the client turns httpx.ConnectError into the builtin
+            raise _Retry(_down(self.host)) from None
+        except httpx.TransportError as exc:  # connection dropped mid-answer
+            raise _Retry(ModelUnavailable(
+                f"the connection to Ollama at {self.host} broke ({exc.__class__.__name__}); "
+                "is the server restarting?")) from None
+        except ollama.ResponseError as exc:
+            raise self._response_error(exc) from None
+        except ValidationError as exc:
+            if exc.title != "ChatResponse":  # our request did not validate: a caller bug
+                raise ModelError(f"malformed chat request ({exc.title}): {exc}") from None
+            raise ModelOutputError(f"the model's answer does not have the expected shape "
+                                   f"(e.g. tool arguments not a JSON object): {exc}") from None
+        except ValueError as exc:  # the body was not JSON
+            raise ModelOutputError(f"Ollama answered with invalid JSON: {exc}") from None
+        return self._reply(resp, schema)
+
+    def _response_error(self, exc: ollama.ResponseError) -> Exception:
+        status, text = exc.status_code, str(exc.error)
+        if status >= 500:
+            return _Retry(ModelError(f"Ollama at {self.host} failed ({status}: {text}) on every "
+                                     f"try; see the Ollama server log"))
+        if status == 404:
+            return _not_pulled(self.host, self.model, text)
+        if "does not support tools" in text:
+            return ModelUnavailable(f"model {self.model!r} cannot call tools; set llm.model to a "
+                                    "tool-capable model such as qwen3:4b")
+        return ModelError(f"Ollama refused the request ({status}: {text})")
+
+    def _reply(self, resp: ollama.ChatResponse, schema: dict[str, Any] | None) -> ChatReply:
+        msg = resp.message
+        content = _THINK.sub("", msg.content or "").strip()
+        calls = [ToolCall(tc.function.name, normalise_arguments(tc.function.arguments))
+                 for tc in msg.tool_calls or []]
+        if schema is not None and not calls:
+            try:
+                json.loads(content)
+            except ValueError:
+                raise ModelOutputError(f"asked for JSON matching a schema, got {content[:200]!r}"
+                                       ) from None
+        used = resp.prompt_eval_count or 0
+        if used >= self.num_ctx:
+            # our estimate was too low: Ollama has probably cut the prompt
+            log.warning("prompt filled the whole context (%d tokens); it may have been cut", used)
+        if resp.done_reason == "length":
+            log.warning("the answer was cut at the length limit")
+        return ChatReply(content, calls, used, resp.eval_count or 0)
+
+
+# --- probes for doctor and for choosing model vs offline ---------------------------------
+
+
+def base_url(host: str) -> str:
+    """``host`` as a URL the way the ollama client reads it (scheme and port 11434 default)."""
+    host = host.strip() or DEFAULT_HOST
+    if "://" not in host:
+        parts = urlsplit("http://" + host)
+        if parts.port is None:
+            parts = parts._replace(netloc=f"{parts.netloc}:11434")
+        host = urlunsplit(parts)
+    return host.rstrip("/")
+
+
+def server_version(host: str, timeout: float = 2.0) -> str:
+    """The Ollama version at ``host``; ``ModelUnavailable`` when nothing (Ollama) answers."""
+    try:
+        resp = httpx.get(base_url(host) + "/api/version", timeout=timeout)
+        resp.raise_for_status()
+        return str(resp.json()["version"])
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        raise _down(host) from None
+
+
+def is_reachable(host: str, timeout: float = 2.0) -> bool:
+    """Whether an Ollama server answers at ``host`` (a cheap ``/api/version``)."""
+    try:
+        server_version(host, timeout)
+    except ModelUnavailable:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Check:
+    """One doctor check: ``ok``, what was found, and the fix in plain words."""
+
+    name: str
+    title: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    skipped: bool = False  # not run because an earlier check failed
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """The model checks of ``vaultlink doctor``, in order."""
+
+    host: str
+    model: str
+    checks: list[Check]
+    version: str | None = None
+    capabilities: list[str] | None = None
+    context_length: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """All checks passed."""
+        return all(c.ok for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        """The check called ``name`` (reachable, pulled, tools, context)."""
+        return next(c for c in self.checks if c.name == name)
+
+
+_TITLES = {"reachable": "Ollama reachable", "pulled": "model pulled",
+           "tools": "model can call tools", "context": "context length >= llm.num_ctx"}
+
+
+def _same_model(a: str, b: str) -> bool:
+    def full(n: str) -> str:
+        return n if ":" in n.rsplit("/", 1)[-1] else f"{n}:latest"
+    return full(a) == full(b)
+
+
+def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> ProbeReport:
+    """Check the server, the model, its tool capability and its context length."""
+    checks: list[Check] = []
+
+    def add(name: str, ok: bool, detail: str, fix: str = "") -> None:
+        checks.append(Check(name, _TITLES[name], ok, detail, "" if ok else fix))
+
+    def skip_rest(reason: str) -> None:
+        done = {c.name for c in checks}
+        checks.extend(Check(n, t, False, f"not checked: {reason}", "", True)
+                      for n, t in _TITLES.items() if n not in done)
+
+    try:
+        version = server_version(host, timeout)
+    except ModelUnavailable as exc:
+        add("reachable", False, str(exc), "start Ollama with `ollama serve`, or set "
+            "llm.provider: offline (or auto) to work without a model")
+        skip_rest("Ollama is not reachable")
+        return ProbeReport(host, model, checks)
+    add("reachable", True, f"Ollama {version} at {host}")
+    client = ollama.Client(host=host, timeout=timeout)
+    try:
+        pulled = [m.model or "" for m in client.list().models]
+        info = client.show(model) if any(_same_model(model, p) for p in pulled) else None
+    except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError) as exc:
+        add("pulled", False, f"Ollama failed to list models: {exc}", "see the Ollama server log")
+        skip_rest("listing models failed")
+        return ProbeReport(host, model, checks, version)
+    if info is None:
+        add("pulled", False, f"{model} is not among {', '.join(pulled) or 'no models'}",
+            f"run `ollama pull {model}`, or set llm.model to a pulled model")
+        skip_rest("the model is not pulled")
+        return ProbeReport(host, model, checks, version)
+    add("pulled", True, model)
+    caps = list(info.capabilities) if info.capabilities is not None else None
+    if caps is None:
+        add("tools", True, "this Ollama does not report capabilities; assuming tools work")
+    else:
+        add("tools", "tools" in caps, f"capabilities: {', '.join(caps) or 'none'}",
+            "set llm.model to a tool-capable model, e.g. qwen3:4b (`ollama pull qwen3:4b`)")
+    ctx = next((int(v) for k, v in (info.modelinfo or {}).items()
+                if k.endswith(".context_length") and isinstance(v, int)), None)
+    if ctx is None:
+        add("context", True, "the model does not report its context length")
+    else:
+        add("context", ctx >= num_ctx, f"model context {ctx}, llm.num_ctx {num_ctx}",
+            f"set llm.num_ctx to {ctx} or less, or choose a model with a longer context")
+    return ProbeReport(host, model, checks, version, caps, ctx)
