@@ -1,0 +1,54 @@
+import { container } from "./setup-dom";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { ClientResult } from "../src/api/result";
+import type { Status } from "../src/api/types";
+import { StatusBarItem, statusText, statusTooltip } from "../src/status-bar";
+import { fixture } from "./fake-daemon";
+
+const ok = (data: Status): ClientResult<Status> => ({ kind: "ok", data });
+
+test("status text: queued and failed counts", () => {
+	assert.equal(statusText(ok(fixture("status.json"))), "vaultlink: 3 queued, 1 failed");
+	const onlyFailed = { ...fixture<Status>("status.json"), queue: [] };
+	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 1 failed");
+});
+
+test("status text: idle, or the daemon's state when nothing is waiting", () => {
+	const idle = fixture<Status>("status-idle.json");
+	assert.equal(statusText(ok(idle)), "vaultlink: idle");
+	assert.equal(statusText(ok({ ...idle, state: "waiting-for-model" })), "vaultlink: waiting-for-model");
+});
+
+test("status text: each failure", () => {
+	assert.equal(statusText({ kind: "down", message: "x" }), "vaultlink: daemon not running");
+	assert.equal(statusText({ kind: "unauthorized", message: "x" }), "vaultlink: wrong token");
+	assert.equal(statusText({ kind: "version-mismatch", message: "x" }), "vaultlink: version mismatch");
+	assert.equal(statusText({ kind: "bad-response", message: "x" }), "vaultlink: error");
+});
+
+test("tooltip: current unit, failures and an unreachable model", () => {
+	const tip = statusTooltip(ok(fixture("status.json")));
+	assert.match(tip, /^vaultlink 0\.1\.0: working/);
+	assert.match(tip, /working on rebuild-index/);
+	assert.match(tip, /failed sync-conflicts: model timed out after 120 s/);
+	assert.doesNotMatch(tip, /unreachable/);
+	assert.match(statusTooltip(ok(fixture("status-idle.json"))), /unreachable/);
+	assert.equal(statusTooltip({ kind: "down", message: "Cannot reach it." }), "Cannot reach it.");
+});
+
+test("status bar item: poll writes text and tooltip; click opens the panel", async () => {
+	const el = container();
+	let opened = 0;
+	let answer: ClientResult<Status> = ok(fixture("status.json"));
+	const item = new StatusBarItem(el, async () => answer, () => opened++);
+	assert.ok(el.classList.contains("mod-clickable"));
+	await item.poll();
+	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed");
+	assert.match(el.getAttribute("aria-label") ?? "", /sync-conflicts/);
+	answer = { kind: "down", message: "gone" };
+	await item.poll();
+	assert.equal(el.textContent, "vaultlink: daemon not running");
+	el.click();
+	assert.equal(opened, 1);
+});
