@@ -15,7 +15,6 @@ from .ollama_server import (
     echo,
     fake_embedding,
     reply,
-    serve,
     wait_for,
 )
 
@@ -34,6 +33,5 @@ __all__ = [
     "echo",
     "fake_embedding",
     "reply",
-    "serve",
     "wait_for",
 ]

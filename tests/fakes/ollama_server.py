@@ -31,7 +31,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,7 +44,6 @@ DEFAULT_SERVER_NUM_CTX = 4096
 
 
 # --- actions a scripted model can return instead of a message -------------------------
-
 
 @dataclass(frozen=True)
 class HTTPError:
@@ -117,7 +116,6 @@ def echo(request: dict[str, Any]) -> dict[str, Any]:
 
 # --- models the server pretends to have pulled ------------------------------------------
 
-
 @dataclass(frozen=True)
 class ModelSpec:
     """A pulled model as /api/tags and /api/show describe it."""
@@ -181,8 +179,6 @@ class FakeOllama:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    # lifecycle
-
     @property
     def url(self) -> str:
         """``http://127.0.0.1:<port>``; only valid while running."""
@@ -216,8 +212,6 @@ class FakeOllama:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # assertions
-
     def requests_to(self, path: str) -> list[dict[str, Any]]:
         """The JSON bodies sent to ``path`` (e.g. ``"/api/chat"``), oldest first."""
         with self._lock:
@@ -232,8 +226,7 @@ class FakeOllama:
         wanted = _full_name(name)
         return next((m for m in self.models if _full_name(m.name) == wanted), None)
 
-    # answers (called from handler threads)
-
+    # answers, called from handler threads
     def _record(self, rec: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(rec)
@@ -243,18 +236,14 @@ class FakeOllama:
             "name": m.name, "model": m.name, "modified_at": "2025-06-01T10:00:00.0Z",
             "size": 2_600_000_000,
             "digest": hashlib.sha256(m.name.encode()).hexdigest(),
-            "details": {"parent_model": "", "format": "gguf", "family": m.family,
-                        "families": [m.family], "parameter_size": "4.0B",
-                        "quantization_level": "Q4_K_M"},
+            "details": _details(m),
         } for m in self.models]}
 
     def _show(self, spec: ModelSpec) -> dict[str, Any]:
         return {
             "license": "", "modelfile": f"FROM {spec.name}\n", "parameters": "",
             "template": "{{ .Prompt }}",
-            "details": {"parent_model": "", "format": "gguf", "family": spec.family,
-                        "families": [spec.family], "parameter_size": "4.0B",
-                        "quantization_level": "Q4_K_M"},
+            "details": _details(spec),
             "model_info": {"general.architecture": spec.family,
                            "general.parameter_count": 4_000_000_000,
                            f"{spec.family}.context_length": spec.context_length,
@@ -277,6 +266,11 @@ class FakeOllama:
         }
 
 
+def _details(spec: ModelSpec) -> dict[str, Any]:
+    return {"parent_model": "", "format": "gguf", "family": spec.family,
+            "families": [spec.family], "parameter_size": "4.0B", "quantization_level": "Q4_K_M"}
+
+
 def _not_found(name: str) -> HTTPError:
     return HTTPError(404, {"error": f'model "{name}" not found, try pulling it first'})
 
@@ -294,9 +288,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self._dispatch("POST")
-
-    def do_HEAD(self) -> None:
-        self._send(200, b"")
 
     def _dispatch(self, method: str) -> None:
         if self.fake._stopping.is_set():
@@ -364,7 +355,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(500, {"error": f"scripted model raised {exc!r}"})
         while isinstance(result, Hang):
             if self.fake._stopping.wait(result.seconds):
-                return  # shutting down: drop the request unanswered
+                self.close_connection = True  # shutting down: hang up without an answer
+                return
             result = result.then if result.then is not None else reply("")
         if isinstance(result, HTTPError | Malformed):
             return self._act(result)
@@ -385,8 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
+        self.wfile.write(payload)
 
 
 def down_url() -> str:
@@ -395,16 +386,6 @@ def down_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}"
-
-
-def serve(models: Iterable[str | ModelSpec] = ("qwen3:4b",),
-          model: ScriptedModel = echo) -> Iterator[FakeOllama]:
-    """Generator for a pytest fixture: ``yield from serve(...)`` starts and stops a server."""
-    server = FakeOllama(models=models, model=model).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
