@@ -1,0 +1,675 @@
+"""Recall over the vault: Chroma vectors plus SQLite FTS5 keywords, fused by rank.
+
+Two indexes share one machinery (:class:`IndexBase`): :class:`NodeIndex` holds one
+entry per digest node (``node_search``), ``search.ChunkIndex`` one per section of
+every note (``search``). Each keeps, in ``state.sqlite`` (tables ``idx_*``):
+
+* ``idx_<kind>_files``: every tracked note with size, mtime, inode and content hash;
+  a note whose size, mtime and inode are unchanged is not read again, everything
+  else is decided by hash. Unreadable notes are kept here with the reason.
+* ``idx_<kind>_docs``: one row per indexed text; its integer id is also its id in
+  Chroma, so a renamed note moves by updating a path, never by re-embedding.
+* ``idx_<kind>_fts``: FTS5 (porter, unicode61) over the same texts, ranked by ``bm25()``.
+
+Chroma holds the vectors in a collection named by kind, embedding model id and schema
+version, so a model change builds a new collection instead of mixing vector spaces.
+Anything inconsistent (a lost Chroma folder, a counted mismatch, garbage in
+state.sqlite) is rebuilt from the vault with a warning: the index is derived data.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+import chromadb
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings
+from chromadb.errors import ChromaError
+
+from vaultlink.embed import Embedder
+from vaultlink.errors import NoteNotFound, NoteUnreadable, SearchIndexError
+from vaultlink.vault import Note, Vault, content_hash, normalize_rel, parse_note
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+RRF_K = 60
+VECTOR_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.3
+# A query longer than this says nothing more to a 256-token model; cut before embedding.
+MAX_QUERY_CHARS = 2000
+# FTS5 cost grows with OR'ed terms; a pasted page must not become a 10,000-term query.
+MAX_QUERY_TERMS = 64
+# Texts per embedder call: large enough that length-sorted batching pads little.
+EMBED_BATCH = 512
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+Progress = Callable[[int, int], None]
+# path -> (size, mtime_ns, inode, content hash, skip reason) as stored in idx_<kind>_files
+_Stored = dict[str, tuple[int, int, int, str, str | None]]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class NodeHit:
+    """A digest node found by ``node_search``; ``similarity`` is 0.0 for keyword-only hits."""
+
+    path: str
+    score: float
+    name: str
+    description: str
+    similarity: float
+
+
+@dataclass
+class SyncReport:
+    """What one sync changed: vault paths, ``moved`` as (old, new), skipped with reasons."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    embedded: int = 0
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True if the index differs from before the sync."""
+        return bool(self.added or self.updated or self.removed or self.moved)
+
+
+# -- pure helpers ------------------------------------------------------------------
+
+
+def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
+             keyword_weight: float = KEYWORD_WEIGHT, k: int = RRF_K) -> list[tuple[T, float]]:
+    """Reciprocal rank fusion of two ranked lists, best first.
+
+    A key scores ``weight / (k + rank)`` (rank 1-based) from each list it is in and
+    nothing from a list it is missing from. Ties keep first-seen order (vector first).
+    """
+    scores: dict[T, float] = {}
+    for ranked, weight in ((vector, vector_weight), (keyword, keyword_weight)):
+        seen: set[T] = set()
+        for rank, key in enumerate(ranked, start=1):
+            if key in seen:  # a repeated key counts at its best rank only
+                continue
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
+
+    Operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words or
+    vanish; None when no word is left.
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    for term in re.findall(r"[^\W_]+", query):
+        low = term.lower()
+        if low not in seen:
+            seen.add(low)
+            terms.append(low)
+            if len(terms) >= MAX_QUERY_TERMS:
+                break
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def query_text(query: str) -> str:
+    """The query as it is embedded; SearchIndexError for an empty or blank query."""
+    if not isinstance(query, str) or not query.strip():
+        raise SearchIndexError("the search query is empty; give some words to search for")
+    return query.strip()[:MAX_QUERY_CHARS]
+
+
+def _move_aside(path: Path, what: str) -> None:
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    log.warning("%s at %s is unusable; moved it to %s and rebuilding", what, path, target.name)
+    path.rename(target)
+
+
+def _ensure_dir(path: Path) -> None:
+    for folder in (path.parent, path):
+        if folder.exists() and not folder.is_dir():
+            _move_aside(folder, "a file where a folder belongs")
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
+    """A Chroma client: embedded in ``path`` (the vault's ``.vaultlink/chroma``) or HTTP.
+
+    An embedded store that cannot be opened is moved aside and started afresh (the
+    index syncs itself back from the vault). An HTTP server that does not answer is a
+    ``SearchIndexError``.
+    """
+    settings = Settings(anonymized_telemetry=False)
+    if mode == "http":
+        try:
+            client = chromadb.HttpClient(host=host, port=port, settings=settings)
+            client.heartbeat()
+        except Exception as exc:
+            raise SearchIndexError(f"no Chroma server answers at {host}:{port} ({exc}); start "
+                                   "it, or set index.chroma.mode: embedded") from exc
+        return client
+    if mode != "embedded":
+        raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
+    _ensure_dir(path)
+    try:
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client.list_collections()
+        return client
+    except Exception as exc:
+        log.warning("cannot open the Chroma store: %s", exc)
+    _move_aside(path, "the Chroma store")
+    path.mkdir(parents=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def open_state_db(path: Path) -> sqlite3.Connection:
+    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
+    _ensure_dir(path.parent)
+    for attempt in (1, 2):
+        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if attempt == 2:
+                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
+            log.warning("state database %s is corrupt (%s)", path, exc)
+            for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+                if extra.exists():
+                    extra.unlink()
+            _move_aside(path, "the state database")
+    raise AssertionError("unreachable")
+
+
+# -- the shared machinery ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One text of a note to index: embedded as ``embed_text``, FTS columns ``fts``."""
+
+    embed_text: str
+    fts: tuple[str, ...]
+    line: int = 1
+
+    @property
+    def text_hash(self) -> str:
+        """What decides whether a stored vector can be reused."""
+        return content_hash(self.embed_text.encode("utf-8"))
+
+
+@dataclass
+class _Change:
+    path: str
+    stat: os.stat_result
+    hash: str
+    note: Note
+    docs: list[Doc]
+    reuse: list[int | None]
+    drop: list[int]
+    old_path: str | None = None
+
+
+class IndexBase:
+    """Sync and storage shared by the node and chunk indexes; subclasses say what to index."""
+
+    kind: ClassVar[str]
+    fts_columns: ClassVar[tuple[str, ...]]
+
+    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+                 embedder: Embedder, namespace: str = "") -> None:
+        self.vault, self.db_path, self.embedder = vault, db_path, embedder
+        self.client = chroma_client
+        self.collection_name = f"{self.kind}-{embedder.model_id}-v{SCHEMA_VERSION}"
+        if namespace:  # one Chroma server may serve several vaults
+            self.collection_name += f"-{namespace}"
+        self._lock = threading.RLock()
+        self._db = open_state_db(db_path)
+        self._files_t, self._docs_t, self._fts_t = (f"idx_{self.kind}_{t}"
+                                                    for t in ("files", "docs", "fts"))
+        try:
+            self._create_tables()
+        except sqlite3.DatabaseError as exc:
+            raise SearchIndexError(f"{db_path} is damaged ({exc}); delete it and run "
+                                   "`vaultlink reindex`") from exc
+        self._collection = self._open_collection()
+        self._check_consistent()
+
+    # -- storage -----------------------------------------------------------------
+
+    def _create_tables(self) -> None:
+        cols = ", ".join(self.fts_columns)
+        self._db.executescript(f"""
+            CREATE TABLE IF NOT EXISTS idx_meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE IF NOT EXISTS {self._files_t} (path TEXT PRIMARY KEY, size INTEGER,
+                mtime_ns INTEGER, ino INTEGER, hash TEXT, skip TEXT, name TEXT,
+                description TEXT);
+            CREATE TABLE IF NOT EXISTS {self._docs_t} (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                path TEXT NOT NULL, ord INTEGER, line INTEGER, text_hash TEXT);
+            CREATE INDEX IF NOT EXISTS {self._docs_t}_path ON {self._docs_t}(path);
+            CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5({cols},
+                tokenize='{FTS_TOKENIZE}');
+        """)
+
+    def _tables(self) -> list[str]:
+        return [self._files_t, self._docs_t, self._fts_t]
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM idx_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _open_collection(self) -> Collection:
+        try:
+            return self.client.get_or_create_collection(
+                self.collection_name, configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=None)
+        except Exception as exc:
+            raise SearchIndexError(f"cannot open the Chroma collection {self.collection_name}: "
+                                   f"{exc}; run `vaultlink reindex`") from exc
+
+    def _check_consistent(self) -> None:
+        """Reset when the stored state does not describe this collection's vectors."""
+        stored = self._meta(f"{self.kind}.collection")
+        rows = self._db.execute(f"SELECT count(*) FROM {self._docs_t}").fetchone()[0]
+        try:
+            vectors = self._collection.count()
+        except Exception as exc:
+            raise SearchIndexError(f"the Chroma collection {self.collection_name} does not "
+                                   f"answer: {exc}") from exc
+        if stored == self.collection_name and rows == vectors:
+            return
+        if stored is not None and stored != self.collection_name:
+            log.warning("the %s index was built with %s; building %s", self.kind, stored,
+                        self.collection_name)
+            self._drop_collection(stored)
+        elif stored is not None:
+            log.warning("the %s index is out of step (%d rows, %d vectors); rebuilding it "
+                        "from the vault", self.kind, rows, vectors)
+        self.reset()
+
+    def _drop_collection(self, name: str) -> None:
+        try:
+            self.client.delete_collection(name)
+        except Exception as exc:  # already gone is fine
+            log.debug("deleting collection %s: %s", name, exc)
+
+    def reset(self) -> None:
+        """Forget everything indexed; the next sync rebuilds from the vault."""
+        with self._lock:
+            self._drop_collection(self.collection_name)
+            self._collection = self._open_collection()
+            with self._tx() as db:
+                for table in self._tables():
+                    db.execute(f"DELETE FROM {table}")
+                db.execute("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
+                           (f"{self.kind}.collection", self.collection_name))
+
+    def close(self) -> None:
+        """Close the SQLite connection (the Chroma client belongs to the caller)."""
+        with self._lock:
+            self._db.close()
+
+    # -- what to index (subclasses) ---------------------------------------------
+
+    def wants(self, path: str) -> bool:
+        """True for vault paths this index covers."""
+        raise NotImplementedError
+
+    def _scan(self) -> list[str]:
+        """Vault paths this index covers, as found on disk now."""
+        raise NotImplementedError
+
+    def docs_of(self, note: Note) -> list[Doc]:
+        """The texts to index for one note."""
+        raise NotImplementedError
+
+    def _indexed(self, db: sqlite3.Connection, change: _Change) -> None:
+        """Hook inside the write transaction after a note's docs are stored."""
+
+    def _removed(self, db: sqlite3.Connection, path: str) -> None:
+        """Hook inside the write transaction after a note left the index."""
+
+    # -- sync --------------------------------------------------------------------
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index in line with the vault: add, update, move and remove notes."""
+        with self._lock:
+            self._guard(self._check_consistent)
+            paths = self._scan()
+            return self._guard(lambda: self._sync_paths(paths, complete=True, progress=progress))
+
+    def upsert(self, paths: Iterable[str]) -> SyncReport:
+        """Index these notes now (a note just written); missing files are removed."""
+        with self._lock:
+            wanted = [p for p in (normalize_rel(x) for x in paths) if self.wants(p)]
+            return self._guard(lambda: self._sync_paths(wanted, complete=False, progress=None))
+
+    def remove(self, paths: Iterable[str]) -> SyncReport:
+        """Drop these notes from the index (a note just deleted)."""
+        with self._lock:
+            gone = [normalize_rel(p) for p in paths]
+            report = SyncReport()
+            self._guard(lambda: self._remove_paths(gone, report))
+            return report
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except sqlite3.DatabaseError as exc:
+            raise SearchIndexError(f"the search index in {self.db_path} failed: {exc}; run "
+                                   "`vaultlink reindex`") from exc
+        except ChromaError as exc:
+            raise SearchIndexError(f"the Chroma collection {self.collection_name} failed: "
+                                   f"{exc}; run `vaultlink reindex`") from exc
+
+    def _stored(self) -> _Stored:
+        rows = self._db.execute(
+            f"SELECT path, size, mtime_ns, ino, hash, skip FROM {self._files_t}").fetchall()
+        return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
+
+    def _sync_paths(self, paths: list[str], complete: bool, progress: Progress | None
+                    ) -> SyncReport:
+        report = SyncReport()
+        stored = self._stored()
+        stats: dict[str, os.stat_result] = {}
+        for path in paths:
+            try:
+                stats[path] = os.stat(self.vault.root / path)
+            except OSError:
+                continue
+        vanished = [p for p in (stored if complete else paths) if p in stored and p not in stats]
+        candidates: list[str] = []
+        for path, st in stats.items():
+            old = stored.get(path)
+            if old is not None and old[:3] == (st.st_size, st.st_mtime_ns, st.st_ino):
+                report.unchanged += 1
+            else:
+                candidates.append(path)
+        loaded = self._load([(p, stats[p]) for p in candidates], stored, report)
+        by_hash: dict[str, list[str]] = {}
+        for path in vanished:
+            if stored[path][4] is None and stored[path][3]:
+                by_hash.setdefault(stored[path][3], []).append(path)
+        changes: list[_Change] = []
+        for path, st, digest, note in loaded:
+            twins = by_hash.get(digest) if path not in stored else None
+            old_path = twins.pop(0) if twins else None
+            changes.append(self._plan(path, st, digest, note, old_path))
+        moved_from = {c.old_path for c in changes if c.old_path}
+        self._remove_paths([p for p in vanished if p not in moved_from], report)
+        self._write(changes, stored, report, progress)
+        report.skipped.update({p: r[4] for p, r in self._stored().items()
+                               if r[4] is not None and (complete or p in stats)})
+        if report.changed:
+            log.info("%s index: %d added, %d updated, %d moved, %d removed, %d embedded",
+                     self.kind, len(report.added), len(report.updated), len(report.moved),
+                     len(report.removed), report.embedded)
+        return report
+
+    def _load(self, paths: list[tuple[str, os.stat_result]], stored: _Stored,
+              report: SyncReport) -> list[tuple[str, os.stat_result, str, Note]]:
+        """Read the candidates; touch the unchanged, record the unreadable."""
+        out = []
+        for path, st in paths:
+            old = stored.get(path)
+            digest = ""
+            try:
+                data = self.vault.read_bytes(path)
+                digest = content_hash(data)
+                if old is not None and old[3] == digest and old[4] is None:
+                    self._touch(path, st)  # same bytes, new mtime: nothing to redo
+                    report.unchanged += 1
+                    continue
+                if not data.strip():
+                    raise NoteUnreadable(path, "the note is empty")
+                note = parse_note(path, data)
+            except NoteNotFound:
+                continue  # vanished since the scan; the next sync removes it
+            except NoteUnreadable as exc:
+                if old is None or old[3] != digest or old[4] != exc.reason:
+                    log.warning("not indexing %s: %s", path, exc.reason)
+                self._mark_skipped(path, st, digest, exc.reason)
+                continue
+            out.append((path, st, digest, note))
+        return out
+
+    def _touch(self, path: str, st: os.stat_result) -> None:
+        self._db.execute(f"UPDATE {self._files_t} SET size=?, mtime_ns=?, ino=? WHERE path=?",
+                         (st.st_size, st.st_mtime_ns, st.st_ino, path))
+
+    def _mark_skipped(self, path: str, st: os.stat_result, digest: str, reason: str) -> None:
+        with self._tx() as db:
+            ids = self._doc_ids(path)
+            self._delete_docs(db, ids)
+            self._removed(db, path)
+            db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",
+                       (path, st.st_size, st.st_mtime_ns, st.st_ino, digest, reason, "", ""))
+            self._chroma_delete(ids)
+
+    def _doc_ids(self, path: str) -> list[int]:
+        return [r[0] for r in self._db.execute(
+            f"SELECT id FROM {self._docs_t} WHERE path = ? ORDER BY ord", (path,))]
+
+    def _plan(self, path: str, st: os.stat_result, digest: str, note: Note,
+              old_path: str | None) -> _Change:
+        docs = self.docs_of(note)
+        rows = self._db.execute(f"SELECT id, text_hash FROM {self._docs_t} WHERE path = ? "
+                                "ORDER BY ord", (old_path or path,)).fetchall()
+        reuse: list[int | None] = []
+        if old_path is not None:  # same bytes under a new name: keep every vector by position
+            reuse = [rows[i][0] if i < len(rows) else None for i in range(len(docs))]
+        else:
+            free: dict[str, list[int]] = {}
+            for doc_id, text_hash in rows:
+                free.setdefault(text_hash, []).append(doc_id)
+            for doc in docs:
+                ids = free.get(doc.text_hash)
+                reuse.append(ids.pop(0) if ids else None)
+        kept = {i for i in reuse if i is not None}
+        drop = [r[0] for r in rows if r[0] not in kept]
+        return _Change(path, st, digest, note, docs, reuse, drop, old_path)
+
+    def _write(self, changes: list[_Change], stored: _Stored, report: SyncReport,
+               progress: Progress | None) -> None:
+        total, done = len(changes), 0
+        if progress:
+            progress(0, total)
+        batch: list[_Change] = []
+        pending = 0
+        for change in changes:
+            batch.append(change)
+            pending += sum(1 for r in change.reuse if r is None)
+            if pending >= EMBED_BATCH:
+                self._flush(batch, stored, report)
+                done, batch, pending = done + len(batch), [], 0
+                if progress:
+                    progress(done, total)
+        if batch:
+            self._flush(batch, stored, report)
+            if progress:
+                progress(total, total)
+
+    def _flush(self, batch: list[_Change], stored: _Stored, report: SyncReport) -> None:
+        texts = [d.embed_text for c in batch for d, r in zip(c.docs, c.reuse, strict=True)
+                 if r is None]
+        vectors = iter(self.embedder.embed(texts) if texts else [])
+        new_ids: list[str] = []
+        new_vectors: list[list[float]] = []
+        dropped: list[int] = []
+        with self._tx() as db:
+            for c in batch:
+                if c.old_path is not None:
+                    db.execute(f"DELETE FROM {self._files_t} WHERE path = ?", (c.old_path,))
+                    self._removed(db, c.old_path)
+                self._delete_docs(db, c.drop)
+                dropped += c.drop
+                for ord_, (doc, reused) in enumerate(zip(c.docs, c.reuse, strict=True)):
+                    if reused is not None:
+                        db.execute(f"UPDATE {self._docs_t} SET path=?, ord=?, line=? WHERE id=?",
+                                   (c.path, ord_, doc.line, reused))
+                        if c.old_path is not None:  # breadcrumbs may name the file
+                            self._fts_write(db, reused, doc, replace=True)
+                        continue
+                    cur = db.execute(f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
+                                     "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash))
+                    doc_id = int(cur.lastrowid or 0)
+                    self._fts_write(db, doc_id, doc, replace=False)
+                    new_ids.append(str(doc_id))
+                    new_vectors.append(next(vectors))
+                db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",
+                           (c.path, c.stat.st_size, c.stat.st_mtime_ns, c.stat.st_ino, c.hash,
+                            None, c.note.name, c.note.description))
+                self._indexed(db, c)
+                if c.old_path is not None:
+                    report.moved.append((c.old_path, c.path))
+                elif c.path in stored:
+                    report.updated.append(c.path)
+                else:
+                    report.added.append(c.path)
+            self._chroma_delete(dropped)
+            self._chroma_upsert(new_ids, new_vectors)
+        report.embedded += len(texts)
+
+    def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc, replace: bool) -> None:
+        if replace:
+            db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
+        marks = ",".join("?" * (len(self.fts_columns) + 1))
+        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(self.fts_columns)}) "
+                   f"VALUES ({marks})", (doc_id, *doc.fts))
+
+    def _delete_docs(self, db: sqlite3.Connection, ids: list[int]) -> None:
+        db.executemany(f"DELETE FROM {self._docs_t} WHERE id = ?", [(i,) for i in ids])
+        db.executemany(f"DELETE FROM {self._fts_t} WHERE rowid = ?", [(i,) for i in ids])
+
+    def _remove_paths(self, paths: list[str], report: SyncReport) -> None:
+        known = [p for p in paths if self._db.execute(
+            f"SELECT 1 FROM {self._files_t} WHERE path = ?", (p,)).fetchone()]
+        if not known:
+            return
+        with self._tx() as db:
+            ids: list[int] = []
+            for path in known:
+                ids += self._doc_ids(path)
+                db.execute(f"DELETE FROM {self._files_t} WHERE path = ?", (path,))
+                self._removed(db, path)
+            self._delete_docs(db, ids)
+            self._chroma_delete(ids)
+        report.removed += known
+
+    def _chroma_delete(self, ids: list[int]) -> None:
+        step = self.client.get_max_batch_size()
+        for start in range(0, len(ids), step):
+            self._collection.delete(ids=[str(i) for i in ids[start:start + step]])
+
+    def _chroma_upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
+        step = self.client.get_max_batch_size()
+        for start in range(0, len(ids), step):
+            self._collection.upsert(ids=ids[start:start + step], embeddings=np.asarray(
+                vectors[start:start + step], dtype=np.float32))
+
+    # -- query -------------------------------------------------------------------
+
+    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float]
+                ) -> list[tuple[int, float, float]]:
+        """Fused (doc id, score, cosine similarity), best first."""
+        text = query_text(query)
+        depth = max(limit * 3, 50)
+        vector = self.embedder.embed([text])[0]
+        match = fts_match(text)
+        weights = ", ".join(str(float(w)) for w in bm25_weights)
+        with self._lock:
+            try:
+                res = self._collection.query(
+                    query_embeddings=np.asarray([vector], dtype=np.float32), n_results=depth,
+                    include=["distances"])
+                keyword = [] if match is None else [r[0] for r in self._db.execute(
+                    f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
+                    f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
+            except sqlite3.DatabaseError as exc:
+                raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
+                                       "reindex`") from exc
+            except Exception as exc:
+                raise SearchIndexError(f"vector search failed: {exc}; run `vaultlink "
+                                       "reindex`") from exc
+        ids = [int(i) for i in res["ids"][0]]
+        distances = (res.get("distances") or [[]])[0]
+        similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
+        fused = rrf_fuse(ids, keyword)[:limit]
+        return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
+
+
+class NodeIndex(IndexBase):
+    """Digest nodes (``digest/<bucket>/*.md``, not ``digest/topics/``) by name, description
+    and the opening ``body_chars`` characters of the body; answers ``node_search``."""
+
+    kind = "nodes"
+    fts_columns = ("name", "description", "body")
+    bm25_weights = (3.0, 2.0, 1.0)  # a word in the name says more than one in the body
+
+    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+                 embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
+        self.body_chars = body_chars
+        super().__init__(vault, db_path, chroma_client, embedder, namespace)
+
+    def wants(self, path: str) -> bool:
+        """Exactly ``digest/<bucket>/<slug>.md`` with a bucket other than ``topics``."""
+        parts = path.split("/")
+        return (len(parts) == 3 and parts[0] == self.vault.digest and parts[1] != "topics"
+                and parts[2].endswith(".md"))
+
+    def _scan(self) -> list[str]:
+        return [p for p in self.vault.iter_files([self.vault.digest]) if self.wants(p)]
+
+    def docs_of(self, note: Note) -> list[Doc]:
+        """One text: name, description and the opening of the body."""
+        opening = note.body.strip()[:self.body_chars]
+        text = f"{note.name}\n{note.description}\n{opening}".strip()
+        return [Doc(text, (note.name, note.description, opening))]
+
+    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
+        """Digest nodes for ``query``, best first, fused from vector and BM25 recall.
+
+        Raises SearchIndexError for an empty query; any other text is a valid query.
+        """
+        ranked = self._ranked(query, limit, self.bm25_weights)
+        if not ranked:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(ranked))
+            rows = {r[0]: r[1:] for r in self._db.execute(
+                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
+                f"JOIN {self._files_t} f ON f.path = d.path WHERE d.id IN ({marks})",
+                [i for i, _, _ in ranked])}
+        return [NodeHit(rows[i][0], score, rows[i][1], rows[i][2], sim)
+                for i, score, sim in ranked if i in rows]

@@ -1,0 +1,226 @@
+"""Memory search: sections of every note, hybrid recall, then link expansion.
+
+:class:`ChunkIndex` indexes every note of ``daily/``, ``resource/`` and ``digest/`` as
+chunks along its heading tree (``markdown.chunk_note``: a section per chunk, with its
+breadcrumb), in the same Chroma + FTS5 + RRF machinery as the node index. Each hit is
+expanded with up to 10 outlinks and 10 inlinks of its file, named and described.
+
+Links are kept in SQLite (``idx_links``: source, raw target, lookup key), updated as
+notes are synced, so a query never re-parses the vault. Targets are resolved at query
+time with Obsidian's rules against the vault's current file list, so a note created
+later makes older links resolve without re-indexing the notes that hold them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chromadb.api import ClientAPI
+
+from vaultlink.embed import Embedder
+from vaultlink.index import (
+    Doc,
+    IndexBase,
+    NodeIndex,
+    SyncReport,
+    _Change,
+    open_chroma,
+)
+from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
+from vaultlink.vault import Note, Vault
+
+log = logging.getLogger(__name__)
+
+MAX_LINKS = 10
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """A note linked from or to a hit: its path, name and description."""
+
+    path: str
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A chunk found by ``search``: where it is, its text, and its file's neighbours."""
+
+    path: str
+    score: float
+    breadcrumb: str
+    text: str
+    line: int
+    similarity: float
+    outlinks: list[LinkRef] = field(default_factory=list)
+    inlinks: list[LinkRef] = field(default_factory=list)
+
+
+def _link_key(target: str) -> str:
+    """What a raw link target and the file it may resolve to have in common: the name."""
+    name = target.strip().rsplit("/", 1)[-1].lower()
+    return name[:-3] if name.endswith(".md") else name
+
+
+class ChunkIndex(IndexBase):
+    """Sections of every note in daily/, resource/ and digest/; answers ``search``."""
+
+    kind = "chunks"
+    fts_columns = ("breadcrumb", "text")
+    bm25_weights = (1.0, 1.0)
+
+    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+                 embedder: Embedder, max_chars: int = 1200, namespace: str = "") -> None:
+        self.max_chars = max_chars
+        self._all_files: frozenset[str] | None = None
+        self._resolver: LinkResolver | None = None
+        super().__init__(vault, db_path, chroma_client, embedder, namespace)
+
+    def _create_tables(self) -> None:
+        super()._create_tables()
+        self._db.executescript("""
+            CREATE TABLE IF NOT EXISTS idx_links (source TEXT NOT NULL, target TEXT NOT NULL,
+                key TEXT NOT NULL);
+            CREATE INDEX IF NOT EXISTS idx_links_source ON idx_links(source);
+            CREATE INDEX IF NOT EXISTS idx_links_key ON idx_links(key);
+        """)
+
+    def _tables(self) -> list[str]:
+        return [*super()._tables(), "idx_links"]
+
+    def wants(self, path: str) -> bool:
+        """Markdown notes below the daily, resource and digest folders."""
+        return path.endswith(".md") and self.vault.folder_of(path) is not None
+
+    def _scan(self) -> list[str]:
+        files = frozenset(self.vault.iter_files())
+        if files != self._all_files:  # link targets may be any file of the vault
+            self._all_files, self._resolver = files, None
+        return sorted(p for p in files if self.wants(p))
+
+    def docs_of(self, note: Note) -> list[Doc]:
+        """A doc per chunk; its line is the chunk's first line in the file."""
+        _, body, offset = split_frontmatter(note.text)
+        return [Doc(f"{c.breadcrumb}\n\n{c.text}", (c.breadcrumb, c.text), c.line + offset)
+                for c in chunk_note(body, note.name, self.max_chars)]
+
+    def _indexed(self, db: sqlite3.Connection, change: _Change) -> None:
+        db.execute("DELETE FROM idx_links WHERE source = ?", (change.path,))
+        db.executemany("INSERT INTO idx_links VALUES (?, ?, ?)",
+                       [(change.path, link.target, _link_key(link.target))
+                        for link in find_wikilinks(change.note.text) if link.target])
+        if self._all_files is not None and change.path not in self._all_files:
+            self._all_files, self._resolver = self._all_files | {change.path}, None
+
+    def _removed(self, db: sqlite3.Connection, path: str) -> None:
+        db.execute("DELETE FROM idx_links WHERE source = ?", (path,))
+        if self._all_files is not None and path in self._all_files:
+            self._all_files, self._resolver = self._all_files - {path}, None
+
+    # -- query -------------------------------------------------------------------
+
+    def _resolve(self, target: str, source: str) -> str | None:
+        if self._resolver is None:
+            if self._all_files is None:  # searched before any sync: what the index knows
+                self._all_files = frozenset(r[0] for r in self._db.execute(
+                    f"SELECT path FROM {self._files_t}"))
+            self._resolver = LinkResolver(self._all_files)
+        return self._resolver.resolve(target, source).path
+
+    def _refs(self, paths: list[str]) -> list[LinkRef]:
+        marks = ",".join("?" * len(paths))
+        known = {r[0]: (r[1], r[2]) for r in self._db.execute(
+            f"SELECT path, name, description FROM {self._files_t} WHERE path IN ({marks})",
+            paths)}
+        return [LinkRef(p, *(known.get(p) or (p.rsplit("/", 1)[-1].removesuffix(".md"), "")))
+                for p in paths]
+
+    def links_of(self, path: str) -> tuple[list[LinkRef], list[LinkRef]]:
+        """Up to 10 outlinks (in note order) and 10 inlinks (by path) of a note."""
+        with self._lock:
+            out: list[str] = []
+            for (target,) in self._db.execute(
+                    "SELECT target FROM idx_links WHERE source = ? ORDER BY rowid", (path,)):
+                resolved = self._resolve(target, path)
+                if resolved and resolved != path and resolved not in out:
+                    out.append(resolved)
+                    if len(out) == MAX_LINKS:
+                        break
+            key = _link_key(path)
+            sources = sorted({source for source, target in self._db.execute(
+                "SELECT source, target FROM idx_links WHERE key = ?", (key,))
+                if source != path and self._resolve(target, source) == path})
+            return self._refs(out), self._refs(sources[:MAX_LINKS])
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """Chunks for ``query``, best first, each with its file's outlinks and inlinks.
+
+        Raises SearchIndexError for an empty query; any other text is a valid query.
+        """
+        ranked = self._ranked(query, limit, self.bm25_weights)
+        if not ranked:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(ranked))
+            rows = {r[0]: r[1:] for r in self._db.execute(
+                f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text FROM {self._docs_t} d "
+                f"JOIN {self._fts_t} t ON t.rowid = d.id WHERE d.id IN ({marks})",
+                [i for i, _, _ in ranked])}
+            links: dict[str, tuple[list[LinkRef], list[LinkRef]]] = {}
+            hits = []
+            for doc_id, score, sim in ranked:
+                if doc_id not in rows:
+                    continue
+                path, line, crumb, text = rows[doc_id]
+                if path not in links:
+                    links[path] = self.links_of(path)
+                hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path]))
+            return hits
+
+
+@dataclass
+class Indexes:
+    """The node and chunk indexes of one vault, over one Chroma client."""
+
+    nodes: NodeIndex
+    chunks: ChunkIndex
+    client: ClientAPI
+
+    def close(self) -> None:
+        """Close both SQLite connections and release the Chroma client."""
+        self.nodes.close()
+        self.chunks.close()
+        close = getattr(self.client, "close", None)  # not in every chromadb version
+        if close is not None:
+            try:
+                close()
+            except Exception as exc:  # an HTTP client has nothing to release
+                log.debug("closing the Chroma client: %s", exc)
+
+
+def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedded",
+                 chroma_host: str = "127.0.0.1", chroma_port: int = 8000,
+                 body_chars: int = 1000) -> Indexes:
+    """Both indexes of ``vault`` in ``.vaultlink/`` (state.sqlite, chroma/), from config values.
+
+    With a Chroma server (``chroma_mode="http"``) collection names carry a key of the
+    vault's path, so several vaults can share one server.
+    """
+    state = vault.state_dir
+    client = open_chroma(chroma_mode, state / "chroma", chroma_host, chroma_port)
+    namespace = ""
+    if chroma_mode == "http":
+        namespace = hashlib.sha256(str(vault.root).encode("utf-8")).hexdigest()[:10]
+    db_path = state / "state.sqlite"
+    nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
+                      namespace=namespace)
+    chunks = ChunkIndex(vault, db_path, client, embedder, namespace=namespace)
+    return Indexes(nodes, chunks, client)
+
+
+__all__ = ["ChunkIndex", "Indexes", "LinkRef", "SearchHit", "SyncReport", "open_indexes"]
