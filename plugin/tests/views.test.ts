@@ -36,6 +36,7 @@ test("digest: title, description, each source with the sentence that cites it", 
 	const note = fixture<DigestNote>("note-digest.json");
 	renderDigest(el, note, recorder().actions);
 	assert.equal(one(el, ".vaultlink-title").textContent, "Hybrid search");
+	assert.equal(one(el, ".vaultlink-path").textContent, "digest/wiki/hybrid-search.md");
 	assert.match(one(el, ".vaultlink-header").textContent ?? "", /blends BM25 keyword scores/);
 	const sources = [...el.querySelectorAll(".vaultlink-source")];
 	assert.equal(sources.length, 2);
@@ -107,6 +108,7 @@ test("source failed: state, error, Re-run posts the note's path; fed nodes open"
 	const { calls, actions } = recorder();
 	renderSource(el, fixture<SourceNote>("note-source-failed.json"), actions);
 	assert.equal(one(el, ".vaultlink-title").textContent, "2026-06-19");
+	assert.equal(one(el, ".vaultlink-path").textContent, "daily/2026-06-19.md");
 	const state = one(el, ".vaultlink-state");
 	assert.ok(state.classList.contains("vaultlink-state-failed"));
 	assert.equal(one(state, ".vaultlink-state-text").textContent, "failed");

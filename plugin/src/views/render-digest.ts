@@ -13,6 +13,7 @@ export function renderDigest(container: HTMLElement, note: DigestNote, actions: 
 	const head = root.createDiv({ cls: "vaultlink-header" });
 	head.createDiv({ cls: "vaultlink-kind", text: "digest node" });
 	head.createEl("h4", { cls: "vaultlink-title", text: note.name });
+	head.createDiv({ cls: "vaultlink-path", text: note.path });
 	if (note.description) head.createDiv({ cls: "vaultlink-desc", text: note.description });
 
 	const sources = section(root, "Sources", note.sources.length);

@@ -34,6 +34,7 @@ export function renderSource(container: HTMLElement, note: SourceNote, actions: 
 	const head = root.createDiv({ cls: "vaultlink-header" });
 	head.createDiv({ cls: "vaultlink-kind", text: "source note" });
 	head.createEl("h4", { cls: "vaultlink-title", text: noteTitle(note.path) });
+	head.createDiv({ cls: "vaultlink-path", text: note.path });
 
 	const state = root.createDiv({ cls: ["vaultlink-state", `vaultlink-state-${note.state}`] });
 	state.createSpan({ cls: "vaultlink-state-dot" });
