@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import httpx
 import ollama
 import pytest
-from fakes import (
+
+from tests.fakes import (
     EMBED_DIM,
     FakeOllama,
     Hang,
