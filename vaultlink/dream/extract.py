@@ -67,9 +67,10 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
         try:
             note = vault.read_note(info.path)
         except (NoteUnreadable, VaultError) as exc:
-            run.skipped[info.path] = str(exc)
-            log.warning("skipping %s", exc)
-            ctx.report("note_skipped", path=info.path, reason=str(exc))
+            reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
+            run.skipped[info.path] = reason
+            log.info("skipping %s: %s", info.path, reason)
+            ctx.report("note_skipped", path=info.path, reason=reason)
             continue
         src, prints = source_note(note, frozenset(cp.sections if cp else ()))
         run.changed[info.path] = note.hash
@@ -85,6 +86,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     run.pending_ids = [i for i, _ in pending]
     run.units = units[:ctx.max_units]
     overflow = units[ctx.max_units:]
+    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed))
     if overflow:
         run.deferred_paths = {p for u in overflow for p in u.paths}
         ctx.report("units_deferred", count=len(overflow))
@@ -93,7 +95,6 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     if not ctx.dry_run:
         state.remove_pending(run.pending_ids)
         state.add_pending(u.to_dict() for u in overflow)
-    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed))
 
 
 class ModelExtractor:

@@ -1,0 +1,85 @@
+"""`vaultlink dream` end to end: the real CLI, real ollama.Client, the fake Ollama server
+driven by the competent scripted model, real Chroma and SQLite, on a copy of sample_vault.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.fakes.competent import CompetentModel
+from tests.fakes.ollama_server import FakeOllama
+from vaultlink.cli import app
+from vaultlink.graph import check_vault
+from vaultlink.vault import Vault
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
+
+
+@pytest.fixture()
+def vault_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "vault"
+    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".vaultlink"))
+    return dest
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in root.rglob("*") if p.is_file() and ".vaultlink" not in p.parts}
+
+
+def _dream(runner: CliRunner, vault: Path, server: FakeOllama, *extra: str) -> dict:
+    result = runner.invoke(app, ["dream", "--vault", str(vault), "--llm", "ollama",
+                                 "--ollama-host", server.url, "--json", *extra],
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data: dict = json.loads(result.output)
+    return data
+
+
+@pytest.mark.slow
+def test_dream_with_model_creates_corroborates_refines_and_corrects(
+        vault_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTLINK_AUTO_DREAM__MAX_UNITS", "20")
+    runner = CliRunner()
+    before = _snapshot(vault_copy)
+    with FakeOllama(model=CompetentModel()) as server:
+        first = _dream(runner, vault_copy, server)
+        actions = {c["action"] for c in first["changes"]}
+        assert actions == {"CREATE", "CORROBORATE", "REFINE", "CORRECT"}, first
+        assert first["counts"]["failed"] == 0
+        after_first = _snapshot(vault_copy)
+        second = _dream(runner, vault_copy, server)
+    # The user's notes are untouched; only digest/ changed.
+    changed = {p for p in after_first if before.get(p) != after_first[p]}
+    assert changed and all(p.startswith("digest/") for p in changed)
+    assert all(after_first[p] == before[p] for p in before if not p.startswith("digest/"))
+    # vaultlink check finds nothing wrong.
+    errors = [p for p in check_vault(Vault(vault_copy)) if p.level == "error"]
+    assert errors == []
+    # A second run over the unchanged vault writes nothing.
+    assert second["counts"]["changed"] == 0 and second["changes"] == []
+    assert _snapshot(vault_copy) == after_first
+    # Every model call carried num_ctx and stayed inside it.
+    for req in server.chat_requests():
+        assert req["options"]["num_ctx"] == 8192
+    corrected = (vault_copy / "digest/procedure/rebuild-index.md").read_text()
+    assert "~~" in corrected and "Corrected:" in corrected
+    assert "[[daily/2026-06-19.md]]" in corrected
+
+
+@pytest.mark.slow
+def test_dry_run_shows_decisions_and_writes_nothing(vault_copy: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTLINK_AUTO_DREAM__MAX_UNITS", "20")
+    before = _snapshot(vault_copy)
+    with FakeOllama(model=CompetentModel()) as server:
+        data = _dream(CliRunner(), vault_copy, server, "--dry-run")
+    assert data["dry_run"] is True
+    assert {r["action"] for r in data["results"]} >= {"CREATE", "CORRECT"}
+    assert all(r["diff"] for r in data["results"] if r["status"] == "integrated")
+    assert _snapshot(vault_copy) == before
