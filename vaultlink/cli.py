@@ -359,10 +359,10 @@ def demo(
     for p in changed:
         typer.echo(f"  {p}")
     v, _ = open_vault(dest)
-    errors = [p for p in check_vault(v) if p.level == "error"]
+    errors = [problem for problem in check_vault(v) if problem.level == "error"]
     typer.echo(f"\nvaultlink check: {len(errors)} error(s) in digest/")
-    for p in errors:
-        typer.echo(f"  {p}")
+    for problem in errors:
+        typer.echo(f"  {problem}")
     typer.echo(f"\nOpen it in Obsidian: 'Open folder as vault' -> {dest}\n"
                f"See why each link exists: vaultlink log --vault {dest} --diff")
     if code or errors:
