@@ -125,6 +125,23 @@ test("panel: Undo posts the id, shows a Notice and refreshes; unload stops follo
 	assert.equal(app.workspace.listenerCount("active-leaf-change"), 0);
 });
 
+test("panel: a refused undo (409) shows the daemon's words and brings the Undo button back", async () => {
+	const conflict = fixture("error-undo-409.json").error as string;
+	const { app, view } = setup({ "POST /undo": () => json(409, fixtureText("error-undo-409.json")) });
+	Notice.shown = [];
+	await (view as unknown as { onOpen(): Promise<void> }).onOpen();
+	app.workspace.open("digest/wiki/hybrid-search.md");
+	await settle();
+	const before = view.contentEl.querySelector("button.vaultlink-undo") as HTMLButtonElement;
+	before.click();
+	assert.equal(before.disabled, true);
+	await settle();
+	assert.deepEqual(Notice.shown, [`vaultlink: cannot undo: ${conflict}`]);
+	const after = view.contentEl.querySelector("button.vaultlink-undo") as HTMLButtonElement;
+	assert.notEqual(after, before, "redrawn although the answer did not change");
+	assert.equal(after.disabled, false);
+});
+
 test("actions: a 409 on undo shows the daemon's message in a Notice, then refreshes", async () => {
 	const shown: string[] = [];
 	let refreshed = 0;

@@ -87,8 +87,11 @@ test("digest: decisions show action, note, diff lines styled, and Undo only wher
 
 	assert.deepEqual(texts(cards[0], "button"), ["Undo"]);
 	assert.equal(cards[1].querySelectorAll("button").length, 0, "CREATE #12 is not undoable");
-	one(cards[0], "button.vaultlink-undo").click();
-	assert.deepEqual(calls, ["undo 31"]);
+	const undo = one(cards[0], "button.vaultlink-undo") as HTMLButtonElement;
+	undo.click();
+	undo.click();
+	assert.deepEqual(calls, ["undo 31"], "a second click while the undo is in flight sends nothing");
+	assert.equal(undo.disabled, true);
 });
 
 test("diff line classes: headers before +/-, hunks, context", () => {

@@ -58,15 +58,23 @@ export function nodeList(parent: HTMLElement, nodes: NodeRef[], actions: PanelAc
 	}
 }
 
+/**
+ * A button. With `once`, it disables itself when clicked so a slow daemon
+ * cannot be sent the same undo or re-run twice; the panel redraws after
+ * the action, which brings a fresh button back.
+ */
 export function button(
 	parent: HTMLElement,
 	text: string,
 	cls: string,
 	onClick: () => void,
+	once = false,
 ): HTMLButtonElement {
 	const b = parent.createEl("button", { text, cls });
 	b.addEventListener("click", (evt) => {
 		evt.preventDefault();
+		if (b.disabled) return;
+		if (once) b.disabled = true;
 		onClick();
 	});
 	return b;

@@ -27,7 +27,9 @@ export class VaultlinkPanelView extends ItemView {
 			client,
 			notify: (m) => new Notice(m),
 			openNote: (p) => void this.app.workspace.openLinkText(p, this.path ?? "", false),
-			refresh: () => void this.refresh(),
+			// After an undo or re-run, redraw even if the answer is unchanged
+			// (a refused undo): that re-enables the button that was clicked.
+			refresh: () => void this.refresh(true),
 		});
 	}
 
@@ -66,9 +68,10 @@ export class VaultlinkPanelView extends ItemView {
 		await this.show(true);
 	}
 
-	/** Ask again for the note on show (after a poll, undo or re-run). */
-	async refresh(): Promise<void> {
+	/** Ask again for the note on show (each poll, and after undo or re-run). */
+	async refresh(force = false): Promise<void> {
 		if (this.path === undefined) return;
+		if (force) this.shown = "";
 		await this.show(false);
 	}
 

@@ -54,7 +54,7 @@ export function renderDecision(
 	if (d.undone) {
 		foot.createSpan({ cls: "vaultlink-badge", text: "undone" });
 	} else if (d.undoable) {
-		button(foot, "Undo", "vaultlink-undo", () => actions.undo(d));
+		button(foot, "Undo", "vaultlink-undo", () => actions.undo(d), true);
 	}
 	return card;
 }

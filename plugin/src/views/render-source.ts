@@ -41,7 +41,7 @@ export function renderSource(container: HTMLElement, note: SourceNote, actions: 
 	state.createSpan({ cls: "vaultlink-state-text", text: sourceStateText(note) });
 	if (note.state === "failed") {
 		if (note.error) state.createDiv({ cls: "vaultlink-error", text: note.error });
-		button(state, "Re-run", "vaultlink-rerun mod-cta", () => actions.rerun(note.path));
+		button(state, "Re-run", "vaultlink-rerun mod-cta", () => actions.rerun(note.path), true);
 	}
 
 	const fed = section(root, "Fed these digest nodes", note.fed.length);
