@@ -1,0 +1,192 @@
+"""Adversarial models against the integrate stage: whatever the model does, the vault
+ends valid, nothing outside digest/ changes, and the outcome follows the failure
+semantics (two attempts; failed units retried next run; unusable receipts skipped).
+
+Real ollama.Client against the fake server, real guard, real Chroma and SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
+from vaultlink.compose import dream_context, open_parts
+from vaultlink.config import load_settings
+from vaultlink.dream import RunState, build_steps, run_dream
+from vaultlink.errors import ModelUnavailable
+from vaultlink.graph import check_vault
+from vaultlink.vault import Vault
+
+SOURCE = "daily/2026-07-01.md"
+NODE = "digest/procedure/rebuild-index.md"
+UNIT = {"name": "online-rebuild", "bucket": "procedure", "paths": [SOURCE],
+        "summary": "The index rebuild runs online since v2.3; the service stays up."}
+NODE_TEXT = """---
+name: Rebuild the index
+description: Full rebuild of the search index; use when it is stale.
+---
+Stop the service, rebuild, start it again. See [[digest/wiki/search.md]].
+
+## Sources
+
+- The steps come from the rebuild recorded in [[daily/2026-06-01.md]].
+"""
+
+
+@pytest.fixture()
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    (root / "daily").mkdir(parents=True)
+    (root / "digest/procedure").mkdir(parents=True)
+    (root / "digest/wiki").mkdir(parents=True)
+    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nWe stopped the service.\n")
+    (root / SOURCE).write_text("## Decisions\n\nSince v2.3 the index rebuild runs online, "
+                               "the service stays up during the rebuild.\n")
+    (root / NODE).write_text(NODE_TEXT)
+    (root / "digest/wiki/search.md").write_text(
+        "---\nname: Search\ndescription: How search works.\n---\nSearch finds notes.\n\n"
+        "## Sources\n\n- Described first in [[daily/2026-06-01.md]].\n")
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultlink" not in p.parts}
+
+
+def with_extract(integrate: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """A model that extracts UNIT and hands integrate turns to ``integrate``."""
+    def model(request: dict[str, Any]) -> Any:
+        if request.get("format"):
+            return reply(json.dumps({"units": [UNIT]}))
+        return integrate(request)
+    return model
+
+
+def turns(*replies: Any) -> Callable[[dict[str, Any]], Any]:
+    """Integrate turns played in order, then the last one forever."""
+    queue = list(replies)
+    def play(_: dict[str, Any]) -> Any:
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+    return play
+
+
+def dream(root: Path, host: str, **overrides: Any) -> RunState:
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
+         **overrides})
+    vault = Vault(root)
+    parts = open_parts(vault, settings)
+    try:
+        parts.index.sync()
+        ctx = dream_context(parts, settings, "ollama")
+        return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
+def assert_vault_sound(root: Path, before: dict[str, bytes]) -> None:
+    after = snapshot(root)
+    for path, data in before.items():
+        if not path.startswith("digest/"):
+            assert after[path] == data, f"{path} changed"
+    assert not [p for p in after if p not in before and not p.startswith("digest/")]
+    assert not (root.parent / "outside.md").exists()
+    errors = [p for p in check_vault(Vault(root)) if p.level == "error"]
+    assert errors == [], errors
+
+
+def write_call(path: str, content: str) -> dict[str, Any]:
+    return reply(tool_calls=[("write", {"path": path, "name": "Online rebuild",
+                                        "description": "Rebuild without downtime.",
+                                        "content": content})])
+
+
+GOOD_BODY = (f"The rebuild runs online since v2.3, unlike [[{NODE}]].\n\n## Sources\n\n"
+             f"- The change was recorded in [[{SOURCE}]].\n")
+EMPTY = reply("")
+
+
+@pytest.mark.parametrize("name, script, status", [
+    ("malformed JSON", turns(Malformed()), "failed"),
+    ("HTTP 500s", turns(HTTPError(500)), "failed"),
+    ("unknown tool", turns(reply(tool_calls=[("delete_all", {})]), EMPTY), "skipped"),
+    ("bad arguments", turns(reply(tool_calls=[("edit", {"path": NODE})]), EMPTY), "skipped"),
+    ("write outside the vault", turns(write_call("../outside.md", GOOD_BODY), EMPTY),
+     "skipped"),
+    ("write to daily/", turns(write_call("daily/x.md", GOOD_BODY), EMPTY), "skipped"),
+    ("edit that drops links", turns(reply(tool_calls=[("edit", {
+        "path": NODE, "old": " See [[digest/wiki/search.md]].", "new": ""})]), EMPTY),
+     "skipped"),
+    ("bare link lines", turns(write_call("digest/procedure/online-rebuild.md",
+                                         f"Online.\n\n## Sources\n\n- [[{SOURCE}]]\n"), EMPTY),
+     "skipped"),
+    ("CREATE over an existing node", turns(write_call(NODE, GOOD_BODY), EMPTY), "skipped"),
+    ("never a receipt", turns(reply(tool_calls=[("node_search", {"query": "rebuild"})])),
+     "failed"),
+])
+def test_adversarial_model_leaves_the_vault_sound(vault: Path, name: str, script: Any,
+                                                  status: str) -> None:
+    before = snapshot(vault)
+    with FakeOllama(model=with_extract(script)) as server:
+        run = dream(vault, server.url)
+    assert [r.status for r in run.results] == [status], (name, run.results)
+    assert_vault_sound(vault, before)
+    assert snapshot(vault)[NODE] == before[NODE]
+    if status == "failed":
+        assert run.failed_paths == {SOURCE}
+        assert SOURCE not in run.checkpointed
+    else:
+        assert SOURCE in run.checkpointed
+
+
+def test_refused_write_is_reported_to_the_model(vault: Path) -> None:
+    script = turns(write_call("../outside.md", GOOD_BODY), EMPTY)
+    with FakeOllama(model=with_extract(script)) as server:
+        dream(vault, server.url)
+        tool_answers = [m["content"] for r in server.chat_requests()
+                        for m in r["messages"] if m["role"] == "tool"]
+    assert any("refused" in a and ".." in a for a in tool_answers)
+
+
+def test_missing_receipt_with_one_valid_write_is_accepted(vault: Path) -> None:
+    script = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY), EMPTY)
+    with FakeOllama(model=with_extract(script)) as server:
+        run = dream(vault, server.url)
+    result = run.results[0]
+    assert (result.status, result.action) == ("integrated", "CREATE")
+    assert (vault / "digest/procedure/online-rebuild.md").exists()
+
+
+def test_hang_past_the_timeout_fails_the_unit_and_keeps_the_source(vault: Path) -> None:
+    before = snapshot(vault)
+    with FakeOllama(model=with_extract(turns(Hang(5.0)))) as server:
+        run = dream(vault, server.url, **{"llm.timeout_seconds": 0.3})
+    assert run.results[0].status == "failed"
+    assert "timed out" in run.results[0].error or "time" in run.results[0].error
+    assert_vault_sound(vault, before)
+
+
+def test_failed_unit_is_retried_next_run(vault: Path) -> None:
+    with FakeOllama(model=with_extract(turns(HTTPError(500)))) as server:
+        first = dream(vault, server.url)
+    assert first.failed_paths == {SOURCE}
+    good = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY),
+                 reply(json.dumps({"action": "CREATE",
+                                   "target_path": "digest/procedure/online-rebuild.md"})))
+    with FakeOllama(model=with_extract(good)) as server:
+        second = dream(vault, server.url)
+    assert SOURCE in second.changed and SOURCE in second.checkpointed
+    assert second.results[0].status == "integrated"
+
+
+def test_server_down_stops_the_run_before_anything_is_checkpointed(vault: Path) -> None:
+    before = snapshot(vault)
+    with pytest.raises(ModelUnavailable, match="ollama serve"):
+        dream(vault, down_url())
+    assert snapshot(vault) == before
