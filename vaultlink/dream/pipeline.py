@@ -72,6 +72,8 @@ class DreamContext:
     only: frozenset[str] | None = None
     today: dt.date = field(default_factory=dt.date.today)
     progress: Progress | None = None
+    # Checked between units: True asks the run to stop early (the daemon's shutdown).
+    should_stop: Callable[[], bool] | None = None
 
     def report(self, event: str, **detail: Any) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
