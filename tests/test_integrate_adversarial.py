@@ -8,16 +8,13 @@ Real ollama.Client against the fake server, real guard, real Chroma and SQLite.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fakes.dreamkit import dream, snapshot, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
-from vaultlink.compose import dream_context, open_parts
-from vaultlink.config import load_settings
-from vaultlink.dream import RunState, build_steps, run_dream
 from vaultlink.errors import ModelUnavailable
 from vaultlink.graph import check_vault
 from vaultlink.vault import Vault
@@ -52,42 +49,6 @@ def vault(tmp_path: Path) -> Path:
         "---\nname: Search\ndescription: How search works.\n---\nSearch finds notes.\n\n"
         "## Sources\n\n- Described first in [[daily/2026-06-01.md]].\n")
     return root
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultlink" not in p.parts}
-
-
-def with_extract(integrate: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-    """A model that extracts UNIT and hands integrate turns to ``integrate``."""
-    def model(request: dict[str, Any]) -> Any:
-        if request.get("format"):
-            return reply(json.dumps({"units": [UNIT]}))
-        return integrate(request)
-    return model
-
-
-def turns(*replies: Any) -> Callable[[dict[str, Any]], Any]:
-    """Integrate turns played in order, then the last one forever."""
-    queue = list(replies)
-    def play(_: dict[str, Any]) -> Any:
-        return queue.pop(0) if len(queue) > 1 else queue[0]
-    return play
-
-
-def dream(root: Path, host: str, **overrides: Any) -> RunState:
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
-         **overrides})
-    vault = Vault(root)
-    parts = open_parts(vault, settings)
-    try:
-        parts.index.sync()
-        ctx = dream_context(parts, settings, "ollama")
-        return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
-    finally:
-        parts.close()
 
 
 def assert_vault_sound(root: Path, before: dict[str, bytes]) -> None:
@@ -133,7 +94,7 @@ EMPTY = reply("")
 def test_adversarial_model_leaves_the_vault_sound(vault: Path, name: str, script: Any,
                                                   status: str) -> None:
     before = snapshot(vault)
-    with FakeOllama(model=with_extract(script)) as server:
+    with FakeOllama(model=with_extract(script, UNIT)) as server:
         run = dream(vault, server.url)
     assert [r.status for r in run.results] == [status], (name, run.results)
     assert_vault_sound(vault, before)
@@ -147,7 +108,7 @@ def test_adversarial_model_leaves_the_vault_sound(vault: Path, name: str, script
 
 def test_refused_write_is_reported_to_the_model(vault: Path) -> None:
     script = turns(write_call("../outside.md", GOOD_BODY), EMPTY)
-    with FakeOllama(model=with_extract(script)) as server:
+    with FakeOllama(model=with_extract(script, UNIT)) as server:
         dream(vault, server.url)
         tool_answers = [m["content"] for r in server.chat_requests()
                         for m in r["messages"] if m["role"] == "tool"]
@@ -156,7 +117,7 @@ def test_refused_write_is_reported_to_the_model(vault: Path) -> None:
 
 def test_missing_receipt_with_one_valid_write_is_accepted(vault: Path) -> None:
     script = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY), EMPTY)
-    with FakeOllama(model=with_extract(script)) as server:
+    with FakeOllama(model=with_extract(script, UNIT)) as server:
         run = dream(vault, server.url)
     result = run.results[0]
     assert (result.status, result.action) == ("integrated", "CREATE")
@@ -165,7 +126,7 @@ def test_missing_receipt_with_one_valid_write_is_accepted(vault: Path) -> None:
 
 def test_hang_past_the_timeout_fails_the_unit_and_keeps_the_source(vault: Path) -> None:
     before = snapshot(vault)
-    with FakeOllama(model=with_extract(turns(Hang(5.0)))) as server:
+    with FakeOllama(model=with_extract(turns(Hang(5.0)), UNIT)) as server:
         run = dream(vault, server.url, **{"llm.timeout_seconds": 0.3})
     assert run.results[0].status == "failed"
     assert "timed out" in run.results[0].error or "time" in run.results[0].error
@@ -173,13 +134,13 @@ def test_hang_past_the_timeout_fails_the_unit_and_keeps_the_source(vault: Path) 
 
 
 def test_failed_unit_is_retried_next_run(vault: Path) -> None:
-    with FakeOllama(model=with_extract(turns(HTTPError(500)))) as server:
+    with FakeOllama(model=with_extract(turns(HTTPError(500)), UNIT)) as server:
         first = dream(vault, server.url)
     assert first.failed_paths == {SOURCE}
     good = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY),
                  reply(json.dumps({"action": "CREATE",
                                    "target_path": "digest/procedure/online-rebuild.md"})))
-    with FakeOllama(model=with_extract(good)) as server:
+    with FakeOllama(model=with_extract(good, UNIT)) as server:
         second = dream(vault, server.url)
     assert SOURCE in second.changed and SOURCE in second.checkpointed
     assert second.results[0].status == "integrated"

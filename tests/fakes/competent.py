@@ -65,7 +65,8 @@ def _tool_answers(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
-def _unit_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
+def unit_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The unit an integrate conversation is about (the JSON block of the user message)."""
     for m in messages:
         if m.get("role") == "user":
             found = re.search(r"```json\n(.*?)\n```", m.get("content", ""), re.DOTALL)
@@ -99,7 +100,7 @@ class CompetentModel:
         return reply(json.dumps({"units": units}))
 
     def integrate(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        unit = _unit_of(messages)
+        unit = unit_of(messages)
         plan = self.plans[unit["name"]]
         answers = _tool_answers(messages)
         source = unit["paths"][0]

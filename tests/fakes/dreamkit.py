@@ -1,0 +1,69 @@
+"""Helpers for pipeline tests: run a dream on a vault against a fake Ollama server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.competent import unit_of
+from tests.fakes.ollama_server import reply
+from vaultlink.compose import dream_context, open_parts
+from vaultlink.config import load_settings
+from vaultlink.dream import RunState, build_steps, run_dream
+from vaultlink.vault import Vault
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the vault but .vaultlink/, by vault path."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultlink" not in p.parts}
+
+
+def with_extract(integrate: Callable[[dict[str, Any]], Any],
+                 *units: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """A model that extracts ``units`` and hands integrate turns to ``integrate``."""
+    def model(request: dict[str, Any]) -> Any:
+        if request.get("format"):
+            return reply(json.dumps({"units": list(units)}))
+        return integrate(request)
+    return model
+
+
+def turns(*replies: Any) -> Callable[[dict[str, Any]], Any]:
+    """Integrate turns played in order, then the last one forever."""
+    queue = list(replies)
+    def play(_: dict[str, Any]) -> Any:
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+    return play
+
+
+def dream(root: Path, host: str, **overrides: Any) -> RunState:
+    """One run with the Ollama provider at ``host``; ``overrides`` are dotted settings."""
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
+         **overrides})
+    vault = Vault(root)
+    parts = open_parts(vault, settings)
+    try:
+        parts.index.sync()
+        ctx = dream_context(parts, settings, "ollama")
+        return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
+
+
+def creator(request: dict[str, Any]) -> dict[str, Any]:
+    """Integrate turns of a plain model: CREATE digest/<bucket>/<name>.md citing the source."""
+    unit = unit_of(request["messages"])
+    target = f"digest/{unit['bucket']}/{unit['name']}.md"
+    if not any(m["role"] == "tool" for m in request["messages"]):
+        body = (f"{unit['summary']}\n\n## Sources\n\n- This comes from "
+                f"[[{unit['paths'][0]}]], where it was written down.\n")
+        return reply(tool_calls=[("write", {"path": target, "name": unit["name"],
+                                            "description": unit["summary"][:120],
+                                            "content": body})])
+    return reply(json.dumps({"action": "CREATE", "target_path": target, "note": "new"}))

@@ -1,0 +1,148 @@
+"""The dream pipeline's bookkeeping: steps from config, the per-run cap, new sections,
+packing by budget, the journal and undo, topics. Real client, fake server, real stores.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
+from tests.fakes.ollama_server import FakeOllama, reply
+from vaultlink.dream import build_steps
+from vaultlink.errors import ConfigError, UndoConflict
+from vaultlink.history import undo_decision
+from vaultlink.llm import estimate_tokens
+from vaultlink.state import State
+from vaultlink.vault import Vault
+
+
+def make_vault(root: Path, notes: dict[str, str]) -> Path:
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "digest/wiki").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def unit(name: str, path: str, bucket: str = "wiki") -> dict[str, Any]:
+    return {"name": name, "bucket": bucket, "summary": f"All about {name}.", "paths": [path]}
+
+
+def extract_requests(server: FakeOllama) -> list[dict[str, Any]]:
+    return [r for r in server.chat_requests() if r.get("format")]
+
+
+def test_unknown_step_name_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="dream_dance_step"):
+        build_steps(["dream_extract_step", "dream_dance_step"])
+
+
+def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
+    root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}.\n"
+                                 for i in (1, 2, 3)})
+    units = [unit(f"topic-{i}", f"daily/2026-07-0{i}.md") for i in (1, 2, 3)]
+
+    def model(request: dict[str, Any]) -> Any:
+        if request.get("format"):
+            return reply(json.dumps({"units": units}))
+        return creator(request)
+
+    with FakeOllama(model=model) as server:
+        first = dream(root, server.url, **{"auto_dream.max_units": 2})
+        assert [u.name for u in first.units] == ["topic-1", "topic-2"]
+        assert "daily/2026-07-03.md" not in first.checkpointed
+        assert set(first.checkpointed) == {"daily/2026-07-01.md", "daily/2026-07-02.md"}
+        second = dream(root, server.url, **{"auto_dream.max_units": 2})
+        # The pending unit is integrated without extracting its note again.
+        assert [u.name for u in second.units] == ["topic-3"]
+        assert len(extract_requests(server)) == 1
+    assert second.checkpointed == ["daily/2026-07-03.md"]
+    assert (root / "digest/wiki/topic-3.md").exists()
+
+
+def test_only_new_sections_are_marked_new(tmp_path: Path) -> None:
+    note = "daily/2026-07-01.md"
+    root = make_vault(tmp_path, {note: "## Morning\n\nThe rebuild ran fine.\n"})
+    with FakeOllama(model=with_extract(creator, unit("morning", note))) as server:
+        dream(root, server.url)
+        (root / note).write_text("## Morning\n\nThe rebuild ran fine.\n\n## Evening\n\n"
+                                 "The vacuum took an hour.\n")
+        dream(root, server.url)
+        sent = extract_requests(server)[-1]["messages"][-1]["content"]
+    assert re.search(r"^#### .*Evening \[new\]$", sent, re.MULTILINE)
+    assert re.search(r"^#### .*Morning$", sent, re.MULTILINE)
+
+
+def test_extract_packs_notes_within_num_ctx(tmp_path: Path) -> None:
+    big = "\n\n".join(f"## Part {i}\n\n" + "The index rebuild took long. " * 40
+                      for i in range(12))
+    root = make_vault(tmp_path, {"daily/2026-07-01.md": big,
+                                 "daily/2026-07-02.md": "## A\n\nShort note.\n"})
+    with FakeOllama(model=with_extract(creator)) as server:
+        dream(root, server.url, **{"llm.num_ctx": 2048})
+        requests = extract_requests(server)
+    assert len(requests) > 2  # one note too large for one call is split by sections
+    for req in requests:
+        assert req["options"]["num_ctx"] == 2048
+        text = "".join(m["content"] for m in req["messages"])
+        assert estimate_tokens(text) < 2048
+
+
+def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> None:
+    note = "daily/2026-07-01.md"
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    before = snapshot(root)
+    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+        run = dream(root, server.url)
+    entry_id = run.results[0].journal_id
+    assert entry_id is not None
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        entry = state.journal_get(entry_id)
+        assert entry is not None and entry.action == "CREATE"
+        assert entry.target == "digest/wiki/keeper.md" and "+## Sources" in entry.diff
+        undo_id = undo_decision(Vault(root), state, entry_id)
+        assert state.journal_get(undo_id).action == "UNDO"  # type: ignore[union-attr]
+        assert state.journal_get(entry_id).undone_by == undo_id  # type: ignore[union-attr]
+    finally:
+        state.close()
+    after = snapshot(root)
+    assert "digest/wiki/keeper.md" not in after
+    assert {k: v for k, v in after.items() if not k.startswith("digest/topics/")} == before
+
+
+def test_undo_refuses_when_the_user_changed_the_node(tmp_path: Path) -> None:
+    note = "daily/2026-07-01.md"
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+        run = dream(root, server.url)
+    node = root / "digest/wiki/keeper.md"
+    node.write_text(node.read_text() + "\nMy own addition.\n")
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        with pytest.raises(UndoConflict, match="changed since"):
+            undo_decision(Vault(root), state, run.results[0].journal_id or 0)
+    finally:
+        state.close()
+    assert "My own addition." in node.read_text()
+
+
+def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
+        tmp_path: Path) -> None:
+    root = make_vault(tmp_path, {"daily/2026-07-01.md": "## A\n\nAlpha beta.\n",
+                                 "daily/2026-07-02.md": "## B\n\nGamma delta.\n"})
+    (root / "digest/topics").mkdir(parents=True)
+    broken = root / "digest/topics/2026-07-02.md"
+    broken.write_text("---\ntopics: [unclosed\n---\nmine\n")
+    units = [unit("alpha", "daily/2026-07-01.md"), unit("gamma", "daily/2026-07-02.md")]
+    with FakeOllama(model=with_extract(creator, *units)) as server:
+        run = dream(root, server.url)
+    topics = (root / "digest/topics/2026-07-01.md").read_text()
+    assert "title: Alpha" in topics and "[[daily/2026-07-01.md]]" in topics
+    assert broken.read_text() == "---\ntopics: [unclosed\n---\nmine\n"
+    assert any("2026-07-02" in w for w in run.warnings)
