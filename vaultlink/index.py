@@ -553,8 +553,8 @@ class IndexBase:
                 self._indexed(db, c)
                 if c.old_path is not None:
                     report.moved.append((c.old_path, c.path))
-                elif c.path in stored:
-                    report.updated.append(c.path)
+                elif c.path in stored and stored[c.path][4] is None:
+                    report.updated.append(c.path)  # a note that was skipped is new to search
                 else:
                     report.added.append(c.path)
             self._chroma_delete(dropped)

@@ -1,0 +1,412 @@
+"""The node index: fusion, query sanitising, incremental sync, and recovery from damage.
+
+Real Chroma (PersistentClient in tmp_path), real SQLite, the real MiniLM model; a
+counting wrapper records every text sent to the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from vaultlink.embed import MiniLMEmbedder
+from vaultlink.errors import SearchIndexError
+from vaultlink.index import NodeIndex, fts_match, open_chroma, rrf_fuse
+from vaultlink.vault import Vault
+
+
+class Counting:
+    """An Embedder that records what it embeds and delegates to a real one."""
+
+    def __init__(self, inner: object, model_id: str | None = None) -> None:
+        self.inner = inner
+        self.model_id: str = model_id or inner.model_id  # type: ignore[attr-defined]
+        self.dimension: int = inner.dimension  # type: ignore[attr-defined]
+        self.texts: list[str] = []
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        self.texts += list(texts)
+        return self.inner.embed(texts)  # type: ignore[attr-defined, no-any-return]
+
+    def reset(self) -> None:
+        self.texts, self.calls = [], 0
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def node(name: str, description: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
+
+
+NODES = {
+    "digest/wiki/hybrid-search.md": node(
+        "Hybrid search", "Combine BM25 keyword recall with vector recall using rank fusion.",
+        "Reciprocal rank fusion merges two ranked lists."),
+    "digest/wiki/postgres-autovacuum.md": node(
+        "Postgres autovacuum", "When autovacuum runs and why it falls behind on big tables.",
+        "Dead tuples pile up after updates."),
+    "digest/procedure/deploy-staging.md": node(
+        "Deploy to staging", "Steps to ship the service to the staging cluster.",
+        "Run the pipeline, then flip the feature flag."),
+    "digest/personal/focus-time.md": node(
+        "Morning focus time", "Mara keeps mornings free of meetings for deep work.",
+        "No Slack before eleven."),
+}
+
+
+def write(root: Path, rel: str, text: str | bytes) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    root = tmp_path / "vault"
+    for rel, text in NODES.items():
+        write(root, rel, text)
+    write(root, "daily/2026-06-20.md", "# A day\n\nNot a digest node: hybrid search.\n")
+    write(root, "digest/topics/2026-06-20.md", node("Topics", "Topics of the day.", "x"))
+    write(root, "digest/wiki/deeper/nested.md", node("Nested", "Not <bucket>/<slug>.", "x"))
+    return Vault(root, max_note_bytes=5_000)
+
+
+class Opened:
+    """A NodeIndex with its client, reopened at will like a new process would."""
+
+    def __init__(self, vault: Vault, embedder: Counting) -> None:
+        self.vault, self.embedder = vault, embedder
+        self.index: NodeIndex | None = None
+        self.client: object = None
+        self.open()
+
+    def open(self, embedder: Counting | None = None) -> NodeIndex:
+        self.close()
+        self.embedder = embedder or self.embedder
+        self.client = open_chroma("embedded", self.vault.state_dir / "chroma")
+        self.index = NodeIndex(self.vault, self.vault.state_dir / "state.sqlite", self.client,
+                               self.embedder, body_chars=200)  # type: ignore[arg-type]
+        return self.index
+
+    def close(self) -> None:
+        if self.index is not None:
+            self.index.close()
+            self.client.close()  # type: ignore[attr-defined]
+            self.index = None
+
+
+@pytest.fixture
+def opened(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Opened]:
+    o = Opened(vault, Counting(minilm))
+    yield o
+    o.close()
+
+
+# -- pure parts -----------------------------------------------------------------
+
+
+def test_rrf_order_and_scores_pinned() -> None:
+    fused = rrf_fuse(["a", "b", "c"], ["c", "d", "a"])
+    assert [k for k, _ in fused] == ["a", "c", "b", "d"]
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(0.7 / 61 + 0.3 / 63)
+    assert scores["c"] == pytest.approx(0.7 / 63 + 0.3 / 61)
+    assert scores["b"] == pytest.approx(0.7 / 62)  # missing from BM25: nothing from it
+    assert scores["d"] == pytest.approx(0.3 / 62)
+
+
+def test_rrf_keyword_rank_one_beats_vector_rank_far_down() -> None:
+    fused = rrf_fuse([f"v{i}" for i in range(40)] + ["x"], ["x"])
+    # 0.7/101 + 0.3/61 = 0.01185 beats the vector winner's 0.7/61 = 0.01148
+    assert [k for k, _ in fused][:2] == ["x", "v0"]
+    assert dict(fused)["x"] == pytest.approx(0.7 / 101 + 0.3 / 61)
+
+
+def test_rrf_repeated_key_counts_once() -> None:
+    assert dict(rrf_fuse(["a", "a"], []))["a"] == pytest.approx(0.7 / 61)
+
+
+def test_fts_match_quotes_every_term() -> None:
+    assert fts_match('"foo" AND bar* NEAR(x:y) -z') == \
+        '"foo" OR "and" OR "bar" OR "near" OR "x" OR "y" OR "z"'
+    assert fts_match("*** () \"'") is None
+    assert fts_match("Größe größe") == '"größe"'
+    assert fts_match(" ".join(f"w{i}" for i in range(1000))).count(" OR ") == 63  # type: ignore[union-attr]
+
+
+# -- search ---------------------------------------------------------------------
+
+
+def test_node_search_ranks_by_meaning_and_keywords(opened: Opened) -> None:
+    index = opened.index
+    assert index is not None
+    index.sync()
+    hits = index.node_search("how do I combine keyword and semantic retrieval?", limit=3)
+    assert hits[0].path == "digest/wiki/hybrid-search.md"
+    assert hits[0].name == "Hybrid search" and "BM25" in hits[0].description
+    assert 0.0 < hits[0].similarity <= 1.0
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert index.node_search("autovacuum", limit=1)[0].path == \
+        "digest/wiki/postgres-autovacuum.md"
+
+
+def test_only_bucket_nodes_are_indexed(opened: Opened) -> None:
+    assert opened.index is not None
+    report = opened.index.sync()
+    assert sorted(report.added) == sorted(NODES)
+    paths = {h.path for h in opened.index.node_search("topics nested day", limit=50)}
+    assert paths == set(NODES)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_is_an_error(opened: Opened, query: str) -> None:
+    assert opened.index is not None
+    with pytest.raises(SearchIndexError, match="empty"):
+        opened.index.node_search(query)
+
+
+WEIRD = ['"', '""', "'", "*", "-", "NEAR", "NEAR(a b, 2)", "a:b", "col:value", "AND OR NOT",
+         "(((", "^x", "{a b}", "\x00", "日本語の検索", "emoji 🙂🙂", "é" * 300,
+         "x" * 100_000, "hybrid " * 20_000, "%_\\", "a\u200bb"]
+
+
+@pytest.mark.parametrize("query", WEIRD)
+def test_weird_queries_do_not_raise(opened: Opened, query: str) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    hits = opened.index.node_search(query, limit=5)
+    assert len(hits) <= 5
+
+
+class KeywordWorld:
+    """Vectors by rule: texts mentioning 'stripes' point one way, all others the other."""
+
+    model_id = "rule-2d"
+    dimension = 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[0.0, 1.0] if "stripes" in t else [1.0, 0.0] for t in texts]
+
+
+def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    for i in range(300):  # more than the 270 vector candidates a limit of 90 takes
+        write(root, f"digest/wiki/filler-{i}.md", node(f"Filler {i}", "Plain filler.", "x"))
+    write(root, "digest/wiki/zebra.md", node("Zebra", "An animal with stripes.", "y"))
+    v = Vault(root)
+    client = open_chroma("embedded", v.state_dir / "chroma")
+    index = NodeIndex(v, v.state_dir / "state.sqlite", client, KeywordWorld())
+    index.sync()
+    hits = index.node_search("zebra", limit=90)
+    zebra = [h for h in hits if h.path == "digest/wiki/zebra.md"]
+    assert zebra, "BM25 must recall a node that the vector side ranks last"
+    assert zebra[0].similarity == 0.0
+    assert zebra[0].score == pytest.approx(0.3 / 61)
+    # fillers at vector ranks 1..82 score 0.7/(60+r) >= 0.7/142 > 0.3/61; rank 83 scores less
+    assert hits.index(zebra[0]) == 82
+    index.close()
+    client.close()
+
+
+# -- sync -----------------------------------------------------------------------
+
+
+def test_sync_reembeds_exactly_what_changed(opened: Opened, vault: Vault) -> None:
+    index, emb = opened.index, opened.embedder
+    assert index is not None
+    first = index.sync()
+    assert first.embedded == 4 and len(emb.texts) == 4
+
+    emb.reset()
+    again = index.sync()
+    assert (again.added, again.updated, again.removed, again.moved) == ([], [], [], [])
+    assert emb.calls == 0 and again.unchanged == 4
+
+    p = "digest/wiki/hybrid-search.md"
+    os.utime(vault.root / p, (1, 1))  # new mtime, same bytes: nothing to redo
+    assert not index.sync().changed and emb.calls == 0
+
+    write(vault.root, p, NODES[p].replace("rank fusion.", "RRF, k = 60."))
+    report = index.sync()
+    assert report.updated == [p] and report.embedded == 1
+    assert len(emb.texts) == 1 and "k = 60" in emb.texts[0]
+
+    long = NODES[p] + "Padding words. " * 20  # the body now runs past body_chars (200)
+    write(vault.root, p, long + "First tail.\n")
+    assert index.sync().embedded == 1
+    emb.reset()  # a change past body_chars leaves the embedded text as it was
+    write(vault.root, p, long + "Second, different tail.\n")
+    report = index.sync()
+    assert report.updated == [p] and report.embedded == 0 and emb.calls == 0
+
+    new = "digest/wiki/hybrid-retrieval.md"
+    os.rename(vault.root / p, vault.root / new)
+    report = index.sync()
+    assert report.moved == [(p, new)] and report.embedded == 0 and emb.calls == 0
+    paths = [h.path for h in index.node_search("hybrid search rank fusion", limit=10)]
+    assert new in paths and p not in paths
+
+    gone = "digest/personal/focus-time.md"
+    emb.reset()  # the query above was embedded too
+    (vault.root / gone).unlink()
+    report = index.sync()
+    assert report.removed == [gone] and emb.calls == 0
+    assert gone not in [h.path for h in index.node_search("focus time mornings", limit=10)]
+
+    added = "digest/procedure/rebuild-index.md"
+    write(vault.root, added, node("Rebuild the index", "Full rebuild from Postgres.", "Go."))
+    report = index.sync()
+    assert report.added == [added] and report.embedded == 1
+
+
+def test_upsert_and_remove_act_now(opened: Opened, vault: Vault) -> None:
+    index, emb = opened.index, opened.embedder
+    assert index is not None
+    index.sync()
+    emb.reset()
+    p = "digest/wiki/chroma.md"
+    write(vault.root, p, node("Chroma", "A vector database for embeddings.", "Local."))
+    report = index.upsert([p, "daily/2026-06-20.md"])  # not a node: ignored
+    assert report.added == [p] and emb.texts and len(emb.texts) == 1
+    assert index.node_search("vector database", limit=1)[0].path == p
+    assert index.upsert([p]).unchanged == 1
+    (vault.root / p).unlink()
+    assert index.remove([p]).removed == [p]
+    assert p not in [h.path for h in index.node_search("vector database")]
+    assert not index.sync().changed
+
+
+def test_progress_reports_to_the_end(opened: Opened) -> None:
+    seen: list[tuple[int, int]] = []
+    assert opened.index is not None
+    opened.index.sync(lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 4) and seen[-1] == (4, 4)
+
+
+def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    bad = {
+        "digest/wiki/empty.md": b"  \n",
+        "digest/wiki/binary.md": b"---\nname: x\n---\n\x00\x01\x02",
+        "digest/wiki/latin1.md": "---\nname: Caf\xe9\n---\nbody\n".encode("latin-1"),
+        "digest/wiki/huge.md": node("Huge", "Too big.", "x" * 6_000).encode(),
+        "digest/wiki/broken-yaml.md": b"---\nname: [unclosed\ndescription: x\n---\nbody\n",
+    }
+    for rel, data in bad.items():
+        write(vault.root, rel, data)
+    assert opened.index is not None
+    with caplog.at_level(logging.WARNING, logger="vaultlink.index"):
+        report = opened.index.sync()
+    assert sorted(report.added) == sorted(NODES)
+    assert set(report.skipped) == set(bad)
+    assert "empty" in report.skipped["digest/wiki/empty.md"]
+    assert "NUL" in report.skipped["digest/wiki/binary.md"]
+    assert "UTF-8" in report.skipped["digest/wiki/latin1.md"]
+    assert "limit" in report.skipped["digest/wiki/huge.md"]
+    assert "YAML" in report.skipped["digest/wiki/broken-yaml.md"]
+    assert all(rel in caplog.text for rel in bad)
+
+    caplog.clear()  # still skipped, but not logged again while unchanged
+    with caplog.at_level(logging.WARNING, logger="vaultlink.index"):
+        assert set(opened.index.sync().skipped) == set(bad)
+    assert caplog.text == ""
+
+    write(vault.root, "digest/wiki/broken-yaml.md", node("Fixed", "Now it parses.", "ok"))
+    report = opened.index.sync()
+    assert report.added == ["digest/wiki/broken-yaml.md"]
+    assert "digest/wiki/broken-yaml.md" not in report.skipped
+
+
+def test_an_indexed_node_that_breaks_leaves_the_index(opened: Opened, vault: Vault) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    p = "digest/wiki/postgres-autovacuum.md"
+    write(vault.root, p, b"---\nname: [oops\n---\n")
+    report = opened.index.sync()
+    assert p in report.skipped
+    assert p not in [h.path for h in opened.index.node_search("autovacuum", limit=10)]
+
+
+# -- versions and recovery ------------------------------------------------------
+
+
+def test_a_new_embedding_model_gets_its_own_collection(opened: Opened, vault: Vault,
+                                                       minilm: MiniLMEmbedder) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    assert opened.index.collection_name == "nodes-minilm-l6-v2-int8-v1"
+    other = Counting(minilm, model_id="other-model")
+    index = opened.open(other)
+    assert index.collection_name == "nodes-other-model-v1"
+    report = index.sync()
+    assert len(report.added) == 4 and len(other.texts) == 4  # rebuilt, nothing mixed
+    names = {c.name for c in opened.client.list_collections()}  # type: ignore[attr-defined]
+    assert "nodes-other-model-v1" in names
+    assert "nodes-minilm-l6-v2-int8-v1" not in names  # its vectors can't be trusted now
+
+
+def test_deleted_chroma_folder_is_rebuilt(opened: Opened, vault: Vault) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    opened.close()
+    shutil.rmtree(vault.state_dir / "chroma")
+    opened.embedder.reset()
+    index = opened.open()
+    report = index.sync()
+    assert len(report.added) == 4 and len(opened.embedder.texts) == 4
+    assert index.node_search("autovacuum", limit=1)[0].path == \
+        "digest/wiki/postgres-autovacuum.md"
+
+
+def test_garbage_state_database_is_rebuilt(opened: Opened, vault: Vault,
+                                           caplog: pytest.LogCaptureFixture) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    opened.close()
+    db = vault.state_dir / "state.sqlite"
+    for extra in (Path(f"{db}-wal"), Path(f"{db}-shm")):
+        extra.unlink(missing_ok=True)
+    db.write_bytes(os.urandom(8192))
+    with caplog.at_level(logging.WARNING):
+        index = opened.open()
+    assert "corrupt" in caplog.text
+    assert list(vault.state_dir.glob("state.sqlite.corrupt-*"))
+    report = index.sync()
+    assert len(report.added) == 4
+    assert index.node_search("deploy staging", limit=1)[0].path == \
+        "digest/procedure/deploy-staging.md"
+
+
+def test_missing_state_folder_and_file_in_its_place(vault: Vault,
+                                                    minilm: MiniLMEmbedder) -> None:
+    vault.state_dir.write_text("not a folder")  # a stray file named .vaultlink
+    o = Opened(vault, Counting(minilm))
+    assert o.index is not None
+    assert len(o.index.sync().added) == 4
+    o.close()
+
+
+def test_vectors_out_of_step_are_rebuilt(opened: Opened,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    index = opened.index
+    assert index is not None
+    index.sync()
+    index._collection.delete(ids=index._collection.get()["ids"][:1])  # lost behind our back
+    opened.embedder.reset()
+    with caplog.at_level(logging.WARNING):
+        report = index.sync()
+    assert "out of step" in caplog.text
+    assert len(report.added) == 4 and len(opened.embedder.texts) == 4
