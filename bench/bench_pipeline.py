@@ -1,0 +1,102 @@
+"""Pipeline overhead per unit, model time excluded, and prompt tokens per unit.
+
+Runs the full dream (extract, integrate, topics, finish) on fresh copies of
+sample_vault/ against the fake Ollama server answering instantly with the competent
+scripted model, through the real ollama.Client. Time spent inside model calls
+(HTTP round trip to the fake included) is measured and subtracted.
+
+    python bench/bench_pipeline.py [--rounds 3]
+
+Target (issue 4): under 50 ms per unit excluding model time; every request inside
+num_ctx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakes.competent import CompetentModel  # noqa: E402
+from tests.fakes.ollama_server import FakeOllama  # noqa: E402
+from vaultlink.compose import dream_context, open_parts  # noqa: E402
+from vaultlink.config import load_settings  # noqa: E402
+from vaultlink.dream import build_steps, run_dream  # noqa: E402
+from vaultlink.llm import estimate_tokens  # noqa: E402
+from vaultlink.vault import Vault  # noqa: E402
+
+
+class Timed:
+    """Wraps a chat model and adds up the time spent inside it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.requests: list[int] = []
+
+    def chat(self, messages: list[dict[str, Any]], tools: Any = None, schema: Any = None) -> Any:
+        self.requests.append(estimate_tokens("".join(str(m.get("content", ""))
+                                                     for m in messages)))
+        start = time.perf_counter()
+        try:
+            return self.inner.chat(messages, tools=tools, schema=schema)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+def one_round(url: str, num_ctx: int) -> tuple[float, float, int, list[int], list[int]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        shutil.copytree(ROOT / "sample_vault", root)
+        settings = load_settings(root, environ={}).with_overrides(
+            {"llm.provider": "ollama", "llm.host": url, "auto_dream.max_units": 50,
+             "llm.num_ctx": num_ctx})
+        parts = open_parts(Vault(root), settings)
+        parts.index.sync()  # the index build is measured by bench_index.py, not here
+        ctx = dream_context(parts, settings, "ollama")
+        integrator = Timed(ctx.integrator)
+        ctx.integrator = integrator
+        extractor_model = Timed(ctx.extractor.model)  # type: ignore[attr-defined]
+        ctx.extractor.model = extractor_model  # type: ignore[attr-defined]
+        start = time.perf_counter()
+        run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+        total = time.perf_counter() - start
+        parts.close()
+        model_time = integrator.seconds + extractor_model.seconds
+        per_unit_tokens = [sum(r.prompt_tokens) for r in run.results]
+        return (total, model_time, len(run.results), per_unit_tokens,
+                integrator.requests + extractor_model.requests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--num-ctx", type=int, default=8192)
+    args = parser.parse_args()
+    overheads, tokens, requests, units = [], [], [], 0
+    with FakeOllama(model=CompetentModel()) as server:
+        for _ in range(args.rounds):
+            total, model_time, n, per_unit, reqs = one_round(server.url, args.num_ctx)
+            overheads.append((total - model_time) / max(n, 1) * 1000)
+            tokens += per_unit
+            requests += reqs
+            units += n
+    print(f"rounds {args.rounds}, units {units} (sample_vault, competent scripted model)")
+    print(f"pipeline time per unit excluding model: median {statistics.median(overheads):.1f}"
+          f" ms, max {max(overheads):.1f} ms (target < 50 ms)")
+    print(f"prompt tokens per unit (all requests of its session): median "
+          f"{statistics.median(tokens):.0f}, max {max(tokens)}")
+    print(f"largest single request: {max(requests)} tokens (estimated) of num_ctx "
+          f"{args.num_ctx}: {'inside' if max(requests) < args.num_ctx else 'OVER'}")
+
+
+if __name__ == "__main__":
+    main()
