@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from fakes import FakeOllama, Hang, HTTPError, Malformed, ModelSpec, Scripted, down_url, reply
+from typer.testing import CliRunner
 
+from tests.fakes import FakeOllama, Hang, HTTPError, Malformed, ModelSpec, Scripted, down_url, reply
+from vaultlink.cli import app
 from vaultlink.errors import (
     ModelError,
     ModelOutputError,
@@ -268,3 +272,86 @@ def test_is_reachable(server: FakeOllama) -> None:
 ])
 def test_base_url(host: str, url: str) -> None:
     assert base_url(host) == url
+
+
+# --- vaultlink doctor ---------------------------------------------------------------------
+
+
+def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
+               local_embeddings: bool = False) -> tuple[int, str]:
+    """``vaultlink doctor`` with the model at ``host``; embeddings from there too, or local."""
+    env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider}
+    if not local_embeddings:
+        env |= {"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
+                "VAULTLINK_EMBEDDING__MODEL": "all-minilm"}
+    result = CliRunner().invoke(app, ["doctor", "--vault", str(vault), *extra], env=env)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def doctor_server() -> Iterator[FakeOllama]:
+    with FakeOllama(models=[MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")]) as s:
+        yield s
+
+
+def test_doctor_all_ok(doctor_server: FakeOllama, tmp_path: Path) -> None:
+    code, out = run_doctor(tmp_path, doctor_server.url)
+    assert code == 0, out
+    for line in ("✓ Ollama reachable", "✓ model pulled", "✓ model can call tools",
+                 "✓ context length >= llm.num_ctx", "✓ embedding model loads",
+                 "✓ index healthy: not built yet: run `vaultlink reindex`"):
+        assert line in out
+    assert "fix:" not in out and "ready" in out
+
+
+def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
+    code, out = run_doctor(tmp_path, doctor_server.url, "ollama", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] is True and data["host"] == doctor_server.url
+    assert [c["name"] for c in data["checks"]] == [
+        "reachable", "pulled", "tools", "context", "embedding", "index"]
+    assert data["checks"][4]["detail"].endswith("dimension 64")
+
+
+def test_doctor_model_without_tools_fails(tmp_path: Path) -> None:
+    models = [ModelSpec(MODEL, ("completion",)), ModelSpec("all-minilm", ("embedding",))]
+    with FakeOllama(models=models) as s:
+        code, out = run_doctor(tmp_path, s.url, "auto")
+    assert code == 1
+    assert "✗ model can call tools" in out and "fix: set llm.model to a tool-capable" in out
+
+
+@pytest.mark.parametrize("provider", ["auto", "offline"])
+def test_doctor_ollama_down_is_a_warning_without_provider_ollama(provider: str,
+                                                                 tmp_path: Path) -> None:
+    code, out = run_doctor(tmp_path, down_url(), provider, local_embeddings=True)
+    assert code == 0, out
+    assert "! Ollama reachable" in out and "fix: start Ollama with `ollama serve`" in out
+    assert "- model pulled: not checked" in out and "✓ embedding model loads: local" in out
+
+
+def test_doctor_ollama_down_fails_with_provider_ollama(tmp_path: Path) -> None:
+    code, out = run_doctor(tmp_path, down_url(), "ollama", "--json", local_embeddings=True)
+    levels = {c["name"]: c["level"] for c in json.loads(out)["checks"]}
+    assert code == 1 and levels["reachable"] == "fail" and levels["tools"] == "skip"
+    assert levels["embedding"] == "ok"
+
+
+def test_doctor_ollama_embedder_down_fails_whatever_the_provider(tmp_path: Path) -> None:
+    code, out = run_doctor(tmp_path, down_url(), "offline")
+    assert code == 1 and "✗ embedding model loads" in out
+    assert "fix: run `ollama pull all-minilm`, or set embedding.provider: local" in out
+
+
+def test_doctor_checks_the_index(doctor_server: FakeOllama, tmp_path: Path) -> None:
+    state = tmp_path / ".vaultlink" / "state.sqlite"
+    state.parent.mkdir()
+    con = sqlite3.connect(state)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    code, out = run_doctor(tmp_path, doctor_server.url)
+    assert code == 0 and "✓ index healthy" in out and ": ok" in out
+    state.write_bytes(b"this is not a database" * 100)
+    code, out = run_doctor(tmp_path, doctor_server.url)
+    assert code == 1 and "✗ index healthy" in out and "vaultlink reindex" in out
