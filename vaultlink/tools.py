@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vaultlink.errors import GuardRefusal, NoteNotFound, VaultError, VaultlinkError, WriteConflict
+from vaultlink.errors import (
+    GuardRefusal,
+    NoteNotFound,
+    PathRefused,
+    VaultError,
+    VaultlinkError,
+    WriteConflict,
+)
 from vaultlink.guard import Guard
 from vaultlink.markdown import split_frontmatter
 from vaultlink.vault import Vault, content_hash, parse_note, render_note
@@ -186,6 +193,9 @@ class Toolbox:
         """The note as this session sees it (its own writes included)."""
         if rel in self.current:
             return self.current[rel]
+        if not rel.endswith(".md") or rel.split("/", 1)[0].startswith("."):
+            # .vaultlink/ holds the API token and state: never the model's business
+            raise PathRefused(rel, "only Markdown notes of the vault can be read")
         note_bytes = self.vault.read_bytes(rel)
         text = note_bytes.decode("utf-8", errors="replace")
         self._hash.setdefault(rel, content_hash(note_bytes))
