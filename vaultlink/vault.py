@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import re
+import secrets
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -42,11 +43,13 @@ DEFAULT_MAX_NOTE_BYTES = 2_000_000
 SKIPPED_DIRS = frozenset({".obsidian", ".trash", STATE_DIR, ".git"})
 # Editor temp/backup files and sync-tool conflict copies: not the user's notes, and
 # reading them would integrate the same material twice.
+# Conflict copies carry a date or time, so a note titled "Meeting (conflict
+# resolution)" stays a note.
 _SKIPPED_FILE = re.compile(
     r"""^(\..*\.tmp|.*~|\.\#.*|.*\.sw[po]|\..*\.swx
-        |.*\.sync-conflict-.*          # Syncthing
-        |.*\ \(conflict.*\).*          # Obsidian Sync, Nextcloud
-        |.*\ \([^)]*conflicted\ copy.*\).*   # Dropbox
+        |.*\.sync-conflict-\d{8}-\d{6}-.*                 # Syncthing
+        |.*\ \(conflict(?:ed\ copy)?\ [^)]*\d{4}[^)]*\).*  # Obsidian Sync, Nextcloud
+        |.*\ \([^)]*conflicted\ copy\ [^)]*\d{4}[^)]*\).*   # Dropbox
         )$""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -280,22 +283,16 @@ class Vault:
         data = content.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.abs(rel)  # the folders just made must not have become an escape
-        tmp = path.parent / f".{path.name}.{os.getpid()}.vaultlink.tmp"
-        with open(tmp, "wb") as fh:
+        tmp = _sibling(path, "tmp")
+        with open(tmp, "xb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         try:
             if expected_hash is None:
-                try:
-                    # link() fails if the target exists: an atomic create-if-absent
-                    os.link(tmp, path)
-                except FileExistsError:
-                    raise WriteConflict(rel) from None
+                _link_new(tmp, path, rel)
             else:
-                if self._current_hash(path) != expected_hash:
-                    raise WriteConflict(rel)
-                os.replace(tmp, path)
+                _swap(path, rel, expected_hash, tmp)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
@@ -308,9 +305,7 @@ class Vault:
         if not self.is_writable(rel):
             raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
         path = self.abs(rel)
-        if self._current_hash(path) != expected_hash:
-            raise WriteConflict(rel)
-        path.unlink()
+        _swap(path, rel, expected_hash, None)
         _fsync_dir(path.parent)
 
     @staticmethod
@@ -319,6 +314,59 @@ class Vault:
             return content_hash(path.read_bytes())
         except FileNotFoundError:
             return None
+
+
+def _sibling(path: Path, kind: str) -> Path:
+    """A hidden, unique name beside ``path`` (the scanner skips dot files)."""
+    return path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.vaultlink.{kind}"
+
+
+def _link_new(src: Path, path: Path, rel: str) -> None:
+    """Give ``src`` the name ``path`` only if nothing has that name: an atomic create."""
+    try:
+        os.link(src, path)
+    except FileExistsError:
+        raise WriteConflict(rel) from None
+
+
+def _swap(path: Path, rel: str, expected_hash: str, new: Path | None) -> None:
+    """Replace ``path`` by ``new`` (or remove it, ``new=None``) if it holds ``expected_hash``.
+
+    Compare-then-rename would lose an editor's save landing between the compare and
+    the rename. So the current file is first renamed aside, where nobody changes it
+    while it is compared: a save meanwhile creates a fresh ``path``, and ours yields to
+    it. On a conflict the file set aside goes back, unless a newer save took its place.
+    For that instant the name is absent: a reader may see it missing and read again.
+    """
+    aside = _sibling(path, "old")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        raise WriteConflict(rel) from None
+    try:
+        if Vault._current_hash(aside) != expected_hash:
+            raise WriteConflict(rel)
+        if new is not None:
+            _link_new(new, path, rel)
+        elif os.path.lexists(path):  # a save landed while ours was aside: it stays
+            raise WriteConflict(rel)
+    except BaseException:
+        _put_back(aside, path)
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            aside.unlink()
+
+
+def _put_back(aside: Path, path: Path) -> None:
+    """Return the file set aside to its name, unless a newer save has taken the name."""
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not os.path.lexists(path):
+            os.replace(aside, path)
 
 
 def parse_note(rel: str, data: bytes) -> Note:
@@ -341,8 +389,13 @@ def parse_note(rel: str, data: bytes) -> Note:
     except ValueError as exc:
         raise BrokenFrontmatter(rel, f"its frontmatter is unusable ({exc})") from None
     meta = post.metadata
-    if not isinstance(meta, dict):
-        raise BrokenFrontmatter(rel, "its frontmatter is not a mapping of keys to values")
+    if not meta and post.handler is not None:
+        # python-frontmatter silently drops a block that is not a mapping (a list, a
+        # bare string): that is a broken note, not a note without frontmatter.
+        block = post.handler.load(post.handler.split(text.strip())[0])
+        if block is not None and not isinstance(block, dict):
+            raise BrokenFrontmatter(rel, "its frontmatter is not a mapping of keys to values; "
+                                         "write it as 'key: value' lines")
     return Note(rel, text, dict(meta), post.content, content_hash(data))
 
 
