@@ -133,10 +133,28 @@ def load_settings(vault: Path, environ: Mapping[str, str] | None = None) -> Sett
             continue
         dotted = name[len("VAULTLINK_"):].lower().replace("__", ".")
         try:
-            _set_dotted(data, dotted, yaml.safe_load(raw), strict=True)
+            _set_dotted(data, dotted, _env_value(dotted, raw), strict=True)
         except ConfigError as exc:
             raise ConfigError(f"environment variable {name}: {exc}") from None
     return Settings(_validated(data), source)
+
+
+def _env_value(dotted: str, raw: str) -> Any:
+    """An environment value: as text for text settings, else parsed as YAML (numbers, lists).
+
+    Text stays text, so ``VAULTLINK_LLM__MODEL=yes`` is the model "yes", not True, and
+    ``VAULTLINK_WATCH__SCHEDULE=12:30`` is not read as the base-60 number 750.
+    """
+    try:
+        default = Settings(DEFAULTS).get(dotted)
+    except ConfigError:
+        default = None  # unknown: _set_dotted names it
+    if isinstance(default, str):
+        return raw
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        raise ConfigError(f"{raw!r} is not a valid value for {dotted!r}") from None
 
 
 def _merge(base: dict[str, Any], new: Mapping[str, Any], prefix: str) -> None:
@@ -146,6 +164,8 @@ def _merge(base: dict[str, Any], new: Mapping[str, Any], prefix: str) -> None:
             raise ConfigError(f"unknown setting {dotted!r} in config.yaml; "
                               "see `vaultlink init --print` for every key")
         if isinstance(base[key], dict):
+            if value is None:  # a section whose keys were all deleted: the defaults stay
+                continue
             if not isinstance(value, dict):
                 raise ConfigError(f"setting {dotted!r} must be a section of keys")
             _merge(base[key], value, prefix=dotted + ".")
@@ -162,6 +182,9 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, strict: bool = Tr
         node = node[part]
     if strict and parts[-1] not in node:
         raise ConfigError(f"unknown setting {dotted!r}")
+    if isinstance(node.get(parts[-1]), dict) and not isinstance(value, dict):
+        raise ConfigError(f"{dotted!r} is a section, not a setting; set one of its keys "
+                          f"({', '.join(node[parts[-1]])})")
     node[parts[-1]] = value
 
 
@@ -191,6 +214,11 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
         if settings.get(dotted) not in choices:
             raise ConfigError(f"setting {dotted!r} is {settings.get(dotted)!r}; "
                               f"choose one of {', '.join(choices)}")
+    for dotted, default in _leaves(DEFAULTS):
+        value = settings.get(dotted)
+        if isinstance(default, str) and not isinstance(value, str):
+            raise ConfigError(f"setting {dotted!r} must be text, not {value!r}; "
+                              "put it in quotes in config.yaml")
     steps = settings.get("auto_dream.steps")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ConfigError("setting 'auto_dream.steps' must be a list of step names")
@@ -199,3 +227,14 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
             raise ConfigError(f"setting 'folders.{key}' must be a plain folder name")
     return data
+
+
+def _leaves(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Every ``(dotted key, value)`` below the sections of ``data``."""
+    out: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out += _leaves(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out

@@ -1,0 +1,198 @@
+"""Pins the settings: defaults < .vaultlink/config.yaml < VAULTLINK_* environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vaultlink.config import DEFAULT_CONFIG_YAML, DEFAULTS, config_path, load_settings
+from vaultlink.errors import ConfigError
+
+
+def write_config(vault: Path, text: str) -> None:
+    path = config_path(vault)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_defaults_parse_and_are_the_commented_file(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path, environ={})
+    assert settings.source == "defaults"
+    assert dict(settings.data) == yaml.safe_load(DEFAULT_CONFIG_YAML) == DEFAULTS
+    assert settings.get("llm.model") == "qwen3:4b"
+    assert settings.get("llm.host") == "http://127.0.0.1:11434"
+    assert settings.get("folders.digest") == "digest"
+    assert settings.get("auto_dream.steps") == [
+        "dream_extract_step", "dream_integrate_step", "dream_topics_step", "dream_finish_step"]
+    assert settings.get("index.chroma.port") == 8000
+
+
+def test_the_documented_keys_exist(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path, environ={})
+    for key in ("folders.daily", "folders.resource", "folders.digest", "llm.provider",
+                "llm.host", "llm.model", "llm.num_ctx", "llm.timeout_seconds",
+                "embedding.provider", "embedding.model", "index.chroma.mode",
+                "index.chroma.host", "index.chroma.port", "auto_dream.steps",
+                "auto_dream.max_units", "watch.quiet_seconds", "api.port"):
+        settings.get(key)
+
+
+def test_config_yaml_overrides_defaults_key_by_key(tmp_path: Path) -> None:
+    write_config(tmp_path, "llm:\n  model: llama3.2:3b\n  num_ctx: 4096\n")
+    settings = load_settings(tmp_path, environ={})
+    assert settings.get("llm.model") == "llama3.2:3b"
+    assert settings.get("llm.num_ctx") == 4096
+    assert settings.get("llm.host") == "http://127.0.0.1:11434"  # untouched sibling
+    assert settings.source == str(config_path(tmp_path))
+
+
+def test_the_file_init_writes_loads_back_as_the_defaults(tmp_path: Path) -> None:
+    write_config(tmp_path, DEFAULT_CONFIG_YAML)
+    assert dict(load_settings(tmp_path, environ={}).data) == DEFAULTS
+
+
+def test_env_overrides_config_yaml(tmp_path: Path) -> None:
+    write_config(tmp_path, "llm:\n  model: from-file\n")
+    settings = load_settings(tmp_path, environ={"VAULTLINK_LLM__MODEL": "from-env",
+                                                "VAULTLINK_WATCH__QUIET_SECONDS": "60",
+                                                "VAULTLINK_INDEX__CHROMA__PORT": "9000"})
+    assert settings.get("llm.model") == "from-env"
+    assert settings.get("watch.quiet_seconds") == 60
+    assert settings.get("index.chroma.port") == 9000
+
+
+def test_env_reads_os_environ_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTLINK_LLM__MODEL", "gemma3:1b")
+    assert load_settings(tmp_path).get("llm.model") == "gemma3:1b"
+
+
+def test_env_without_double_underscore_is_not_a_setting(tmp_path: Path) -> None:
+    settings = load_settings(tmp_path, environ={"VAULTLINK_VAULT": "/somewhere",
+                                                "VAULTLINK_TOKEN": "x"})
+    assert dict(settings.data) == DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [("VAULTLINK_LLM__MODEL", "yes"), ("VAULTLINK_LLM__MODEL", "1e3"),
+     ("VAULTLINK_WATCH__SCHEDULE", "12:30"), ("VAULTLINK_LLM__MODEL", "null")],
+)
+def test_env_text_settings_stay_text(tmp_path: Path, name: str, raw: str) -> None:
+    dotted = name[len("VAULTLINK_"):].lower().replace("__", ".")
+    assert load_settings(tmp_path, environ={name: raw}).get(dotted) == raw
+
+
+def test_unknown_key_in_config_yaml_is_named(tmp_path: Path) -> None:
+    write_config(tmp_path, "llm:\n  modle: x\n")
+    with pytest.raises(ConfigError, match=r"llm\.modle"):
+        load_settings(tmp_path, environ={})
+
+
+def test_unknown_section_in_config_yaml_is_named(tmp_path: Path) -> None:
+    write_config(tmp_path, "lmm:\n  model: x\n")
+    with pytest.raises(ConfigError, match="lmm"):
+        load_settings(tmp_path, environ={})
+
+
+def test_unknown_key_in_env_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"VAULTLINK_LLM__MODLE.*llm\.modle"):
+        load_settings(tmp_path, environ={"VAULTLINK_LLM__MODLE": "x"})
+
+
+def test_env_setting_a_whole_section_is_refused_with_its_keys(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"'index\.chroma' is a section.*port"):
+        load_settings(tmp_path, environ={"VAULTLINK_INDEX__CHROMA": "x"})
+
+
+def test_env_value_that_does_not_parse_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="VAULTLINK_LLM__NUM_CTX"):
+        load_settings(tmp_path, environ={"VAULTLINK_LLM__NUM_CTX": "[unclosed"})
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("llm:\n  num_ctx: big\n", "llm.num_ctx"),
+        ("llm:\n  timeout_seconds: true\n", "llm.timeout_seconds"),
+        ("api:\n  port: -1\n", "api.port"),
+        ("llm:\n  model: [a, b]\n", "llm.model"),
+        ("llm:\n  model:\n", "llm.model"),
+        ("llm:\n  host: 5\n", "llm.host"),
+        ("watch:\n  schedule: 12:30\n", "watch.schedule"),
+        ("auto_dream:\n  steps: dream_extract_step\n", "auto_dream.steps"),
+        ("folders:\n  digest: ../elsewhere\n", "folders.digest"),
+        ("llm: fast\n", "llm"),
+    ],
+)
+def test_bad_type_is_a_config_error_naming_the_key(tmp_path: Path, text: str, key: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={})
+    assert repr(key) in str(info.value)
+
+
+def test_bad_type_from_env_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"llm\.num_ctx"):
+        load_settings(tmp_path, environ={"VAULTLINK_LLM__NUM_CTX": "big"})
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [("llm:\n  provider: gpt\n", "llm.provider"),
+     ("embedding:\n  provider: openai\n", "embedding.provider"),
+     ("index:\n  chroma:\n    mode: cloud\n", "index.chroma.mode")],
+)
+def test_bad_choice_is_a_config_error_listing_the_choices(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, environ={})
+    assert repr(key) in str(info.value)
+    assert "choose one of" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["llm: [\n", "llm:\n  model: 'x\n", "\tllm: x\n"])
+def test_broken_yaml_is_a_config_error(tmp_path: Path, text: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError, match="does not parse"):
+        load_settings(tmp_path, environ={})
+
+
+def test_config_that_is_not_a_mapping_is_a_config_error(tmp_path: Path) -> None:
+    write_config(tmp_path, "- llm\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_settings(tmp_path, environ={})
+
+
+def test_non_utf8_config_is_a_config_error(tmp_path: Path) -> None:
+    config_path(tmp_path).parent.mkdir(parents=True)
+    config_path(tmp_path).write_bytes(b"llm:\n  model: caf\xe9\n")
+    with pytest.raises(ConfigError):
+        load_settings(tmp_path, environ={})
+
+
+def test_empty_config_and_emptied_sections_keep_the_defaults(tmp_path: Path) -> None:
+    write_config(tmp_path, "# everything deleted\n")
+    assert dict(load_settings(tmp_path, environ={}).data) == DEFAULTS
+    write_config(tmp_path, "llm:\n  # all keys deleted\nwatch:\n")
+    assert dict(load_settings(tmp_path, environ={}).data) == DEFAULTS
+
+
+def test_get_of_an_unknown_key_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nope"):
+        load_settings(tmp_path, environ={}).get("llm.nope")
+
+
+def test_with_overrides_replaces_given_keys_and_ignores_none(tmp_path: Path) -> None:
+    base = load_settings(tmp_path, environ={})
+    new = base.with_overrides({"llm.model": "m", "llm.host": None})
+    assert new.get("llm.model") == "m"
+    assert new.get("llm.host") == base.get("llm.host")
+    assert base.get("llm.model") == "qwen3:4b"  # the original is unchanged
+    with pytest.raises(ConfigError):
+        base.with_overrides({"llm.provider": "gpt"})
+    with pytest.raises(ConfigError):
+        base.with_overrides({"llm.nope": 1})
