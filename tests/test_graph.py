@@ -1,0 +1,210 @@
+"""Pins the link graph (outlinks, backlinks, broken links) and what `check` reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultlink.graph import Problem, build_graph, check_vault
+from vaultlink.vault import Vault
+
+GOOD_NODE = """\
+---
+name: Hybrid search
+description: Combine BM25 and vectors with rank fusion; use when ranking notes.
+---
+Hybrid search ranks notes, as used by [[digest/procedure/rebuild-index.md]].
+
+## Sources
+
+- The ranking rule was decided in [[daily/2026-06-20.md|the June 20 session]].
+"""
+
+
+def node(body: str, sources: str = "- Decided in [[daily/2026-06-20.md]] at the standup.",
+         name: str = "A node", description: str = "What it is and when it applies.") -> str:
+    head = "---\n"
+    if name:
+        head += f"name: {name}\n"
+    if description:
+        head += f"description: {description}\n"
+    head += "---\n"
+    tail = f"\n## Sources\n\n{sources}\n" if sources else ""
+    return f"{head}{body}\n{tail}"
+
+
+def make_vault(root: Path, files: dict[str, str | bytes]) -> Vault:
+    for folder in ("daily", "resource", "digest"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return Vault(root)
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Vault:
+    return make_vault(tmp_path, {
+        "daily/2026-06-20.md": (
+            "# June 20\n"
+            "\n"
+            "Met about [[2026-06-21]] and ![[figure.png]].\n"
+            "Code `[[not-a-link]]` stays code.\n"
+            "See [[#June 20]] above.\n"
+        ),
+        "daily/2026-06-21.md": "Back to [[daily/2026-06-20]].\n",
+        "resource/figure.png": b"\x89PNG\r\n\x1a\n\x00",
+        "digest/wiki/hybrid-search.md": GOOD_NODE,
+        "digest/procedure/rebuild-index.md": node(
+            "Rebuild it; ranking in [[hybrid-search]]."),
+    })
+
+
+def messages(problems: list[Problem], level: str) -> list[str]:
+    return [str(p) for p in problems if p.level == level]
+
+
+# -- the graph ----------------------------------------------------------------
+
+
+def test_outlinks_are_resolved_with_their_lines(clean: Vault) -> None:
+    graph = build_graph(clean)
+    out = graph.outlinks["daily/2026-06-20.md"]
+    assert [(e.target, e.anchor, e.line) for e in out] == [
+        ("daily/2026-06-21.md", "", 3),
+        ("resource/figure.png", "", 3),
+        ("daily/2026-06-20.md", "June 20", 5),
+    ]
+
+
+def test_backlinks_list_every_source_except_self_links(clean: Vault) -> None:
+    graph = build_graph(clean)
+    back = graph.backlinks["daily/2026-06-20.md"]
+    assert sorted(e.source for e in back) == [
+        "daily/2026-06-21.md", "digest/procedure/rebuild-index.md",
+        "digest/wiki/hybrid-search.md"]
+    assert [e.source for e in graph.backlinks["resource/figure.png"]] == ["daily/2026-06-20.md"]
+    assert [e.source for e in graph.backlinks["digest/wiki/hybrid-search.md"]] == [
+        "digest/procedure/rebuild-index.md"]
+
+
+def test_a_clean_vault_has_no_broken_links_and_no_problems(clean: Vault) -> None:
+    graph = build_graph(clean)
+    assert graph.broken() == []
+    assert graph.unreadable == {}
+    assert check_vault(clean, graph) == []
+
+
+def test_broken_links_carry_source_line_and_reason(tmp_path: Path) -> None:
+    v = make_vault(tmp_path, {
+        "daily/a.md": "one\n\n[[2026-06-31]] and [[dup]]\n",
+        "daily/x/dup.md": "x\n",
+        "resource/y/dup.md": "y\n",
+    })
+    broken = build_graph(v).broken()
+    assert [(e.source, e.line, e.raw) for e in broken] == [
+        ("daily/a.md", 3, "[[2026-06-31]]"), ("daily/a.md", 3, "[[dup]]")]
+    assert "2026-06-31" in broken[0].reason
+    assert "daily/x/dup.md" in broken[1].reason and "resource/y/dup.md" in broken[1].reason
+
+
+def test_links_in_frontmatter_and_code_make_no_edges(tmp_path: Path) -> None:
+    v = make_vault(tmp_path, {
+        "daily/a.md": "---\nrelated: '[[b]]'\n---\n```\n[[b]]\n```\n`[[b]]`\n",
+        "daily/b.md": "b\n",
+    })
+    graph = build_graph(v)
+    assert graph.outlinks["daily/a.md"] == []
+    assert "daily/b.md" not in graph.backlinks
+
+
+def test_unreadable_notes_are_collected_not_raised(tmp_path: Path) -> None:
+    v = make_vault(tmp_path, {
+        "daily/yaml.md": "---\nname: [unclosed\n---\nx\n",
+        "daily/latin1.md": b"caf\xe9\n",
+        "daily/ok.md": "[[yaml]]\n",
+    })
+    graph = build_graph(v)
+    assert set(graph.unreadable) == {"daily/yaml.md", "daily/latin1.md"}
+    assert "YAML" in graph.unreadable["daily/yaml.md"]
+    # an unreadable note is still a file: links to it resolve
+    assert graph.outlinks["daily/ok.md"][0].target == "daily/yaml.md"
+
+
+# -- check: errors in digest/, warnings in the user's notes -----------------------
+
+
+def test_check_reports_a_broken_digest_link_as_an_error_with_its_line(clean: Vault) -> None:
+    (clean.root / "digest/wiki/bad.md").write_text(node("Uses [[digest/wiki/missing.md]]."))
+    problems = check_vault(clean)
+    assert messages(problems, "error") == [
+        "error: digest/wiki/bad.md:5: broken link [[digest/wiki/missing.md]]: "
+        "no note named 'digest/wiki/missing.md' in the vault"]
+    assert messages(problems, "warning") == []
+
+
+def test_check_reports_a_node_without_a_source_link(clean: Vault) -> None:
+    (clean.root / "digest/wiki/none.md").write_text(node("Body [[hybrid-search]].", sources=""))
+    (clean.root / "digest/wiki/digest-only.md").write_text(
+        node("Body.", sources="- Only another node, [[hybrid-search]], says so."))
+    errors = [(p.path, p.message) for p in check_vault(clean) if p.level == "error"]
+    assert [path for path, _ in errors] == ["digest/wiki/digest-only.md", "digest/wiki/none.md"]
+    assert all("no source link" in msg for _, msg in errors)
+
+
+def test_check_reports_bare_link_lines_with_file_line_numbers(clean: Vault) -> None:
+    (clean.root / "digest/wiki/bare.md").write_text(node(
+        "Body.", sources="- [[daily/2026-06-20.md]]\n- Stated in [[daily/2026-06-21.md]] too."))
+    problems = [p for p in check_vault(clean) if p.level == "error"]
+    assert [(p.path, p.line) for p in problems] == [("digest/wiki/bare.md", 9)]
+    assert "bare link line" in problems[0].message
+    lines = (clean.root / "digest/wiki/bare.md").read_text().split("\n")
+    assert lines[problems[0].line - 1] == "- [[daily/2026-06-20.md]]"
+
+
+def test_check_reports_an_unreadable_node_as_an_error(clean: Vault) -> None:
+    (clean.root / "digest/wiki/broken.md").write_text("---\nname: [x\n---\nbody\n")
+    (clean.root / "digest/wiki/binary.md").write_bytes(b"\x00\x01")
+    errors = [p for p in check_vault(clean) if p.level == "error"]
+    assert sorted(p.path for p in errors) == ["digest/wiki/binary.md", "digest/wiki/broken.md"]
+    assert all(p.message.startswith("unreadable: ") for p in errors)
+
+
+def test_check_reports_a_node_without_name_or_description(clean: Vault) -> None:
+    (clean.root / "digest/wiki/anon.md").write_text(node("Body.", name="", description=""))
+    errors = [p.message for p in check_vault(clean) if p.level == "error"]
+    assert errors == ["frontmatter has no 'name'", "frontmatter has no 'description'"]
+
+
+def test_check_reports_user_problems_as_warnings_only(clean: Vault) -> None:
+    (clean.root / "daily/2026-06-22.md").write_text("x\n\nSee [[2026-06-31]].\n")
+    (clean.root / "daily/2026-06-23.md").write_text("---\ntags: [a\n---\nx\n")
+    (clean.root / "resource/latin1.md").write_bytes(b"caf\xe9\n")
+    (clean.root / "Inbox.md").write_text("[[nowhere]]\n")
+    problems = check_vault(clean)
+    assert messages(problems, "error") == []
+    warnings = messages(problems, "warning")
+    assert len(warnings) == 4
+    assert "warning: daily/2026-06-22.md:3: broken link [[2026-06-31]]: " \
+           "no note named '2026-06-31' in the vault" in warnings
+    assert any(w.startswith("warning: daily/2026-06-23.md: unreadable: ") for w in warnings)
+    assert any(w.startswith("warning: resource/latin1.md: unreadable: ") for w in warnings)
+    assert any(w.startswith("warning: Inbox.md:1: broken link") for w in warnings)
+
+
+def test_topic_pages_need_no_sources_section(clean: Vault) -> None:
+    (clean.root / "digest/topics").mkdir()
+    (clean.root / "digest/topics/2026-06-20.md").write_text(
+        "---\ntitle: Topics\n---\n# Topics\n\n- Search, from [[daily/2026-06-20.md]].\n")
+    assert check_vault(clean) == []
+
+
+def test_check_ignores_links_in_a_yaml_comment_heading(clean: Vault) -> None:
+    text = GOOD_NODE.replace("---\nname:", "---\n# made by vaultlink\nname:", 1)
+    (clean.root / "digest/wiki/hybrid-search.md").write_text(text)
+    assert check_vault(clean) == []
