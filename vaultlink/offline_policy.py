@@ -1,0 +1,458 @@
+"""The offline integrator: a deterministic chat model that works the six tools.
+
+``OfflinePolicy`` answers ``chat`` the way a tool-calling model would, so the offline
+path runs through the same agent loop, toolbox and guard as Ollama, and nothing it
+writes skips a check. It keeps no state: every turn it re-reads the conversation
+(the unit from the user message, earlier tool answers from the ``tool`` messages) and
+takes the next step of one plan:
+
+1. ``node_search`` with the unit's name words and summary (limit 20).
+2. Classify hits by cosine ``similarity``: ``same_abstraction`` at or above
+   ``same_threshold`` (the best one is the update target), ``related`` at or above
+   ``related_threshold``, else ``unrelated``.
+3. With a target: ``read`` it (in pages), then
+   - the node already cites the source and holds every sentence: a replay; answer
+     CORROBORATE without writing (the agent loop records it as already integrated);
+   - the unit brings sentences the node lacks: REFINE, one ``edit`` that inserts them
+     before ``## Sources`` with the source cited, plus a source sentence;
+   - otherwise CORROBORATE: one ``edit`` that appends a source sentence.
+4. Without one: CREATE ``digest/<bucket>/<slug>.md`` (``frontmatter_read`` finds a
+   free slug), body shaped by bucket, related nodes woven in as sentences, and a
+   ``## Sources`` section.
+
+It never answers CORRECT: telling that a note contradicts a node needs understanding
+that word overlap cannot give, so a correction arrives as REFINE (the new statement
+is added beside the old one, with its source) and waits for a model or the user.
+A tool error is adapted to once (a write without related links, another slug, a
+whole-body ``write`` after a failed ``edit``, CREATE after a failed ``read``); a
+second one ends the session with a receipt that explains.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vaultlink.llm import ChatReply, ToolCall
+from vaultlink.markdown import (
+    find_sources_section,
+    find_wikilinks,
+    sources_links,
+    split_frontmatter,
+)
+from vaultlink.offline_extract import STEP_MARK, content_words, delink, summary_lines
+from vaultlink.units import Unit, slugify
+from vaultlink.vault import parse_note
+
+log = logging.getLogger(__name__)
+
+SEARCH_LIMIT = 20
+MAX_RELATED = 4       # links woven into a new node; an update adds at most two
+MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
+PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
+COVERED = 0.7         # share of a sentence's words the node must hold to already say it
+MAX_DESCRIPTION = 280
+_UNIT_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
+_WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
+                  re.IGNORECASE)
+_HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
+_DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
+_SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier tool call and its answer (``answer`` None: not JSON, e.g. cut short)."""
+
+    name: str
+    args: dict[str, Any]
+    answer: dict[str, Any] | None
+
+    @property
+    def error(self) -> str:
+        """The tool's error message, or ``""`` when it succeeded."""
+        if self.answer is None:
+            return ""
+        return str(self.answer.get("error", ""))
+
+    @property
+    def ok(self) -> bool:
+        """A JSON answer without an error."""
+        return self.answer is not None and not self.error
+
+
+def read_unit(messages: list[dict[str, Any]]) -> Unit | None:
+    """The unit embedded as a ```json block in the first user message."""
+    for msg in messages:
+        if msg.get("role") == "user":
+            m = _UNIT_BLOCK.search(str(msg.get("content") or ""))
+            if not m:
+                return None
+            try:
+                return Unit.from_dict(json.loads(m.group(1)))
+            except (ValueError, AttributeError):
+                return None
+    return None
+
+
+def read_turns(messages: list[dict[str, Any]]) -> list[Turn]:
+    """Tool calls of the assistant paired, in order, with the tool answers after them."""
+    turns: list[Turn] = []
+    pending: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.get("role") == "assistant":
+            pending = [c.get("function", c) for c in msg.get("tool_calls") or []]
+        elif msg.get("role") == "tool" and pending:
+            call = pending.pop(0)
+            try:
+                answer = json.loads(str(msg.get("content") or ""))
+            except ValueError:
+                answer = None
+            args = call.get("arguments")
+            turns.append(Turn(str(call.get("name", "")), args if isinstance(args, dict) else {},
+                              answer if isinstance(answer, dict) else None))
+    return turns
+
+
+def unit_query(unit: Unit) -> str:
+    """The node_search query for a unit: its name words, then its summary.
+
+    bench/quality calibrates the thresholds with this same query, so change both.
+    """
+    lines = [STEP_MARK.sub("", delink(line)) for line in summary_lines(unit.summary)]
+    return (unit.name.replace("-", " ") + ": " + " ".join(lines))[:1500]
+
+
+def title_of(handle: str) -> str:
+    """``rotate-search-api-key`` -> ``Rotate Search API Key``-ish title case."""
+    out = []
+    for i, word in enumerate(handle.split("-")):
+        out.append(word if (i and word in _SMALL) else word[:1].upper() + word[1:])
+    return " ".join(out) or "Note"
+
+
+def links_text(paths: list[str]) -> str:
+    """``[[a]]``, ``[[a]] and [[b]]``, ``[[a]], [[b]] and [[c]]``."""
+    links = [f"[[{p}]]" for p in paths]
+    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(delink(text).split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+class OfflinePolicy:
+    """A ``ChatModel`` with no model behind it: the deterministic integrate plan above."""
+
+    def __init__(self, same_threshold: float, related_threshold: float,
+                 digest: str = "digest") -> None:
+        if related_threshold > same_threshold:
+            raise ValueError("related_threshold must not exceed same_threshold")
+        self.same_threshold = same_threshold
+        self.related_threshold = related_threshold
+        self.digest = digest
+
+    # -- the chat interface ------------------------------------------------------------
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             schema: dict[str, Any] | None = None) -> ChatReply:
+        """The next tool call of the plan, or the final receipt as JSON text."""
+        if schema is not None:  # not an extractor: the offline extractor does that job
+            return ChatReply(json.dumps({"units": []}))
+        unit = read_unit(messages)
+        if unit is None:
+            return ChatReply("offline integrator: no ```json unit in the user message")
+        if sum(1 for m in messages[2:] if m.get("role") == "user"):
+            log.warning("offline integrator: the guard refused the result of %s", unit.name)
+        step = self.decide(unit, read_turns(messages))
+        if isinstance(step, ToolCall):
+            return ChatReply("", [step])
+        return ChatReply(json.dumps(step, ensure_ascii=False))
+
+    def decide(self, unit: Unit, turns: list[Turn]) -> ToolCall | dict[str, Any]:
+        """The next step given everything answered so far."""
+        searches = [t for t in turns if t.name == "node_search"]
+        if not searches:
+            return ToolCall("node_search", {"query": unit_query(unit), "limit": SEARCH_LIMIT})
+        hits = self._hits(searches)
+        classes = {p: self._classify(h["similarity"]) for p, h in hits.items()}
+        same = sorted((p for p, c in classes.items() if c == "same_abstraction"),
+                      key=lambda p: -hits[p]["similarity"])[:MAX_SAME_READS]
+        texts: dict[str, str] = {}
+        for path in same:
+            text, call = self._read_node(turns, path)
+            if call is not None:
+                return call
+            if text is not None:
+                texts[path] = text
+            else:
+                classes[path] = "related"  # unreadable: adapt by not updating it
+        if texts:
+            # A node that already cites this source is where the unit went before (a
+            # replay after lost state); otherwise the most similar node.
+            def rank(p: str) -> tuple[bool, bool]:
+                cites = set(unit.paths) <= _cited(texts[p])
+                return (not (cites and not self._fresh(unit, texts[p])), not cites)
+            target = min(texts, key=rank)  # stable: the most similar among equals
+            return self._update(unit, turns, target, texts[target], hits, classes)
+        return self._create(unit, turns, hits, classes)
+
+    # -- recall ------------------------------------------------------------------------
+
+    def _hits(self, searches: list[Turn]) -> dict[str, dict[str, Any]]:
+        """Every recalled node once, with its best similarity (errors recall nothing)."""
+        best: dict[str, dict[str, Any]] = {}
+        for turn in searches:
+            for hit in (turn.answer or {}).get("hits") or []:
+                path, sim = str(hit.get("path", "")), float(hit.get("similarity") or 0.0)
+                if path and (path not in best or sim > best[path]["similarity"]):
+                    best[path] = {**hit, "similarity": sim}
+        return best
+
+    def _classify(self, similarity: float) -> str:
+        if similarity >= self.same_threshold:
+            return "same_abstraction"
+        return "related" if similarity >= self.related_threshold else "unrelated"
+
+    def _related(self, hits: dict[str, dict[str, Any]], exclude: str,
+                 already: set[str]) -> list[str]:
+        """Related-node sentences, most similar first, for nodes not yet linked."""
+        ranked = sorted((h for p, h in hits.items() if p != exclude and p not in already
+                         and h["similarity"] >= self.related_threshold),
+                        key=lambda h: -h["similarity"])[:MAX_RELATED]
+        out = []
+        for h in ranked:
+            path, name = h["path"], _short(str(h.get("name") or ""), 80) or h["path"]
+            about = f"{name}: {_short(str(h.get('description') or ''), 160)}".rstrip(": ")
+            kind = path.split("/")[1] if path.count("/") == 2 else "wiki"
+            if h["similarity"] >= self.same_threshold:
+                out.append(f"It overlaps closely with [[{path}]] ({about}).")
+            elif kind == "procedure":
+                out.append(f"A related procedure is [[{path}]] ({about}).")
+            elif kind == "personal":
+                out.append(f"A related preference is recorded in [[{path}]] ({about}).")
+            else:
+                out.append(f"Related background is in [[{path}]] ({about}).")
+        return out
+
+    # -- update (CORROBORATE / REFINE) ---------------------------------------------------
+
+    def _read_node(self, turns: list[Turn], path: str) -> tuple[str | None, ToolCall | None]:
+        """The node's full text once all pages are read, or the next read; (None, None): failed."""
+        reads = [t for t in turns if t.name == "read" and t.args.get("path") == path]
+        pages: dict[int, str] = {}
+        start, size, total = 1, PAGE_LINES, None
+        for t in reads:
+            if t.error or len(reads) > 8:
+                return None, None
+            if t.answer is None:  # cut short: the same lines in a smaller page
+                size = max(1, (int(t.args.get("end_line", size)) - start + 1) // 2)
+                if size == 1 and int(t.args.get("end_line", 0)) == start:
+                    return None, None
+                continue
+            pages[int(t.answer["start_line"])] = str(t.answer["text"])
+            total = int(t.answer["total_lines"])
+            start = int(t.answer["end_line"]) + 1
+        if total is not None and start > total:
+            return "\n".join(pages[k] for k in sorted(pages)), None
+        return None, ToolCall("read", {"path": path, "start_line": start,
+                                       "end_line": start + size - 1})
+
+    def _update(self, unit: Unit, turns: list[Turn], path: str, text: str,
+                hits: dict[str, dict[str, Any]], classes: dict[str, str]
+                ) -> ToolCall | dict[str, Any]:
+        _, body, _ = split_frontmatter(text)
+        missing = [p for p in unit.paths if p not in _cited(text)]
+        fresh = self._fresh(unit, text)
+        sim = hits[path]["similarity"]
+        if not missing and not fresh:
+            return self._receipt("CORROBORATE", path, "offline: already integrated; the node "
+                                 "cites this source and holds its sentences", classes)
+        action = "REFINE" if fresh else "CORROBORATE"
+        linked = {link.target for link in find_wikilinks(body)}
+        writes = [t for t in turns if t.name in ("edit", "write") and t.args.get("path") == path]
+        if writes and writes[-1].ok:
+            did = (f"added {len(fresh)} sentence(s) and the source" if fresh
+                   else "added the source")
+            return self._receipt(action, path, f"offline: same abstraction (similarity "
+                                 f"{sim:.2f}); {did}", classes)
+        if len(writes) >= 2:
+            return self._give_up(action, path, writes[-1].error, classes)
+        related = [] if writes or not fresh else self._related(hits, path, linked)[:2]
+        old, new = _edit_pair(body, self._insertion(unit, fresh, related),
+                              self._source_line(action, missing))
+        if not writes and old:
+            return ToolCall("edit", {"path": path, "old": old, "new": new})
+        # adapt once: the whole body in one write (an edit's `old` can go stale)
+        meta = parse_note(path, text.encode("utf-8")).frontmatter
+        return ToolCall("write", {"path": path, "name": str(meta.get("name") or title_of(
+            path.rsplit("/", 1)[-1][:-3])), "description": str(meta.get("description") or
+            self._description(unit)), "content": body.replace(old, new, 1) if old else new})
+
+    def _fresh(self, unit: Unit, text: str) -> list[str]:
+        """The unit's sentences the node does not already say."""
+        have = set(content_words(delink(split_frontmatter(text)[1])))
+        return [line for line in summary_lines(unit.summary) if not self._covered(line, have)]
+
+    @staticmethod
+    def _covered(line: str, have: set[str]) -> bool:
+        words = set(content_words(delink(STEP_MARK.sub("", line))))
+        if len(words) < 3:
+            return True  # too little to be worth adding on its own
+        return len(words & have) >= COVERED * len(words)
+
+    def _insertion(self, unit: Unit, fresh: list[str], related: list[str]) -> str:
+        if not fresh:
+            return ""
+        steps = [STEP_MARK.sub("", delink(s)) for s in fresh if STEP_MARK.match(s)]
+        prose = [delink(s) for s in fresh if not STEP_MARK.match(s)]
+        parts = []
+        if prose:
+            parts.append(f"Added from {links_text(unit.paths)}: " + " ".join(prose))
+        if steps:
+            parts.append(f"Further steps from {links_text(unit.paths)}:\n\n"
+                         + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)))
+        if related:
+            parts.append(" ".join(related))
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def _source_line(action: str, paths: list[str]) -> str:
+        if not paths:
+            return ""
+        if action == "CORROBORATE":
+            return f"- The same point came up again in {links_text(paths)}."
+        if action == "REFINE":
+            return f"- The added detail comes from {links_text(paths)}."
+        return f"- The points above are taken from {links_text(paths)}."
+
+    # -- create --------------------------------------------------------------------------
+
+    def _create(self, unit: Unit, turns: list[Turn], hits: dict[str, dict[str, Any]],
+                classes: dict[str, str]) -> ToolCall | dict[str, Any]:
+        writes = [t for t in turns if t.name == "write"]
+        if writes and writes[-1].ok:
+            path = str(writes[-1].args.get("path"))
+            return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
+                                 f"{sum(c != 'unrelated' for c in classes.values())} related "
+                                 "node(s) linked", classes)
+        error = writes[-1].error if writes else ""
+        if len(writes) >= 2 or (error and "link" not in error and "exist" not in error):
+            return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
+        digest = next((p.split("/")[0] for p in hits), self.digest)
+        base = slugify(unit.name)
+        taken = set(hits) | {str(t.args.get("path")) for t in writes if "exist" in t.error}
+        path = ""
+        for n in range(1, 6):
+            candidate = f"{digest}/{unit.bucket}/{base if n == 1 else f'{base}-{n}'}.md"
+            if candidate in taken:
+                continue
+            seen = [t for t in turns if t.name == "frontmatter_read"
+                    and t.args.get("path") == candidate]
+            if not seen:
+                return ToolCall("frontmatter_read", {"path": candidate})
+            answer = seen[-1].answer
+            if answer is not None and not seen[-1].error and not answer.get("exists"):
+                path = candidate
+                break
+        if not path:
+            return self._give_up("CREATE", f"{digest}/{unit.bucket}/{base}.md",
+                                 "no free slug", classes)
+        related = [] if "link" in error else self._related(hits, path, set())
+        return ToolCall("write", {"path": path, "name": title_of(base),
+                                  "description": self._description(unit),
+                                  "content": self._body(unit, related)})
+
+    def _description(self, unit: Unit) -> str:
+        lines = summary_lines(unit.summary)
+        prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")]
+        if prose:
+            return _short(prose[0], MAX_DESCRIPTION)
+        first = STEP_MARK.sub("", lines[0]) if lines else unit.name
+        return _short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
+                      MAX_DESCRIPTION)
+
+    def _body(self, unit: Unit, related: list[str]) -> str:
+        """The new node's body in the bucket's shape, quoting only the unit's sentences."""
+        lines = [delink(s) for s in summary_lines(unit.summary)]
+        steps = [STEP_MARK.sub("", s) for s in lines if STEP_MARK.match(s)]
+        prose = [s for s in lines if not STEP_MARK.match(s)]
+        parts: list[str] = []
+        if unit.bucket == "personal":
+            why = [s for s in prose if _WHY.search(s)]
+            how = [s for s in prose if _HOW.search(s) and s not in why]
+            rule = [s for s in prose if s not in why and s not in how] or (why + how)[:1]
+            why, how = [s for s in why if s not in rule], [s for s in how if s not in rule]
+            parts.append(" ".join(rule))
+            if why:
+                parts.append("**Why:** " + " ".join(why))
+            if how:
+                parts.append("**How to apply:** " + " ".join(how))
+        else:
+            if unit.bucket == "wiki":  # definition first
+                prose.sort(key=lambda s: 0 if _DEFINITION.search(s) else 1)
+            if prose:
+                parts.append(" ".join(prose))
+        if steps:
+            parts.append("\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)))
+        if related:
+            parts.append(" ".join(related))
+        parts.append("## Sources\n\n" + self._source_line("CREATE", unit.paths))
+        return "\n\n".join(p for p in parts if p.strip()) + "\n"
+
+    # -- endings -------------------------------------------------------------------------
+
+    @staticmethod
+    def _receipt(action: str, path: str, note: str, classes: dict[str, str]) -> dict[str, Any]:
+        return {"action": action, "target_path": path, "note": note, "classification": classes}
+
+    def _give_up(self, action: str, path: str, error: str,
+                 classes: dict[str, str]) -> dict[str, Any]:
+        log.warning("offline integrator gives up on %s: %s", path, error)
+        return self._receipt(action, path, f"offline: nothing written; the tools refused "
+                             f"twice: {error}", classes)
+
+
+def _cited(text: str) -> set[str]:
+    """The targets of a node's source links."""
+    _, body, _ = split_frontmatter(text)
+    return {link.target for link in sources_links(body)}
+
+
+def _edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
+    """An ``edit`` (old, new) that puts ``insertion`` before ``## Sources`` and
+    ``source_line`` at its end (making the section if missing).
+
+    ``old`` is the Sources section (or the body's last line), widened upwards until it
+    occurs exactly once, as ``edit`` requires; ``""`` when the body is empty.
+    """
+    new_section: list[str]
+    if not body.strip():
+        tail = f"## Sources\n\n{source_line}" if source_line else ""
+        return "", "\n\n".join(p for p in (insertion, tail) if p) + "\n"
+    lines = body.rstrip("\n").split("\n")
+    sec = find_sources_section(body)
+    if sec is None:
+        anchor = end = len(lines)
+        first = end - 1
+        while first > 0 and not lines[first].strip():
+            first -= 1
+        new_section = ["## Sources", "", source_line] if source_line else []
+    else:
+        anchor, end = sec.start, min(sec.end, len(lines))  # lines lost the trailing blanks
+        while end > sec.start + 1 and not lines[end - 1].strip():
+            end -= 1
+        first = anchor
+        new_section = lines[sec.start:end]
+        if source_line:
+            listed = new_section[-1].lstrip().startswith(("- ", "* "))
+            new_section = new_section + ([source_line] if listed else ["", source_line])
+    while first > 0 and body.count("\n".join(lines[first:end])) > 1:
+        first -= 1  # widen upwards until the old text occurs once
+    head = "\n".join(lines[first:anchor]).rstrip()
+    new = "\n\n".join(p for p in (head, insertion, "\n".join(new_section)) if p)
+    return "\n".join(lines[first:end]), new
