@@ -1,0 +1,378 @@
+"""The daemon end to end: real watchdog observer, real State, Chroma and files.
+
+The model is the fake Ollama server (real ``ollama.Client``) playing a simple model
+that makes one unit per note and creates one digest node per unit, so the tests can
+switch it off, slow it down or make it talk garbage. Every wait polls for its effect
+with a deadline; nothing sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.competent import unit_of
+from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
+from tests.fakes.ollama_server import _Handler as FakeHandler
+from vaultlink.config import Settings, load_settings
+from vaultlink.daemon import Daemon, VaultLock, daemon_status
+from vaultlink.errors import DaemonError
+from vaultlink.vault import parse_note
+
+NOTE = "daily/2026-07-01.md"
+
+
+def note_model(request: dict[str, Any]) -> Any:
+    """Extract one unit per note sent (named after the note); integrate by CREATE."""
+    if request.get("format"):
+        units = []
+        for block in re.split(r"^### ", request["messages"][-1]["content"], flags=re.M)[1:]:
+            path, _, text = block.partition("\n")
+            stem = path.strip().rsplit("/", 1)[-1].removesuffix(".md")
+            summary = " ".join(re.sub(r"#+ .*", "", text).split())[:200]
+            if summary:
+                units.append({"name": f"note-{stem}", "bucket": "wiki", "summary": summary,
+                              "paths": [path.strip()]})
+        return reply(json.dumps({"units": units}))
+    return note_integrate(request)
+
+
+def note_integrate(request: dict[str, Any]) -> Any:
+    """Write digest/<bucket>/<name>.md citing the source; CREATE, or REFINE on a replay."""
+    unit = unit_of(request["messages"])
+    target = f"digest/{unit['bucket']}/{unit['name']}.md"
+    tools = [m for m in request["messages"] if m["role"] == "tool"]
+    if not tools:
+        body = (f"{unit['summary']}\n\n## Sources\n\n- This comes from "
+                f"[[{unit['paths'][0]}]], where it was written down.\n")
+        return reply(tool_calls=[("write", {"path": target, "name": unit["name"],
+                                            "description": unit["summary"][:120],
+                                            "content": body})])
+    answer = json.loads(tools[-1]["content"])
+    action = "CREATE" if answer.get("created") else "REFINE"
+    return reply(json.dumps({"action": action, "target_path": target, "note": "from the note"}))
+
+
+class Flaky:
+    """Misbehaves (``bad``) for the first ``n`` chat calls, then acts as ``good``."""
+
+    def __init__(self, n: int, bad: Any, good: Callable[[dict[str, Any]], Any] = note_model):
+        self.n, self.bad, self.good, self.calls = n, bad, good, 0
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        self.calls += 1
+        return self.bad if self.calls <= self.n else self.good(request)
+
+
+class PortFake(FakeOllama):
+    """The fake Ollama server on a fixed port, so it can go away and come back."""
+
+    def __init__(self, port: int, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.port = port
+
+    def start(self) -> PortFake:
+        import threading
+
+        handler = type("Handler", (FakeHandler,), {"fake": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what or pred}")
+
+
+def make_vault(root: Path) -> Path:
+    for folder in ("daily", "resource", "digest/wiki"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nWe rebuilt the index online.\n")
+    return root
+
+
+def settings_for(root: Path, host: str, **overrides: Any) -> Settings:
+    return load_settings(root, environ={}).with_overrides({
+        "llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
+        "llm.timeout_seconds": 5, "api.port": 0, "watch.quiet_seconds": 0.3, **overrides})
+
+
+def get(daemon: Daemon, path: str, token: str | None = None) -> tuple[int, Any]:
+    token = token if token is not None else (daemon.vault.state_dir / "token").read_text().strip()
+    req = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}",
+                                 headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture()
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(model=note_model) as server:
+        yield server
+
+
+@pytest.fixture()
+def started() -> Iterator[Callable[..., Daemon]]:
+    daemons: list[Daemon] = []
+
+    def start(root: Path, settings: Settings, **kw: Any) -> Daemon:
+        d = Daemon(root, settings, **kw)
+        d.start()
+        daemons.append(d)
+        return d
+
+    yield start
+    for d in daemons:
+        d.stop()
+
+
+def integrated(daemon: Daemon, path: str) -> bool:
+    return path in daemon.state.checkpoints() and not daemon.state.queue()
+
+
+# -- lock ------------------------------------------------------------------------------
+
+
+def test_second_daemon_on_a_vault_is_refused_naming_the_pid(tmp_path: Path, fake: FakeOllama,
+                                                            started: Any) -> None:
+    root = make_vault(tmp_path)
+    started(root, settings_for(root, fake.url))
+    with pytest.raises(DaemonError, match=rf"pid {os.getpid()}\b"):
+        Daemon(root, settings_for(root, fake.url)).start()
+
+
+def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (tmp_path / ".vaultlink").mkdir()
+    (tmp_path / ".vaultlink/daemon.lock").write_text(dead.stdout)
+    lock = VaultLock(tmp_path / ".vaultlink")
+    lock.acquire()
+    assert (tmp_path / ".vaultlink/daemon.lock").read_text().strip() == str(os.getpid())
+    lock.release()
+
+
+# -- the main loop -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_new_note_settles_is_integrated_and_own_writes_cause_no_work(
+        tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    root = make_vault(tmp_path)
+    d = started(root, settings_for(root, fake.url))
+    wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="start-up reconcile")
+    runs_before = d.runs
+    (root / NOTE).write_text("## Search\n\nHybrid search fuses BM25 and vectors by rank.\n")
+    node = root / "digest/wiki/note-2026-07-01.md"
+    wait_for(node.exists, what="the digest node")
+    status = wait_for(lambda: (s := get(d, "/status")[1])["last_run"]
+                      and s["last_run"]["changes"]
+                      and s["last_run"]["changes"][0]["target"] == "digest/wiki/note-2026-07-01.md"
+                      and s, what="last_run in /status")
+    assert status["last_run"]["changes"][0]["action"] == "CREATE"
+    assert NOTE in d.state.checkpoints()
+    assert "## Sources" in node.read_text() and f"[[{NOTE}]]" in node.read_text()
+    # The run's own writes (node, topics file) must start nothing: watch a while.
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        assert not d.state.queue(), "own writes were queued"
+        assert d.runs == runs_before + 1, "own writes caused a second run"
+        assert not d.user_digest_edits, "own writes were taken for user edits"
+        time.sleep(0.05)
+    assert get(d, "/status")[1]["state"] == "idle"
+
+
+@pytest.mark.slow
+def test_user_edit_of_a_digest_node_is_reindexed(tmp_path: Path, fake: FakeOllama,
+                                                 started: Any) -> None:
+    root = make_vault(tmp_path)
+    d = started(root, settings_for(root, fake.url))
+    node = root / "digest/wiki/note-2026-06-01.md"
+    wait_for(node.exists)
+    node.write_text(node.read_text().replace("rebuilt", "rebuilt (zebra-crossing)"))
+    wait_for(lambda: d.user_digest_edits, what="the user's edit to be seen")
+    hits = wait_for(lambda: d._parts and d._parts.index.node_search("zebra-crossing"),
+                    what="the edit in the node index")
+    assert hits[0].path == "digest/wiki/note-2026-06-01.md"
+
+
+@pytest.mark.slow
+def test_startup_reconcile_queues_what_changed_while_off(tmp_path: Path, fake: FakeOllama,
+                                                         started: Any) -> None:
+    root = make_vault(tmp_path)
+    (root / "daily/2026-06-02.md").write_text("## Deploy\n\nDeploys go out on Tuesdays.\n")
+    d = started(root, settings_for(root, fake.url))
+    wait_for(lambda: integrated(d, "daily/2026-06-02.md"))
+    d.stop()
+    # while the daemon is off: one note changes, one appears, one stays as it was
+    (root / "daily/2026-06-02.md").write_text("## Deploy\n\nDeploys go out on Wednesdays.\n")
+    (root / "resource/paper.md").write_text("## RRF\n\nRank fusion uses k = 60.\n")
+    # a long quiet period: only reconcile's "ready at once" gets them integrated quickly
+    d2 = started(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 600}))
+    queued = {i.path for i in d2.state.queue()}
+    assert queued <= {"daily/2026-06-02.md", "resource/paper.md"}
+    wait_for(lambda: integrated(d2, "resource/paper.md")
+             and integrated(d2, "daily/2026-06-02.md"), timeout=30)
+    journal = d2.state.journal(limit=100)
+    assert not [e for e in journal if "daily/2026-06-01.md" in e.unit.get("paths", [])
+                and e.run_id and e.run_id > 1], "an unchanged note was integrated again"
+
+
+@pytest.mark.slow
+def test_rename_keeps_the_checkpoint(tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    root = make_vault(tmp_path)
+    d = started(root, settings_for(root, fake.url))
+    wait_for(lambda: integrated(d, "daily/2026-06-01.md"))
+    runs = d.runs
+    (root / "daily/2026-06-01.md").rename(root / "daily/rebuild.md")
+    wait_for(lambda: "daily/rebuild.md" in d.state.checkpoints()
+             and "daily/2026-06-01.md" not in d.state.checkpoints() and not d.state.queue())
+    assert d.runs == runs
+
+
+# -- concurrency with the user -------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_user_edit_during_an_update_survives_and_the_edit_is_retried(
+        tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    root = make_vault(tmp_path)
+    target = root / "digest/wiki/search.md"
+    target.write_text("---\nname: Search\ndescription: How search works.\n---\n"
+                      "Search finds notes.\n\n## Sources\n\n"
+                      "- First described in [[daily/2026-06-01.md]].\n")
+    seen: list[str] = []
+
+    def integrate(request: dict[str, Any]) -> Any:
+        tools = [m for m in request["messages"] if m["role"] == "tool"]
+        if "2026-07-02" not in request["messages"][1]["content"]:
+            return note_integrate(request)
+        if not tools:
+            return reply(tool_calls=[("read", {"path": "digest/wiki/search.md"})])
+        last = "- First described in [[daily/2026-06-01.md]]."
+        edit = ("edit", {"path": "digest/wiki/search.md", "old": last,
+                         "new": last + "\n- Ranking by RRF was settled in "
+                                       "[[daily/2026-07-02.md]] that morning."})
+        if len(tools) == 1:  # the user saves the node while the model is thinking
+            target.write_text(target.read_text() + "- USER: my own line stays.\n")
+            return reply(tool_calls=[edit])
+        seen.append(tools[-1]["content"])
+        if len(tools) == 2:  # the write was refused (compare-and-swap): try again
+            return reply(tool_calls=[edit])
+        return reply(json.dumps({"action": "REFINE", "target_path": "digest/wiki/search.md",
+                                 "note": "ranking rule"}))
+
+    def model(request: dict[str, Any]) -> Any:
+        return note_model(request) if request.get("format") else integrate(request)
+
+    fake.model = model
+    d = started(root, settings_for(root, fake.url))
+    wait_for(lambda: integrated(d, "daily/2026-06-01.md"))
+    (root / "daily/2026-07-02.md").write_text("## Ranking\n\nWe settled on RRF.\n")
+    wait_for(lambda: integrated(d, "daily/2026-07-02.md"), what="integration")
+    text = target.read_text()
+    assert "- USER: my own line stays." in text
+    assert "[[daily/2026-07-02.md]]" in text
+    assert "changed on disk" in seen[0]
+    assert [e.action for e in d.state.journal(path="digest/wiki/search.md")][0] == "REFINE"
+
+
+# -- the model: down, slow, garbage, back ------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ollama_down_waits_then_resumes_when_it_returns(tmp_path: Path, started: Any) -> None:
+    root = make_vault(tmp_path)
+    port = free_port()
+    d = started(root, settings_for(root, f"http://127.0.0.1:{port}"),
+                model_backoff=(0.2, 1.0))
+    wait_for(lambda: get(d, "/status")[1]["state"] == "waiting-for-model")
+    (root / NOTE).write_text("## Search\n\nHybrid search fuses two rankings.\n")
+    wait_for(lambda: NOTE in {i.path for i in d.state.queue()})
+    status = get(d, "/status")[1]
+    assert status["model"]["reachable"] is False and len(status["queue"]) == 2
+    server = PortFake(port, model=note_model).start()
+    try:
+        wait_for(lambda: integrated(d, NOTE) and integrated(d, "daily/2026-06-01.md"),
+                 what="work to resume")
+    finally:
+        server.stop()
+    assert (root / "digest/wiki/note-2026-07-01.md").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bad", [HTTPError(500), Malformed(), Hang(3.0),
+                                 reply("this is not json at all")],
+                         ids=["500", "malformed", "slow", "garbage"])
+def test_bad_model_answers_lose_nothing_and_work_resumes(tmp_path: Path, started: Any,
+                                                         bad: Any) -> None:
+    root = make_vault(tmp_path)
+    with FakeOllama(model=Flaky(3, bad)) as server:
+        d = started(root, settings_for(root, server.url, **{"llm.timeout_seconds": 1}),
+                    retry_backoff=(0.2, 1.0))
+        wait_for(lambda: integrated(d, "daily/2026-06-01.md"), timeout=60,
+                 what="integration after the model recovers")
+    assert (root / "digest/wiki/note-2026-06-01.md").exists()
+    parse_note("x.md", (root / "digest/wiki/note-2026-06-01.md").read_bytes())
+
+
+# -- shutdown and status without a daemon --------------------------------------------------
+
+
+def test_status_without_a_daemon_reads_state_sqlite(tmp_path: Path, fake: FakeOllama) -> None:
+    root = make_vault(tmp_path)
+    assert daemon_status(root / ".vaultlink")["running"] is False
+    d = Daemon(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 600}))
+    d.start()
+    assert daemon_status(root / ".vaultlink")["running"] is True
+    d.state.enqueue("daily/x.md", time.time(), 600)
+    d.stop()
+    data = daemon_status(root / ".vaultlink")
+    assert data["running"] is False and "daily/x.md" in [q["path"] for q in data["queue"]]
+    assert not (root / ".vaultlink/daemon.json").exists()
+
+
+@pytest.mark.slow
+def test_burst_of_notes_drains(tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    root = make_vault(tmp_path)
+    d = started(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 0.2}))
+    wait_for(lambda: integrated(d, "daily/2026-06-01.md"))
+    burst = root / "daily/burst"
+    burst.mkdir()
+    for i in range(300):  # bench/bench_daemon.py does 1,000; notes with nothing to extract
+        (burst / f"n{i:04d}.md").write_text("\n")
+    wait_for(lambda: len(d.state.checkpoints()) == 301 and not d.state.queue(), timeout=120,
+             what="the burst to drain")
+    assert not fake.chat_requests()[1:] or all(
+        "burst" not in json.dumps(r) for r in fake.chat_requests())

@@ -1,0 +1,553 @@
+"""The daemon: the composition root of ``vaultlink watch``.
+
+One daemon per vault (``.vaultlink/daemon.lock``, an flock the kernel releases when
+the process dies, holding the pid for the error message). Start-up reconciles the
+vault with the checkpoint (notes changed while the daemon was off are queued, ready at
+once; the node index catches up with the user's digest edits), then a watchdog thread
+feeds the durable queue in ``state.sqlite`` and one worker thread integrates notes
+once they have been quiet for ``watch.quiet_seconds``. The worker sleeps on an event
+until the next item settles: idle means no wake-ups at all.
+
+Failures never lose work: a failed unit's notes are requeued with exponential
+backoff; with ``llm.provider: ollama`` and no server answering, the queue waits
+(backoff up to five minutes) and resumes by itself when Ollama is back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from vaultlink import __version__
+from vaultlink.compose import Parts, choose_provider, dream_context, open_parts
+from vaultlink.config import Settings
+from vaultlink.dream import build_steps, run_dream
+from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
+from vaultlink.llm import is_reachable
+from vaultlink.state import Checkpoint, QueueItem, State
+from vaultlink.watch import Change, RecordingVault, Watcher, current_hash
+
+log = logging.getLogger(__name__)
+
+LOCK_NAME = "daemon.lock"
+INFO_NAME = "daemon.json"
+BATCH_PATHS = 50  # notes per run: a burst is worked off in runs the status can show
+DIGEST_SETTLE = 2.0  # seconds a user-edited digest node waits before re-indexing
+MODEL_BACKOFF = (5.0, 300.0)  # first and longest wait while Ollama does not answer
+REACHABLE_TTL = 30.0
+
+
+def iso(ts: float | None) -> str | None:
+    """A Unix time as the API shows it: ``2026-06-21T08:00:00Z``."""
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[str, Any]:
+    """What state.sqlite knows without a daemon: queue, last run, open failures."""
+    items = state.queue()
+    last = state.last_run()
+    if last is not None:
+        last = {**last, "started_at": iso(last["started_at"]),
+                "finished_at": iso(last["finished_at"])}
+    return {
+        "queue": [{"path": i.path, "settles_in_seconds": round(max(0.0, i.ready_at - now), 1),
+                   "state": "ready" if i.ready_at <= now else "settling",
+                   "attempts": i.attempts, "last_error": i.last_error}
+                  for i in items[:queue_limit]],
+        "queue_length": len(items),
+        "last_run": last,
+        "failed": [{**f, "failed_at": iso(f["failed_at"])} for f in state.failures()],
+    }
+
+
+def read_info(state_dir: Path) -> dict[str, Any] | None:
+    """``daemon.json`` of a running daemon (pid, port), or None if none is running."""
+    try:
+        info = json.loads((state_dir / INFO_NAME).read_text("utf-8"))
+        os.kill(int(info["pid"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
+    """``vaultlink status``: the running daemon's GET /status, else the durable state."""
+    import urllib.error
+    import urllib.request
+
+    from vaultlink.api import read_token
+
+    info, token = read_info(state_dir), read_token(state_dir)
+    reason = "no daemon holds this vault"
+    if info is not None and token is not None:
+        req = urllib.request.Request(f"http://127.0.0.1:{int(info['port'])}/status",
+                                     headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return {"running": True, **json.loads(resp.read())}
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = f"pid {info['pid']} does not answer on port {info['port']}: {exc}"
+    db = state_dir / "state.sqlite"
+    if not db.exists():
+        return {"running": False, "reason": reason, "queue": [], "queue_length": 0,
+                "last_run": None, "failed": []}
+    state = State(db)
+    try:
+        return {"running": False, "reason": reason, **durable_status(state, time.time())}
+    finally:
+        state.close()
+
+
+class VaultLock:
+    """``.vaultlink/daemon.lock``: an exclusive flock plus the holder's pid."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / LOCK_NAME
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or raise ``DaemonError`` naming the pid that holds it."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise DaemonError(f"another vaultlink daemon (pid {holder}) is watching this "
+                              f"vault; stop it first (`kill {holder}`), lock: {self.path}"
+                              ) from None
+        old = os.read(fd, 64).decode("ascii", "replace").strip()
+        if old and old != str(os.getpid()):
+            # the kernel dropped the flock when that process died: the lock is stale
+            log.info("taking over the stale lock of pid %s (no longer running)", old)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock (the file stays; an unlocked file is free)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
+
+
+def setup_logging(state_dir: Path, level: int = logging.INFO) -> Path:
+    """Log to ``.vaultlink/logs/vaultlink.log`` (rotating); for the daemon entry point only."""
+    folder = state_dir / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "vaultlink.log"
+    root = logging.getLogger()
+    if not any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
+                                                       encoding="utf-8")
+        handler.setFormatter(logging.Formatter(
+            "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
+        handler.setLevel(level)
+        for other in root.handlers:  # the console keeps the level it had
+            if other.level == logging.NOTSET:
+                other.setLevel(root.level)
+        root.addHandler(handler)
+        root.setLevel(min(root.level, level))
+    return path
+
+
+def next_schedule(hhmm: str, now: float) -> float | None:
+    """The next local time ``HH:MM`` after ``now``; None for an empty schedule."""
+    if not hhmm:
+        return None
+    try:
+        hour, minute = (int(x) for x in hhmm.split(":"))
+        at = dt.datetime.fromtimestamp(now).replace(hour=hour, minute=minute, second=0,
+                                                    microsecond=0)
+    except ValueError:
+        raise DaemonError(f"watch.schedule {hhmm!r} is not a time HH:MM") from None
+    if at.timestamp() <= now:
+        at += dt.timedelta(days=1)
+    return at.timestamp()
+
+
+class Daemon:
+    """One vault's daemon: ``start()`` returns once it is serving; ``stop()`` ends it."""
+
+    def __init__(self, vault_path: Path, settings: Settings, *, host: str = "127.0.0.1",
+                 retry_backoff: tuple[float, float] = (30.0, 3600.0),
+                 model_backoff: tuple[float, float] = MODEL_BACKOFF) -> None:
+        self.settings = settings
+        self.vault = RecordingVault(
+            Path(vault_path), daily=settings.get("folders.daily"),
+            resource=settings.get("folders.resource"), digest=settings.get("folders.digest"),
+            max_note_bytes=settings.get("vault.max_note_bytes"))
+        self.host = host
+        self.quiet = float(settings.get("watch.quiet_seconds"))
+        self.provider = str(settings.get("llm.provider"))
+        self.llm_host = str(settings.get("llm.host"))
+        self.retry_backoff, self.model_backoff = retry_backoff, model_backoff
+        self.steps = build_steps(settings.get("auto_dream.steps"))
+        self.started_at = time.time()
+        self.generation = 0  # bumped on every change seen; the API caches by it
+        self.runs = 0
+        self.user_digest_edits = 0  # digest changes taken for the user's (re-indexed)
+        self._lock = VaultLock(self.vault.state_dir)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._mu = threading.Lock()
+        self._digest_due: dict[str, float] = {}
+        self._digest_all: float | None = None
+        self._working = False
+        self._current: dict[str, Any] | None = None
+        self._last_provider = "offline" if self.provider == "offline" else self.provider
+        self._model_wait = 0.0
+        self._model_retry_at = 0.0
+        self._reachable: tuple[float, bool] | None = None
+        self._next_full = next_schedule(str(settings.get("watch.schedule")), time.time())
+        self._parts: Parts | None = None
+        self._watcher: Watcher | None = None
+        self._worker: threading.Thread | None = None
+        self._api: Any = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """The vault's state database (open while started)."""
+        assert self._parts is not None, "the daemon is not started"
+        return self._parts.state
+
+    @property
+    def port(self) -> int:
+        """The API's port (useful with ``api.port: 0``)."""
+        return int(self._api.port) if self._api is not None else 0
+
+    def start(self) -> None:
+        """Lock the vault, open its parts, reconcile, then watch, work and serve."""
+        from vaultlink.api import ApiServer
+
+        self._lock.acquire()
+        try:
+            self._parts = open_parts(self.vault, self.settings)
+            self._api = ApiServer(self, self.host, int(self.settings.get("api.port")))
+            self.reconcile()
+            self._watcher = Watcher(self.vault, self.on_changes)
+            self._watcher.start()
+            self._worker = threading.Thread(target=self._loop, name="vaultlink-worker",
+                                            daemon=True)
+            self._worker.start()
+            self._api.start()
+            self._write_info()
+        except BaseException:
+            self.stop()
+            raise
+        log.info("vaultlink %s watching %s (pid %d, API on 127.0.0.1:%d, provider %s)",
+                 __version__, self.vault.root, os.getpid(), self.port, self.provider)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the current unit (abandoned after ``timeout`` s; its writes are atomic)."""
+        self._stop.set()
+        self._wake.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        worker_done = True
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join(timeout)
+            worker_done = not self._worker.is_alive()
+            if not worker_done:
+                log.warning("the current unit did not finish within %.0f s; abandoning it "
+                            "(its note is not checkpointed and is redone next start)", timeout)
+        if self._api is not None:
+            self._api.stop()
+        if self._parts is not None and worker_done:
+            self._parts.close()
+        self._parts = None if worker_done else self._parts
+        with contextlib.suppress(OSError):
+            (self.vault.state_dir / INFO_NAME).unlink()
+        self._lock.release()
+
+    def run_forever(self) -> None:
+        """Start, then block until SIGINT or SIGTERM; a second signal abandons the unit."""
+        def handle(signum: int, _frame: Any) -> None:
+            if self._stop.is_set():
+                log.warning("second signal: abandoning the current unit")
+                os._exit(130)
+            log.info("signal %d: stopping after the current unit", signum)
+            self._stop.set()
+            self._wake.set()
+
+        old = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.start()
+            while not self._stop.wait(3600):
+                pass
+        finally:
+            self.stop()
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    def _write_info(self) -> None:
+        info = {"pid": os.getpid(), "port": self.port, "started_at": iso(self.started_at)}
+        self.vault.write(f".vaultlink/{INFO_NAME}", json.dumps(info),
+                         current_hash(self.vault.root, f".vaultlink/{INFO_NAME}"))
+
+    # -- start-up reconcile and events ------------------------------------------------
+
+    def reconcile(self) -> None:
+        """Queue notes changed while the daemon was off (ready now); catch the index up."""
+        parts = self._parts
+        assert parts is not None
+        try:
+            report = parts.index.sync()
+            if report.changed:
+                log.info("node index caught up with digest/: %s", report)
+        except VaultlinkError as exc:
+            log.warning("node index sync failed: %s", exc)
+        checkpoints = parts.state.checkpoints()
+        now = time.time()
+        queued = {i.path for i in parts.state.queue()}
+        changed = [i.path for i in self.vault.scan([self.vault.daily, self.vault.resource])
+                   if (cp := checkpoints.get(i.path)) is None or cp.hash != i.hash]
+        for path in changed:
+            parts.state.enqueue(path, now, 0.0)
+        fresh = [p for p in changed if p not in queued]
+        if changed:
+            log.info("start-up: %d note(s) changed while the daemon was off (%d new to the "
+                     "queue)", len(changed), len(fresh))
+
+    def on_changes(self, changes: list[Change]) -> None:
+        """The watcher's sink: queue source notes, mark user-edited digest nodes."""
+        now = time.time()
+        state = self.state
+        for ch in changes:
+            with self._mu:
+                self.generation += 1
+            if ch.folder == "digest":
+                if ch.is_dir:
+                    self._digest_all = now + DIGEST_SETTLE
+                elif not self.vault.own.is_own(ch.path, current_hash(self.vault.root, ch.path)):
+                    with self._mu:
+                        self._digest_due[ch.path] = now + DIGEST_SETTLE
+                continue
+            if ch.is_dir:
+                if not ch.gone:
+                    for path in self.vault.iter_files([ch.path]):
+                        if path.endswith(".md"):
+                            state.enqueue(path, now, self.quiet)
+                continue
+            if ch.moved_from:
+                self._carry_checkpoint(ch.moved_from, ch.path)
+            state.enqueue(ch.path, now, self.quiet)
+        self._wake.set()
+
+    def _carry_checkpoint(self, old: str, new: str) -> None:
+        # A renamed note keeps its checkpoint, so the rename costs no re-integration.
+        cp = self.state.checkpoints().get(old)
+        if cp is not None and cp.hash == current_hash(self.vault.root, new):
+            self.state.set_checkpoints([Checkpoint(new, cp.hash, cp.sections)])
+            self.state.drop_checkpoints([old])
+
+    def rerun(self, paths: list[str]) -> list[str]:
+        """Queue notes ready now, forgetting their checkpoint so they are re-extracted."""
+        now = time.time()
+        self.state.drop_checkpoints(paths)
+        for path in paths:
+            self.state.enqueue(path, now, 0.0)
+        self._wake.set()
+        return paths
+
+    def digest_changed(self, path: str) -> None:
+        """Re-index a digest node soon (the API's undo wrote it)."""
+        with self._mu:
+            self._digest_due[path] = time.time()
+            self.generation += 1
+        self._wake.set()
+
+    # -- the worker -------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()  # before reading the queue: a later enqueue wakes us again
+            try:
+                timeout = self._tick(time.time())
+            except Exception:
+                log.exception("the worker hit an unexpected error; retrying shortly")
+                timeout = self.retry_backoff[0]
+            if timeout is None or timeout > 0:
+                self._wake.wait(timeout)
+
+    def _tick(self, now: float) -> float | None:
+        """Do what is due; return seconds until something else is (None: nothing)."""
+        dues = [self._sync_digest(now)]
+        queue = self.state.queue()
+        ready = [i for i in queue if i.ready_at <= now]
+        full_due = self._next_full is not None and self._next_full <= now
+        if (ready or full_due) and not self._model_gate(now):
+            return max(self._model_retry_at - now, 0.01)
+        if full_due:
+            self._next_full = next_schedule(str(self.settings.get("watch.schedule")), now)
+            self._run(None)
+            return 0.0
+        if ready:
+            self._process(ready[:BATCH_PATHS])
+            return 0.0
+        dues += [queue[0].ready_at if queue else None, self._next_full]
+        pending = [d - now for d in dues if d is not None]
+        return max(min(pending), 0.01) if pending else None
+
+    def _sync_digest(self, now: float) -> float | None:
+        with self._mu:
+            due = [p for p, t in self._digest_due.items() if t <= now]
+            for p in due:
+                del self._digest_due[p]
+            full = self._digest_all is not None and self._digest_all <= now
+            if full:
+                self._digest_all = None
+            later = [t for t in (*self._digest_due.values(), self._digest_all) if t is not None]
+        assert self._parts is not None
+        # Decided after the settle, not at the event: a write that renames the old file
+        # aside leaves the name absent for an instant, which looks like a user's delete.
+        due = [p for p in due if not self.vault.own.is_own(p, current_hash(self.vault.root, p))]
+        self.user_digest_edits += len(due)
+        try:
+            if full:
+                self._parts.index.sync()
+            elif due:
+                self._parts.index.upsert(due)
+        except VaultlinkError as exc:
+            log.warning("could not re-index %s: %s", due or "digest/", exc)
+        return min(later) if later else None
+
+    def _model_gate(self, now: float) -> bool:
+        """With provider ollama: only run when the server answers (checked with backoff)."""
+        if self.provider != "ollama":
+            return True
+        if now < self._model_retry_at:
+            return False
+        if self.reachable(fresh=True):
+            if self._model_wait:
+                log.info("Ollama answers again at %s; resuming", self.llm_host)
+            self._model_wait = 0.0
+            return True
+        first, longest = self.model_backoff
+        if not self._model_wait:
+            log.warning("Ollama does not answer at %s; work waits until it does", self.llm_host)
+        self._model_wait = min(max(self._model_wait * 2, first), longest)
+        self._model_retry_at = now + self._model_wait
+        return False
+
+    def _process(self, items: list[QueueItem]) -> None:
+        """Integrate settled notes; notes gone or unchanged leave the queue without a run."""
+        state = self.state
+        checkpoints = state.checkpoints()
+        gone, unchanged, todo = [], [], []
+        for item in items:
+            digest = current_hash(self.vault.root, item.path)
+            cp = checkpoints.get(item.path)
+            if digest is None:
+                gone.append(item)
+            elif cp is not None and cp.hash == digest:
+                unchanged.append(item)
+            else:
+                todo.append(item)
+        if gone:
+            state.drop_checkpoints(i.path for i in gone)
+        state.dequeue(gone + unchanged)
+        if not todo:
+            return
+        now = time.time()
+        try:
+            run = self._run(frozenset(i.path for i in todo))
+        except ModelUnavailable as exc:
+            log.warning("model unavailable: %s; the notes wait for it", exc)
+            self._model_retry_at = now + self.model_backoff[0]
+            state.requeue([i.path for i in todo], now, 0.0, str(exc))
+            return
+        except Exception as exc:  # any failure: nothing lost, retried with backoff
+            log.exception("run failed; %d note(s) requeued", len(todo))
+            for item in todo:
+                state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
+            return
+        for item in todo:
+            if item.path in run.failed_paths:
+                state.requeue([item.path], now, self._backoff(item.attempts),
+                              "a unit of this note failed; see `vaultlink status`")
+            elif item.path not in run.deferred_paths:
+                state.dequeue([item])  # integrated, unreadable (reported) or unchanged
+
+    def _backoff(self, attempts: int) -> float:
+        first, longest = self.retry_backoff
+        return float(min(first * 2 ** attempts, longest))
+
+    def _run(self, only: frozenset[str] | None) -> Any:
+        assert self._parts is not None
+        provider = choose_provider(self.settings)
+        self._last_provider = provider
+        ctx = dream_context(self._parts, self.settings, provider, only=only,
+                            progress=self._progress)
+        ctx.should_stop = self._stop.is_set
+        self._working = True
+        try:
+            run = run_dream(ctx, self.steps)
+        finally:
+            self._working, self._current = False, None
+        self.runs += 1
+        log.info("run %d (%s, %d note(s)): %s", run.run_id, provider,
+                 len(only) if only is not None else -1, run.counts())
+        return run
+
+    def _progress(self, event: str, detail: dict[str, Any]) -> None:
+        if event == "unit_started":
+            self._current = {"unit": detail.get("unit"), "paths": list(detail.get("paths", []))}
+        elif event == "unit_finished":
+            self._current = None
+            log.info("unit %s: %s %s %s", detail.get("unit"), detail.get("status"),
+                     detail.get("action") or "", detail.get("target") or detail.get("error"))
+
+    # -- status ----------------------------------------------------------------------
+
+    def reachable(self, fresh: bool = False) -> bool:
+        """Whether the integrator answers: offline always; Ollama probed, cached 30 s."""
+        if self.provider == "offline":
+            return True
+        now = time.monotonic()
+        if fresh or self._reachable is None or now - self._reachable[0] > REACHABLE_TTL:
+            self._reachable = (now, is_reachable(self.llm_host))
+        return self._reachable[1]
+
+    def status(self) -> dict[str, Any]:
+        """The ``GET /status`` document (docs/status-api.md)."""
+        now = time.time()
+        durable = durable_status(self.state, now)
+        reachable = self.reachable()
+        if self._stop.is_set():
+            state = "stopping"
+        elif self._working:
+            state = "working"
+        elif self.provider == "ollama" and self._model_wait:
+            state = "waiting-for-model"
+        else:
+            state = "idle"
+        provider = self._last_provider
+        if self.provider == "auto":
+            provider = "ollama" if reachable else "offline"
+        return {
+            "api_version": 1, "version": __version__, "vault": str(self.vault.root),
+            "pid": os.getpid(), "started_at": iso(self.started_at), "state": state,
+            "model": {"provider": provider, "configured": self.provider,
+                      "host": self.llm_host, "model": str(self.settings.get("llm.model")),
+                      "reachable": reachable},
+            "current": self._current, **durable,
+        }
