@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,3 +210,51 @@ def test_check_ignores_links_in_a_yaml_comment_heading(clean: Vault) -> None:
     text = GOOD_NODE.replace("---\nname:", "---\n# made by vaultlink\nname:", 1)
     (clean.root / "digest/wiki/hybrid-search.md").write_text(text)
     assert check_vault(clean) == []
+
+
+# -- the sample vault -----------------------------------------------------------
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
+CASES = Path(__file__).resolve().parent / "fixtures" / "sample_vault_cases.json"
+
+
+@pytest.fixture(scope="module")
+def sample() -> tuple[Vault, dict[str, Any]]:
+    if not SAMPLE.is_dir():  # pragma: no cover - the sample vault ships with the repo
+        pytest.fail("sample_vault/ is missing")
+    return Vault(SAMPLE), json.loads(CASES.read_text(encoding="utf-8"))
+
+
+def test_sample_vault_digest_has_no_errors(sample: tuple[Vault, dict[str, Any]]) -> None:
+    vault, _ = sample
+    errors = [str(p) for p in check_vault(vault) if p.level == "error"]
+    assert errors == []
+
+
+def test_sample_vault_broken_link_and_broken_yaml_are_warnings(
+    sample: tuple[Vault, dict[str, Any]],
+) -> None:
+    vault, cases = sample
+    warnings = [p for p in check_vault(vault) if p.level == "warning"]
+    broken = cases["broken_user_link"]
+    assert [(p.path, p.message.startswith("unreadable: ")) for p in warnings
+            if p.path == cases["broken_yaml"]] == [(cases["broken_yaml"], True)]
+    link_warnings = [p for p in warnings if p.path == broken["source"]]
+    assert len(link_warnings) == 1
+    assert f"broken link [[{broken['link']}]]" in link_warnings[0].message
+    lines = (SAMPLE / broken["source"]).read_text(encoding="utf-8").split("\n")
+    assert f"[[{broken['link']}]]" in lines[link_warnings[0].line - 1]
+    assert len(warnings) == 2
+
+
+def test_sample_vault_code_holds_no_links_and_variants_resolve(
+    sample: tuple[Vault, dict[str, Any]],
+) -> None:
+    vault, cases = sample
+    graph = build_graph(vault)
+    raws = [e.raw for e in graph.outlinks[cases["code_links"]]]
+    for non_link in cases["code_non_links"]:
+        assert not any(non_link in raw for raw in raws)
+    for variant in cases["link_variants"].values():
+        edges = {e.raw: e.target for e in graph.outlinks[variant["source"]]}
+        assert edges[f"[[{variant['link']}]]"] == variant["resolves_to"]
