@@ -199,6 +199,24 @@ def test_check_reports_user_problems_as_warnings_only(clean: Vault) -> None:
     assert any(w.startswith("warning: Inbox.md:1: broken link") for w in warnings)
 
 
+def test_check_survives_unreadable_files_and_symlink_loops(
+    clean: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (clean.root / "daily/locked.md").write_text("x\n")
+    (clean.root / "daily/loop.md").symlink_to(clean.root / "daily/loop.md")
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    problems = check_vault(clean)
+    assert [(p.level, p.path) for p in problems] == [("warning", "daily/locked.md")]
+    assert "Permission denied" in problems[0].message
+
+
 def test_topic_pages_need_no_sources_section(clean: Vault) -> None:
     (clean.root / "digest/topics").mkdir()
     (clean.root / "digest/topics/2026-06-20.md").write_text(

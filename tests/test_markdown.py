@@ -44,6 +44,8 @@ def lines_of(text: str) -> list[tuple[str, int]]:
         pytest.param("a <!-- [[code]] --> b [[real]]", id="html-comment-inline"),
         pytest.param("<!--\n[[code]]\n-->\n\n[[real]]", id="html-comment-multiline"),
         pytest.param("---\nrelated: '[[code]]'\n---\n[[real]]", id="frontmatter"),
+        pytest.param("\ufeff---\nrelated: '[[code]]'\n---\n[[real]]", id="frontmatter-after-bom"),
+        pytest.param("---\r\nrelated: '[[code]]'\r\n---\r\n[[real]]", id="frontmatter-crlf"),
         pytest.param("\\[\\[code]] and [[real]]", id="escaped-brackets"),
     ],
 )
@@ -120,6 +122,21 @@ def test_alias_is_not_part_of_the_edge() -> None:
 def test_line_numbers_are_file_lines_counting_frontmatter() -> None:
     text = "---\nname: x\ndescription: y\n---\nfirst [[a]]\n\nthird\n[[b]] and [[c]]\n"
     assert lines_of(text) == [("a", 5), ("b", 8), ("c", 8)]
+
+
+def test_line_numbers_with_crlf_line_endings() -> None:
+    text = "---\r\nname: x\r\n---\r\nline4 [[a]]\r\n\r\n`[[a]]`\r\n[[b]]\r\n"
+    assert lines_of(text) == [("a", 4), ("b", 7)]
+
+
+def test_links_in_quotes_callouts_lists_tasks_and_footnotes_are_links() -> None:
+    text = ("> [!note] Title [[c1]]\n> body [[c2]]\n\n- item [[l1]]\n  - nested [[l2]]\n"
+            "\n- [ ] task [[t]]\n\ntext[^1]\n\n[^1]: note [[fn]]\n")
+    assert targets(text) == ["c1", "c2", "l1", "l2", "t", "fn"]
+
+
+def test_inline_code_spanning_lines_holds_no_links() -> None:
+    assert lines_of("a `code\n[[x]]\nstill` [[y]]") == [("y", 3)]
 
 
 def test_line_number_skips_the_same_link_inside_inline_code_earlier() -> None:

@@ -124,6 +124,54 @@ def test_vault_root_reached_through_a_symlink_still_works(tmp_path: Path, vault:
     assert [i.path for i in linked.scan()] == ["daily/a.md"]
 
 
+def test_symlink_loops_are_refused_and_skipped_not_crashing(vault: Vault) -> None:
+    (vault.root / "daily" / "loop.md").symlink_to(vault.root / "daily" / "loop.md")
+    (vault.root / "daily" / "a.md").symlink_to(vault.root / "daily" / "b.md")
+    (vault.root / "daily" / "b.md").symlink_to(vault.root / "daily" / "a.md")
+    put(vault, "daily/ok.md", "ok\n")
+    assert [i.path for i in vault.scan()] == ["daily/ok.md"]
+    assert not vault.exists("daily/loop.md")
+    with pytest.raises(PathRefused, match="loop"):
+        vault.read_note("daily/loop.md")
+
+
+def test_a_fifo_named_like_a_note_does_not_block(vault: Vault) -> None:
+    os.mkfifo(vault.root / "daily" / "pipe.md")
+    put(vault, "daily/ok.md", "ok\n")
+    result: list[object] = []
+
+    def scan_and_read() -> None:
+        result.append([i.path for i in vault.scan()])
+        try:
+            vault.read_note("daily/pipe.md")
+        except VaultError as exc:
+            result.append(type(exc))
+
+    worker = threading.Thread(target=scan_and_read, daemon=True)
+    worker.start()
+    worker.join(timeout=10)  # a deadline, not a pause: the thread ends at once when fixed
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert result == [["daily/ok.md"], NoteNotFound]
+
+
+def test_a_note_that_cannot_be_read_is_note_unreadable(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put(vault, "daily/locked.md", "secret\n")
+    real_read = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(NoteUnreadable) as info:
+        vault.read_note("daily/locked.md")
+    assert info.value.path == "daily/locked.md"
+    assert "Permission denied" in info.value.reason
+
+
 def test_missing_vault_folder_raises(tmp_path: Path) -> None:
     with pytest.raises(VaultError):
         Vault(tmp_path / "nope")

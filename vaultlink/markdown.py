@@ -72,7 +72,7 @@ def _tokens_with_links(tokens: Iterable[dict[str, Any]]) -> Iterator[dict[str, A
 
 def split_frontmatter(text: str) -> tuple[str, str, int]:
     """``(frontmatter block, body, lines the block takes)``; none: ``("", text, 0)``."""
-    m = re.match(r"\A(---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z))", text, re.DOTALL)
+    m = re.match(r"\A(\ufeff?---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z))", text, re.DOTALL)
     if not m:
         return "", text, 0
     head = m.group(1)

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from vaultlink.errors import (
     BrokenFrontmatter,
     NoteNotFound,
     NoteTooLarge,
+    NoteUnreadable,
     NotUtf8,
     PathRefused,
     WriteConflict,
@@ -157,7 +159,10 @@ class Vault:
         """The real file for a vault path; refuses symlinks that lead out of the vault."""
         rel = normalize_rel(raw)
         path = self.root / rel
-        real = path.resolve()
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before 3.13)
+            raise PathRefused(rel, "it is a symlink loop or cannot be resolved") from None
         if real != self._real_root and self._real_root not in real.parents:
             raise PathRefused(rel, "it is a symlink whose target is outside the vault")
         return path
@@ -232,6 +237,8 @@ class Vault:
             path = self.root / rel
             try:
                 st = path.stat()
+                if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
+                    continue
                 digest = "" if st.st_size > self.max_note_bytes else content_hash(
                     path.read_bytes())
             except OSError as exc:  # vanished between walk and stat
@@ -248,17 +255,16 @@ class Vault:
         path = self.abs(rel)
         try:
             size = path.stat().st_size
-        except FileNotFoundError:
-            raise NoteNotFound(rel) from None
-        if not path.is_file():
-            raise NoteNotFound(rel)
-        if size > self.max_note_bytes:
-            raise NoteTooLarge(rel, f"{size:,} bytes is over the limit of "
-                                    f"{self.max_note_bytes:,} (vault.max_note_bytes)")
-        try:
+            if not path.is_file():
+                raise NoteNotFound(rel)
+            if size > self.max_note_bytes:
+                raise NoteTooLarge(rel, f"{size:,} bytes is over the limit of "
+                                        f"{self.max_note_bytes:,} (vault.max_note_bytes)")
             return path.read_bytes()
         except FileNotFoundError:
             raise NoteNotFound(rel) from None
+        except OSError as exc:  # permission denied, I/O error: one note, not the run
+            raise NoteUnreadable(rel, f"it cannot be read ({exc.strerror or exc})") from None
 
     def read_note(self, raw: str) -> Note:
         """Read and parse a note; each kind of bad input raises its own typed error."""
