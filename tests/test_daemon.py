@@ -305,7 +305,7 @@ def test_user_edit_during_an_update_survives_and_the_edit_is_retried(
     assert "- USER: my own line stays." in text
     assert "[[daily/2026-07-02.md]]" in text
     assert "changed on disk" in seen[0]
-    assert [e.action for e in d.state.journal(path="digest/wiki/search.md")][0] == "REFINE"
+    assert d.state.journal(path="digest/wiki/search.md")[0].action == "REFINE"
 
 
 # -- the model: down, slow, garbage, back ------------------------------------------------------

@@ -1,0 +1,279 @@
+"""The status API against a real daemon on a copy of the sample vault (offline provider).
+
+Checks the contract of docs/status-api.md field by field, the token, the loopback-only
+bind, and that no request can read outside the vault.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_daemon import wait_for
+from vaultlink.api import ApiServer
+from vaultlink.config import load_settings
+from vaultlink.daemon import Daemon
+from vaultlink.errors import DaemonError
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+NODE_REF = {"path", "name", "description"}
+DECISION = {"id", "at", "run_id", "unit", "action", "target", "note", "diff", "undone",
+            "undoable"}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    root = tmp_path_factory.mktemp("api") / "vault"
+    shutil.copytree(SAMPLE, root)
+    (root / "notes").mkdir()
+    (root / "notes/readme.md").write_text("# Not a daily note\n")
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "offline", "api.port": 0, "watch.quiet_seconds": 0.2})
+    d = Daemon(root, settings)
+    d.start()
+    wait_for(lambda: not d.state.queue() and d.state.last_run() and d.status()["state"] == "idle",
+             timeout=120, what="the sample vault to be integrated")
+    yield d
+    d.stop()
+
+
+def call(d: Daemon, method: str, path: str, body: Any = None, token: str | None = "ok",
+         raw: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+    hdrs = dict(headers or {})
+    if token == "ok":
+        token = (d.vault.state_dir / "token").read_text().strip()
+    if token is not None:
+        hdrs["Authorization"] = f"Bearer {token}"
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    conn.request(method, path, body=data, headers=hdrs)
+    resp = conn.getresponse()
+    payload = json.loads(resp.read())
+    conn.close()
+    assert resp.getheader("Content-Type", "").startswith("application/json")
+    return resp.status, payload
+
+
+def assert_decision(d: dict[str, Any]) -> None:
+    assert set(d) >= DECISION, d.keys()
+    assert ISO.match(d["at"])
+    assert {"name", "bucket", "summary", "paths"} <= set(d["unit"])
+    assert d["action"] in {"CREATE", "CORROBORATE", "REFINE", "CORRECT", "UNDO", "SKIP",
+                           "FAILED"}
+    assert isinstance(d["undone"], bool) and isinstance(d["undoable"], bool)
+
+
+# -- security --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("token", [None, "wrong", ""])
+def test_no_or_wrong_token_is_401(daemon: Daemon, token: str | None) -> None:
+    status, body = call(daemon, "GET", "/status", token=token)
+    assert status == 401 and "token" in body["error"]
+
+
+@pytest.mark.slow
+def test_other_auth_schemes_are_401(daemon: Daemon) -> None:
+    token = (daemon.vault.state_dir / "token").read_text().strip()
+    status, _ = call(daemon, "GET", "/status", token=None,
+                     headers={"Authorization": f"Basic {token}"})
+    assert status == 401
+    assert call(daemon, "GET", "/nowhere", token=None)[0] == 401  # no route probing either
+
+
+@pytest.mark.slow
+def test_token_file_is_owner_only_and_bind_is_loopback(daemon: Daemon) -> None:
+    mode = stat.S_IMODE(os.stat(daemon.vault.state_dir / "token").st_mode)
+    assert mode == 0o600
+    assert daemon._api._httpd.server_address[0] == "127.0.0.1"
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "::", ""])
+def test_non_loopback_bind_is_refused(host: str) -> None:
+    with pytest.raises(DaemonError, match=r"127\.0\.0\.1 only"):
+        ApiServer(None, host, 0)  # type: ignore[arg-type]
+
+
+def test_daemon_with_a_public_host_does_not_start(tmp_path: Path) -> None:
+    (tmp_path / "daily").mkdir()
+    settings = load_settings(tmp_path, environ={}).with_overrides(
+        {"llm.provider": "offline", "api.port": 0})
+    with pytest.raises(DaemonError):
+        Daemon(tmp_path, settings, host="0.0.0.0").start()
+    d = Daemon(tmp_path, settings)  # the failed start released the lock
+    d.start()
+    d.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd", "daily/../../outside.md",
+                                  "daily/escape.md", "C:/x.md", "daily\\x.md", ""])
+def test_paths_outside_the_vault_are_400(daemon: Daemon, path: str) -> None:
+    outside = daemon.vault.root.parent / "outside.md"
+    outside.write_text("secret\n")
+    link = daemon.vault.root / "daily/escape.md"
+    if not link.is_symlink():
+        link.symlink_to(outside)
+    from urllib.parse import quote
+
+    status, body = call(daemon, "GET", f"/note?path={quote(path)}")
+    assert status == 400, body
+    assert "secret" not in json.dumps(body)
+
+
+@pytest.mark.slow
+def test_limits_and_routes(daemon: Daemon) -> None:
+    status, body = call(daemon, "POST", "/rerun", raw=b"{" + b" " * (65 * 1024) + b"}")
+    assert status == 413 and "64 KiB" in body["error"]
+    assert call(daemon, "GET", "/nope")[0] == 404
+    assert call(daemon, "GET", "/rerun")[0] == 405
+    assert call(daemon, "POST", "/status", body={})[0] == 405
+    assert call(daemon, "DELETE", "/note")[0] == 405
+    assert call(daemon, "POST", "/undo", raw=b"not json")[0] == 400
+    assert call(daemon, "POST", "/undo", body=[1])[0] == 400
+    assert call(daemon, "POST", "/undo", body={"id": "31"})[0] == 400
+    assert call(daemon, "GET", "/note")[0] == 400
+    assert call(daemon, "GET", "/decisions?limit=0")[0] == 400
+    assert call(daemon, "GET", "/decisions?limit=abc")[0] == 400
+
+
+# -- the contract --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_status_shape(daemon: Daemon) -> None:
+    status, s = call(daemon, "GET", "/status")
+    assert status == 200
+    assert {"api_version", "version", "vault", "pid", "started_at", "state", "model", "queue",
+            "current", "last_run", "failed"} <= set(s)
+    assert s["api_version"] == 1 and s["pid"] == os.getpid() and ISO.match(s["started_at"])
+    assert s["vault"] == str(daemon.vault.root)
+    assert s["state"] in {"idle", "working", "waiting-for-model", "stopping"}
+    assert {"provider", "host", "model", "reachable"} <= set(s["model"])
+    assert s["model"]["provider"] == "offline" and s["model"]["reachable"] is True
+    run = s["last_run"]
+    assert {"id", "started_at", "finished_at", "counts", "changes"} <= set(run)
+    assert ISO.match(run["started_at"]) and ISO.match(run["finished_at"])
+    assert set(run["counts"]) == {"scanned", "changed", "extracted", "integrated", "skipped",
+                                  "failed", "checkpointed"}
+    for c in run["changes"]:
+        assert set(c) == {"target", "action", "note"}
+    assert isinstance(s["queue"], list) and isinstance(s["failed"], list)
+
+
+@pytest.mark.slow
+def test_queue_items_in_status(daemon: Daemon) -> None:
+    daemon.state.enqueue("daily/zz-later.md", time.time(), 300)
+    try:
+        q = next(i for i in call(daemon, "GET", "/status")[1]["queue"]
+                 if i["path"] == "daily/zz-later.md")
+        assert q["state"] == "settling" and 290 < q["settles_in_seconds"] <= 300
+    finally:
+        daemon.state.dequeue([i for i in daemon.state.queue() if i.path == "daily/zz-later.md"])
+
+
+@pytest.mark.slow
+def test_note_digest_shape(daemon: Daemon) -> None:
+    status, n = call(daemon, "GET", "/note?path=digest/wiki/hybrid-search.md")
+    assert status == 200
+    assert n["kind"] == "digest" and n["name"] and n["description"]
+    assert n["sources"] and all(set(s) == {"path", "sentence"} for s in n["sources"])
+    assert all(f"[[{s['path']}" in s["sentence"] or "[[" in s["sentence"]
+               for s in n["sources"])
+    assert any(s["path"].startswith(("daily/", "resource/")) for s in n["sources"])
+    for ref in n["related"] + n["backlinks"]:
+        assert set(ref) == NODE_REF
+    assert all(r["path"].startswith("digest/") for r in n["related"])
+    assert n["decisions"]
+    for d in n["decisions"]:
+        assert_decision(d)
+
+
+@pytest.mark.slow
+def test_note_source_and_other_shapes(daemon: Daemon) -> None:
+    fed_by = {e.unit["paths"][0] for e in daemon.state.journal(limit=200)
+              if e.action in ("CREATE", "REFINE", "CORROBORATE", "CORRECT")}
+    source = sorted(fed_by)[0]
+    status, n = call(daemon, "GET", f"/note?path={source}")
+    assert status == 200
+    assert set(n) == {"path", "kind", "state", "settles_in_seconds", "error", "fed", "decisions"}
+    assert n["kind"] == "source" and n["state"] == "integrated"
+    assert n["settles_in_seconds"] is None and n["error"] is None
+    assert n["fed"] and all(set(r) == NODE_REF for r in n["fed"])
+    for d in n["decisions"]:
+        assert_decision(d)
+    assert call(daemon, "GET", "/note?path=notes/readme.md")[1] == {
+        "path": "notes/readme.md", "kind": "other"}
+    assert call(daemon, "GET", "/note?path=daily/missing.md")[0] == 404
+    (daemon.vault.root / "daily/2099-01-01.md").write_text("## New\n\nSomething new.\n")
+    daemon.state.enqueue("daily/2099-01-01.md", time.time(), 300)  # as if just seen
+    n = call(daemon, "GET", "/note?path=daily/2099-01-01.md")[1]
+    assert n["state"] == "settling" and n["settles_in_seconds"] > 200
+
+
+@pytest.mark.slow
+def test_decisions(daemon: Daemon) -> None:
+    status, body = call(daemon, "GET", "/decisions?limit=3")
+    assert status == 200 and len(body["decisions"]) == 3
+    ids = [d["id"] for d in body["decisions"]]
+    assert ids == sorted(ids, reverse=True)
+    for d in body["decisions"]:
+        assert_decision(d)
+    target = body["decisions"][0]["target"] or "digest/wiki/hybrid-search.md"
+    only = call(daemon, "GET", f"/decisions?limit=50&path={target}")[1]["decisions"]
+    assert only and all(d["target"] == target or target in d["unit"]["paths"] for d in only)
+    assert call(daemon, "GET", "/decisions?path=../x.md")[0] == 400
+
+
+@pytest.mark.slow
+def test_undo(daemon: Daemon) -> None:
+    entries = [e for e in daemon.state.journal(limit=500) if e.public()["undoable"]]
+    newest_by_target: dict[str, int] = {}
+    for e in entries:
+        newest_by_target.setdefault(e.target, e.id)
+    target, entry_id = next(iter(newest_by_target.items()))
+    before = (daemon.vault.root / target).read_text()
+    status, body = call(daemon, "POST", "/undo", body={"id": entry_id})
+    assert status == 200, body
+    assert body["undone"] == entry_id and body["decision"]["action"] == "UNDO"
+    assert_decision(body["decision"])
+    assert (daemon.vault.root / target).read_text() != before
+    assert call(daemon, "POST", "/undo", body={"id": entry_id})[0] == 409  # already undone
+    assert call(daemon, "POST", "/undo", body={"id": 10**9})[0] == 404
+    # the user edited the node since a decision: 409, and the user's file is left alone
+    other = next(e for e in entries if e.id != entry_id)
+    path = daemon.vault.root / other.target
+    path.write_text(path.read_text() + "\nA line the user added.\n")
+    edited = path.read_text()
+    status, body = call(daemon, "POST", "/undo", body={"id": other.id})
+    assert status == 409 and "changed" in body["error"]
+    assert path.read_text() == edited
+
+
+@pytest.mark.slow
+def test_rerun(daemon: Daemon) -> None:
+    source = "daily/2026-06-20.md"
+    assert source in daemon.state.checkpoints()
+    runs = daemon.runs
+    status, body = call(daemon, "POST", "/rerun", body={"path": source})
+    assert status == 200 and body == {"queued": [source]}
+    wait_for(lambda: daemon.runs > runs and source in daemon.state.checkpoints()
+             and not [i for i in daemon.state.queue() if i.path == source],
+             what="the rerun to be integrated")
+    assert call(daemon, "POST", "/rerun", body={"failed": True}) == (200, {"queued": []})
+    assert call(daemon, "POST", "/rerun", body={"path": "digest/wiki/hybrid-search.md"})[0] == 400
+    assert call(daemon, "POST", "/rerun", body={"path": "daily/nope.md"})[0] == 404
+    assert call(daemon, "POST", "/rerun", body={"path": "../x.md"})[0] == 400
+    assert call(daemon, "POST", "/rerun", body={})[0] == 400

@@ -1,0 +1,408 @@
+"""The status API for the Obsidian plugin: loopback HTTP, one bearer token.
+
+The contract is ``docs/status-api.md``. The server binds 127.0.0.1 and nothing else;
+the token lives in ``.vaultlink/token`` (owner-only) and is compared in constant
+time. Every answer is JSON, errors included. A request names notes by vault path
+only, and every path goes through ``Vault.rel``/``Vault.abs``, which refuse ``..``,
+absolute paths and symlinks leading out of the vault, so no file outside the vault is
+ever read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import secrets
+import selectors
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from vaultlink.errors import (
+    DaemonError,
+    NoteNotFound,
+    NoteUnreadable,
+    PathRefused,
+    StateError,
+    UndoConflict,
+    VaultlinkError,
+)
+from vaultlink.graph import LinkGraph, build_graph
+from vaultlink.history import undo_decision
+from vaultlink.markdown import find_sources_section, find_wikilinks, split_frontmatter
+from vaultlink.state import JournalEntry
+from vaultlink.units import ACTIONS
+
+if TYPE_CHECKING:
+    from vaultlink.daemon import Daemon
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024
+TOKEN_NAME = "token"
+LOOPBACK = "127.0.0.1"
+
+
+class ApiError(Exception):
+    """An answer other than 200: HTTP status and plain words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def ensure_token(state_dir: Path) -> str:
+    """The vault's API token, created owner-only (0600) on first use."""
+    path = state_dir / TOKEN_NAME
+    state_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        os.chmod(path, 0o600)  # tighten a token file someone copied in loosely
+        token = path.read_text("ascii").strip()
+        if token:
+            return token
+        path.unlink()
+        return ensure_token(state_dir)
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(token + "\n")
+    return token
+
+
+def read_token(state_dir: Path) -> str | None:
+    """The token for a client (``vaultlink status``), or None if there is none."""
+    try:
+        return (state_dir / TOKEN_NAME).read_text("ascii").strip() or None
+    except OSError:
+        return None
+
+
+def decision(entry: JournalEntry) -> dict[str, Any]:
+    """A journal entry as the API shows a decision (ISO time)."""
+    from vaultlink.daemon import iso
+
+    data = entry.public()
+    data["at"] = iso(entry.at)
+    return data
+
+
+class Views:
+    """The read side of the API, over a daemon's vault and state."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self._graph: tuple[int, LinkGraph] | None = None
+        self._lock = threading.Lock()
+
+    def graph(self) -> LinkGraph:
+        """The vault's link graph, rebuilt only after the watcher saw a change."""
+        with self._lock:
+            gen = self.daemon.generation
+            if self._graph is None or self._graph[0] != gen:
+                self._graph = (gen, build_graph(self.daemon.vault))
+            return self._graph[1]
+
+    def ref(self, graph: LinkGraph, path: str) -> dict[str, str]:
+        """``{path, name, description}`` of a note."""
+        meta = graph.meta.get(path, {})
+        name = str(meta.get("name") or path.rsplit("/", 1)[-1].removesuffix(".md"))
+        return {"path": path, "name": name, "description": str(meta.get("description") or "")}
+
+    def note(self, raw: str) -> dict[str, Any]:
+        """``GET /note``: a digest node, a source note, or another note."""
+        vault = self.daemon.vault
+        rel = vault.rel(raw)
+        if not vault.abs(rel).is_file():
+            raise NoteNotFound(rel)
+        kind = vault.folder_of(rel)
+        if not rel.endswith(".md") or kind is None:
+            return {"path": rel, "kind": "other"}
+        if kind == "digest":
+            return self._digest(rel)
+        return self._source(rel)
+
+    def _digest(self, rel: str) -> dict[str, Any]:
+        note = self.daemon.vault.read_note(rel)
+        graph = self.graph()
+        sources: list[dict[str, str]] = []
+        sec = find_sources_section(note.body)
+        if sec is not None:
+            lines = note.body.split("\n")[sec.start:sec.end]
+            for link in find_wikilinks("\n".join(lines)):
+                target = graph.resolver.resolve(link.target, rel).path or link.target
+                sentence = lines[link.line - 1].strip().removeprefix("- ").removeprefix("* ")
+                sources.append({"path": target, "sentence": sentence})
+        cited = {s["path"] for s in sources}
+        related: list[dict[str, str]] = []
+        for edge in graph.outlinks.get(rel, []):
+            t = edge.target
+            if (t and t != rel and t not in cited and self.daemon.vault.folder_of(t) == "digest"
+                    and t not in {r["path"] for r in related}):
+                related.append(self.ref(graph, t))
+        back: list[dict[str, str]] = []
+        for edge in graph.backlinks.get(rel, []):
+            if edge.source not in {b["path"] for b in back}:
+                back.append(self.ref(graph, edge.source))
+        return {"path": rel, "kind": "digest", "name": note.name,
+                "description": note.description, "sources": sources, "related": related,
+                "backlinks": back, "decisions": self._decisions(rel)}
+
+    def _source(self, rel: str) -> dict[str, Any]:
+        state, now = self.daemon.state, time.time()
+        item = next((i for i in state.queue() if i.path == rel), None)
+        failed = [f for f in state.failures() if rel in f["paths"]]
+        error: str | None = failed[0]["error"] if failed else None
+        settles: float | None = None
+        if item is not None:
+            settles = round(max(0.0, item.ready_at - now), 1)
+            status = "settling" if item.ready_at > now else "queued"
+            error = item.last_error or error
+        elif failed:
+            status = "failed"
+        elif rel in state.checkpoints():
+            status = "integrated"
+        else:
+            status = "unseen"
+        graph = self.graph()
+        fed: list[str] = []
+        for entry in state.journal(limit=200, path=rel):
+            if (entry.action in ACTIONS and entry.undone_by is None and entry.target
+                    and rel in entry.unit.get("paths", []) and entry.target in graph.meta):
+                fed.append(entry.target)
+        for edge in graph.backlinks.get(rel, []):
+            if self.daemon.vault.folder_of(edge.source) == "digest" and self._cites(
+                    graph, edge.source, rel):
+                fed.append(edge.source)
+        unique = list(dict.fromkeys(fed))
+        return {"path": rel, "kind": "source", "state": status, "settles_in_seconds": settles,
+                "error": error or None, "fed": [self.ref(graph, p) for p in unique],
+                "decisions": self._decisions(rel)}
+
+    @staticmethod
+    def _cites(graph: LinkGraph, node: str, source: str) -> bool:
+        _, body, _ = split_frontmatter(graph.texts.get(node, ""))
+        sec = find_sources_section(body)
+        if sec is None:
+            return False
+        text = "\n".join(body.split("\n")[sec.start:sec.end])
+        return any(graph.resolver.resolve(link.target, node).path == source
+                   for link in find_wikilinks(text))
+
+    def _decisions(self, path: str | None, limit: int = 50) -> list[dict[str, Any]]:
+        return [decision(e) for e in self.daemon.state.journal(limit=limit, path=path)]
+
+    def decisions(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """``GET /decisions?limit=N&path=P``, newest first."""
+        raw_limit = query.get("limit", ["50"])[-1]
+        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
+            raise ApiError(400, "limit must be a whole number from 1 to 1000")
+        path = query.get("path", [None])[-1]
+        rel = self.daemon.vault.rel(path) if path is not None else None
+        return {"decisions": self._decisions(rel, int(raw_limit))}
+
+    def rerun(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /rerun``: one note, or every failed unit's notes, queued ready now."""
+        vault = self.daemon.vault
+        if body.get("failed") is True:
+            paths = {p for f in self.daemon.state.failures() for p in f["paths"]}
+            return {"queued": self.daemon.rerun(sorted(p for p in paths if vault.exists(p)))}
+        raw = body.get("path")
+        if not isinstance(raw, str):
+            raise ApiError(400, 'send {"path": "daily/..."} or {"failed": true}')
+        rel = vault.rel(raw)
+        if vault.folder_of(rel) not in ("daily", "resource") or not rel.endswith(".md"):
+            raise ApiError(400, f"{rel} is not a daily/ or resource/ note; only those are "
+                                "integrated")
+        if not vault.exists(rel):
+            raise NoteNotFound(rel)
+        return {"queued": self.daemon.rerun([rel])}
+
+    def undo(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /undo``: revert one decision (compare-and-swap; 409 on a conflict)."""
+        entry_id = body.get("id")
+        if not isinstance(entry_id, int) or isinstance(entry_id, bool):
+            raise ApiError(400, 'send {"id": <decision id>}')
+        state = self.daemon.state
+        entry = state.journal_get(entry_id)
+        if entry is None:
+            raise ApiError(404, f"no decision #{entry_id}")
+        try:
+            undo_id = undo_decision(self.daemon.vault, state, entry_id)
+        except UndoConflict as exc:
+            raise ApiError(409, str(exc)) from None
+        except StateError as exc:  # already undone, or nothing to undo
+            raise ApiError(409, str(exc)) from None
+        self.daemon.digest_changed(entry.target)
+        undone = state.journal_get(undo_id)
+        assert undone is not None
+        return {"undone": entry_id, "decision": decision(undone)}
+
+
+ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/rerun": "POST",
+          "/undo": "POST"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    api: ApiServer
+    server_version = "vaultlink"
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # a client that stops talking does not hold a thread forever
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("api %s: " + format, self.client_address[0], *args)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def _dispatch(self, method: str) -> None:
+        self._body_read = False
+        try:
+            status, data = 200, self._route(method)
+        except ApiError as exc:
+            status, data = exc.status, {"error": exc.message}
+        except PathRefused as exc:
+            status, data = 400, {"error": str(exc)}
+        except NoteNotFound as exc:
+            status, data = 404, {"error": str(exc)}
+        except NoteUnreadable as exc:
+            status, data = 422, {"error": str(exc)}
+        except VaultlinkError as exc:
+            log.warning("api %s %s: %s", method, self.path, exc)
+            status, data = 500, {"error": str(exc)}
+        except Exception:
+            log.exception("api %s %s failed", method, self.path)
+            status, data = 500, {"error": "internal error; see .vaultlink/logs/vaultlink.log"}
+        if not self._body_read and int(self.headers.get("Content-Length") or 0):
+            self.close_connection = True  # the unread body must not pass for a request
+        payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        if status == 405:
+            self.send_header("Allow", ROUTES.get(urlsplit(self.path).path, "GET"))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _route(self, method: str) -> Any:
+        if not self.api.authorised(self.headers.get("Authorization", "")):
+            raise ApiError(401, "missing or wrong token: send 'Authorization: Bearer <token>' "
+                                "with the content of .vaultlink/token")
+        url = urlsplit(self.path)
+        allowed = ROUTES.get(url.path)
+        if allowed is None:
+            raise ApiError(404, f"no route {url.path}; see docs/status-api.md")
+        if method != allowed:
+            raise ApiError(405, f"{url.path} takes {allowed}, not {method}")
+        query = parse_qs(url.query, keep_blank_values=True)
+        views = self.api.views
+        if url.path == "/status":
+            return self.api.daemon.status()
+        if url.path == "/note":
+            if not query.get("path"):
+                raise ApiError(400, "give the note as ?path=<vault-relative path>")
+            return views.note(query["path"][-1])
+        if url.path == "/decisions":
+            return views.decisions(query)
+        body = self._json_body()
+        return views.rerun(body) if url.path == "/rerun" else views.undo(body)
+
+    def _json_body(self) -> dict[str, Any]:
+        if self.headers.get("Transfer-Encoding"):
+            raise ApiError(411, "send the body with a Content-Length")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise ApiError(400, "bad Content-Length") from None
+        if length > MAX_BODY:
+            raise ApiError(413, f"the body is over {MAX_BODY // 1024} KiB")
+        raw = self.rfile.read(length) if length > 0 else b""
+        self._body_read = True
+        try:
+            body = json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError(400, "the body is not JSON") from None
+        if not isinstance(body, dict):
+            raise ApiError(400, "the body must be a JSON object")
+        return body
+
+
+class ApiServer:
+    """The HTTP server in its own thread; ``port`` is the bound port (api.port 0: any)."""
+
+    def __init__(self, daemon: Daemon, host: str, port: int) -> None:
+        if host not in (LOOPBACK, "localhost"):
+            raise DaemonError(f"the status API listens on 127.0.0.1 only, not {host!r}: it "
+                              "serves your notes to anyone who has the token")
+        self.daemon = daemon
+        self.views = Views(daemon)
+        self._token = ensure_token(daemon.vault.state_dir).encode("ascii")
+        handler = type("Handler", (_Handler,), {"api": self})
+        try:
+            self._httpd = ThreadingHTTPServer((LOOPBACK, port), handler)
+        except OSError as exc:
+            raise DaemonError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); is another "
+                              "program using it? Set api.port in .vaultlink/config.yaml"
+                              ) from None
+        self._httpd.daemon_threads = True
+        self.port = int(self._httpd.server_address[1])
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def authorised(self, header: str) -> bool:
+        """Constant-time check of ``Authorization: Bearer <token>``."""
+        scheme, _, given = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(given.strip().encode("utf-8", "replace"), self._token)
+
+    def start(self) -> None:
+        """Serve in a thread that sleeps until a request (or stop) arrives."""
+        self._thread = threading.Thread(target=self._serve, name="vaultlink-api", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        # serve_forever() wakes every poll_interval to look for shutdown; a pipe lets
+        # the thread sleep in select() until there is a request or a stop.
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._httpd, selectors.EVENT_READ)
+            sel.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                for key, _ in sel.select():
+                    if key.fileobj == self._wake_r:
+                        return
+                    self._httpd.handle_request()
+
+    def stop(self) -> None:
+        """Stop serving and close the socket (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            os.write(self._wake_w, b"x")
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
