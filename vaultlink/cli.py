@@ -619,6 +619,98 @@ def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
+# -- the daemon: watch and status (issue 6) ------------------------------------------
+
+
+@app.command()
+def watch(
+    vault: VaultOpt = Path("."),
+    foreground: Annotated[bool, typer.Option(
+        "--foreground", help="Run attached to this terminal (it always does; the flag "
+        "says so, as service files pass it).")] = False,
+    quiet_seconds: Annotated[float | None, typer.Option(
+        "--quiet-seconds", help="Integrate a note once unchanged this long "
+        "(overrides watch.quiet_seconds).")] = None,
+    llm: LlmOpt = None,
+    ollama_host: HostOpt = None,
+    model: ModelOpt = None,
+) -> None:
+    """Watch the vault and integrate notes as they settle; serve the status API.
+
+    Runs in the foreground until Ctrl-C or SIGTERM (it finishes the current unit,
+    then exits). There is no detach: to start it at login use the systemd or launchd
+    files in service/ (docs/daemon.md). Logs go to .vaultlink/logs/vaultlink.log.
+
+    Examples:
+
+      vaultlink watch --foreground --vault ~/notes
+
+      vaultlink watch --quiet-seconds 30 --llm offline
+    """
+    from vaultlink.daemon import Daemon, setup_logging
+
+    overrides = {**model_overrides(llm, ollama_host, model), "watch.quiet_seconds": quiet_seconds}
+    v, settings = open_vault(vault, overrides)
+    if not foreground:
+        typer.echo("vaultlink: running in the foreground (Ctrl-C stops it); to start it at "
+                   "login see docs/daemon.md", err=True)
+    log_path = setup_logging(v.state_dir)
+    typer.echo(f"watching {v.root}; log: {log_path}", err=True)
+    Daemon(v.root, settings).run_forever()
+
+
+@app.command()
+def status(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
+    """Show what the daemon is doing: queue, current unit, last run, failures.
+
+    Asks the running daemon (GET /status with the token); when none runs, prints
+    what state.sqlite holds and says "daemon not running".
+
+    Examples:
+
+      vaultlink status
+
+      vaultlink status --json
+    """
+    from vaultlink.daemon import daemon_status
+
+    v, _ = open_vault(vault)
+    data = daemon_status(v.state_dir)
+    if as_json:
+        emit_json(data)
+        return
+    for line in _status_lines(data):
+        typer.echo(line)
+
+
+def _status_lines(data: dict[str, Any]) -> list[str]:
+    if not data.get("running"):
+        head = f"daemon not running ({data.get('reason', 'no daemon')})"
+    else:
+        m = data["model"]
+        reach = "reachable" if m["reachable"] else "NOT reachable"
+        model = (f"{m['model']} at {m['host']} {reach}" if m["host"]
+                 else "offline integrator (no LLM)")
+        head = f"daemon pid {data['pid']}: {data['state']}; model {model}"
+    lines = [head]
+    current = data.get("current")
+    if current:
+        lines.append(f"working on {current['unit']} ({', '.join(current['paths'])})")
+    queue = data.get("queue") or []
+    lines.append(f"queue: {data.get('queue_length', len(queue))} note(s)")
+    for q in queue[:20]:
+        lines.append(f"  {q['path']}: {q['state']}, settles in {q['settles_in_seconds']:.0f} s")
+    last = data.get("last_run")
+    if last:
+        counts = ", ".join(f"{k} {v}" for k, v in last["counts"].items())
+        lines.append(f"last run #{last['id']} finished {last['finished_at']}: {counts}")
+        for c in last.get("changes", [])[:10]:
+            lines.append(f"  {c['target']} [{c['action']}]: {c['note']}")
+    for f in data.get("failed") or []:
+        lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
+    return lines
+
+
 def main() -> None:
     """Entry point of the ``vaultlink`` script and ``python -m vaultlink``."""
     try:

@@ -540,14 +540,16 @@ class Daemon:
             state = "waiting-for-model"
         else:
             state = "idle"
-        provider = self._last_provider
+        provider, host, model = self._last_provider, self.llm_host, str(
+            self.settings.get("llm.model"))
         if self.provider == "auto":
             provider = "ollama" if reachable else "offline"
+        elif self.provider == "offline":
+            host, model = "", ""  # no model is configured to be used
         return {
             "api_version": 1, "version": __version__, "vault": str(self.vault.root),
             "pid": os.getpid(), "started_at": iso(self.started_at), "state": state,
-            "model": {"provider": provider, "configured": self.provider,
-                      "host": self.llm_host, "model": str(self.settings.get("llm.model")),
-                      "reachable": reachable},
+            "model": {"provider": provider, "configured": self.provider, "host": host,
+                      "model": model, "reachable": reachable},
             "current": self._current, **durable,
         }
