@@ -384,6 +384,30 @@ def test_removed_links_catches_a_source_entry_moved_out_of_sources() -> None:
     assert lost == ["the source entry for resource/2026-06-20/paper.md left ## Sources"]
 
 
+def test_removed_links_catches_a_dropped_source_entry() -> None:
+    line = "- Benchmarks supporting it come from [[resource/2026-06-20/paper.md]].\n"
+    lost = removed_links(NODE, NODE.replace(line, ""))
+    assert lost == [
+        "the link [[resource/2026-06-20/paper.md]] was removed",
+        "the source entry for resource/2026-06-20/paper.md left ## Sources",
+    ]
+
+
+def test_removed_links_accepts_a_link_rewritten_to_its_full_path() -> None:
+    before = "See [[hybrid-search#Ranking|ranking]].\n\n## Sources\n\n- From [[2026-06-20]] x.\n"
+    after = ("See [[digest/wiki/hybrid-search.md#Ranking|ranking]].\n\n## Sources\n\n"
+             "- From [[daily/2026-06-20.md]] x.\n")
+    assert removed_links(before, after) == []
+
+
+def test_removed_links_catches_a_link_pointed_elsewhere() -> None:
+    before = "See [[hybrid-search]].\n"
+    assert removed_links(before, "See [[digest/wiki/hybrid-search-old.md]].\n") != []
+    assert removed_links(before, "See [[digest/wiki/not-hybrid-search.md]].\n") != []
+    # shortening a full path loses which note was meant
+    assert removed_links("See [[digest/wiki/x.md]].\n", "See [[x]].\n") != []
+
+
 def test_removed_links_catches_a_dropped_anchor() -> None:
     before = "See [[daily/x.md#Decisions]].\n"
     assert removed_links(before, "See [[daily/x.md]].\n") != []

@@ -314,21 +314,33 @@ def removed_links(before: str, after: str) -> list[str]:
     """Wikilinks and source entries present in ``before`` but missing in ``after``.
 
     An update must be additive: every edge (target and anchor) of the old text is still
-    in the new one, and every source link stays under ``## Sources``. Returns a plain
-    description of each loss; empty means the edit is additive.
+    in the new one, and every source link stays under ``## Sources``. Rewriting a link
+    to the full path of the same note (``[[x]]`` to ``[[digest/wiki/x.md]]``, as
+    vaultlink writes links) keeps it. Returns a plain description of each loss; empty
+    means the edit is additive.
     """
     lost = []
-    after_edges = {link.edge for link in find_wikilinks(after)}
+    after_edges = [(_link_key(link.target), link.anchor) for link in find_wikilinks(after)]
     for link in find_wikilinks(before):
-        if link.edge not in after_edges:
+        if not any(_same_target(link.target, t) and link.anchor == a for t, a in after_edges):
             lost.append(f"the link {link.raw} was removed")
     _, before_body, _ = split_frontmatter(before)
     _, after_body, _ = split_frontmatter(after)
-    after_sources = {link.target for link in sources_links(after_body)}
+    after_sources = [_link_key(link.target) for link in sources_links(after_body)]
     for link in sources_links(before_body):
-        if link.target not in after_sources:
+        if not any(_same_target(link.target, t) for t in after_sources):
             lost.append(f"the source entry for {link.target} left ## Sources")
     return sorted(set(lost))
+
+
+def _link_key(target: str) -> str:
+    return unicodedata.normalize("NFC", target).strip().lstrip("/").lower().removesuffix(".md")
+
+
+def _same_target(old: str, new_key: str) -> bool:
+    """True if a new link names the old target, as written or by a longer path to it."""
+    key = _link_key(old)
+    return new_key == key or new_key.endswith("/" + key)
 
 
 # -- chunks ------------------------------------------------------------------
