@@ -209,3 +209,26 @@ def test_real_observer_sees_atomic_saves_moves_and_new_folders(watched) -> None:
     sink.wait_for(lambda cs: ("daily/last.md", False) in paths(cs))
     assert not [c for c in sink.changes if c.path.startswith(".vaultlink")
                 or c.path.endswith(".txt")]
+
+
+def test_work_files_of_a_killed_writer_are_recovered(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from vaultlink.watch import recover_work_files
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+    wiki = tmp_path / "digest/wiki"
+    wiki.mkdir(parents=True)
+    (wiki / f".lost.md.{dead}-0a1b2c3d.vaultlink.old").write_text("the node\n")
+    (wiki / "kept.md").write_text("newer\n")
+    (wiki / f".kept.md.{dead}-0a1b2c3d.vaultlink.old").write_text("older\n")
+    (wiki / f".new.md.{dead}-0a1b2c3d.vaultlink.tmp").write_text("half\n")
+    live = wiki / f".busy.md.{os.getppid()}-0a1b2c3d.vaultlink.tmp"
+    live.write_text("in flight\n")
+    assert recover_work_files(RecordingVault(tmp_path)) == ["digest/wiki/lost.md"]
+    assert (wiki / "lost.md").read_text() == "the node\n"
+    assert (wiki / "kept.md").read_text() == "newer\n"
+    assert sorted(p.name for p in wiki.iterdir()) == [live.name, "kept.md", "lost.md"]

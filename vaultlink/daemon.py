@@ -34,7 +34,7 @@ from vaultlink.dream import build_steps, run_dream
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm import is_reachable
 from vaultlink.state import Checkpoint, QueueItem, State
-from vaultlink.watch import Change, RecordingVault, Watcher, current_hash
+from vaultlink.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
 
 log = logging.getLogger(__name__)
 
@@ -309,6 +309,7 @@ class Daemon:
         """Queue notes changed while the daemon was off (ready now); catch the index up."""
         parts = self._parts
         assert parts is not None
+        recover_work_files(self.vault)
         try:
             report = parts.index.sync()
             if report.changed:
