@@ -137,12 +137,12 @@ def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
     root = make_vault(tmp_path, {"daily/2026-07-01.md": "## A\n\nAlpha beta.\n",
                                  "daily/2026-07-02.md": "## B\n\nGamma delta.\n"})
     (root / "digest/topics").mkdir(parents=True)
-    broken = root / "digest/topics/2026-07-02.md"
+    broken = root / "digest/topics/2026-07-02-topics.md"
     broken.write_text("---\ntopics: [unclosed\n---\nmine\n")
     units = [unit("alpha", "daily/2026-07-01.md"), unit("gamma", "daily/2026-07-02.md")]
     with FakeOllama(model=with_extract(creator, *units)) as server:
         run = dream(root, server.url)
-    topics = (root / "digest/topics/2026-07-01.md").read_text()
+    topics = (root / "digest/topics/2026-07-01-topics.md").read_text()
     assert "title: Alpha" in topics and "[[daily/2026-07-01.md]]" in topics
     assert broken.read_text() == "---\ntopics: [unclosed\n---\nmine\n"
     assert any("2026-07-02" in w for w in run.warnings)

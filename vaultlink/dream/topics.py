@@ -2,7 +2,7 @@
 
 Topics come from the units the run integrated, grouped by the day of their source
 notes: title, reason, evidence, keywords and paths. They go to
-``digest/topics/<date>.md``: the frontmatter holds the machine-readable list, the body
+``digest/topics/<date>-topics.md``: the frontmatter holds the machine-readable list, the body
 links evidence notes and digest nodes in sentences. A topic whose normalised title
 appeared in the last ``lookback_days`` days is not repeated. A topics file that does
 not parse is left untouched and reported.
@@ -71,7 +71,7 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
         by_day.setdefault(day_of(r.unit.paths, ctx.today), []).append(r)
     for day, results in sorted(by_day.items()):
         results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
-        path = f"{ctx.vault.digest}/topics/{day.isoformat()}.md"
+        path = topics_path(ctx.vault, day)
         try:
             written = write_topics(ctx.vault, path, day, [topic_of(r) for r in results],
                                    ctx.max_topics, ctx.lookback_days, ctx.dry_run)
@@ -83,11 +83,17 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
             run.topics_written.append(path)
 
 
+def topics_path(vault: Vault, day: dt.date) -> str:
+    """``digest/topics/<date>-topics.md``: not ``<date>.md``, which would make the user's
+    ``[[2026-06-20]]`` links to day notes ambiguous."""
+    return f"{vault.digest}/topics/{day.isoformat()}-topics.md"
+
+
 def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
     """Normalised titles of topics in the days before ``day``."""
     seen: set[str] = set()
     for back in range(1, lookback_days + 1):
-        path = f"{vault.digest}/topics/{(day - dt.timedelta(days=back)).isoformat()}.md"
+        path = topics_path(vault, day - dt.timedelta(days=back))
         try:
             meta = vault.read_note(path).frontmatter
         except (NoteNotFound, NoteUnreadable):
