@@ -82,19 +82,23 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     pending_paths = {p for _, u in pending for p in u.get("paths", [])}
     fresh = ctx.extractor.extract([n for n in notes if n.path not in pending_paths]) \
         if notes else []
-    units = [Unit.from_dict(u) for _, u in pending] + fresh
-    run.pending_ids = [i for i, _ in pending]
-    run.units = units[:ctx.max_units]
-    overflow = units[ctx.max_units:]
+    if ctx.dry_run:
+        queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
+        queued += [(0, u) for u in fresh]
+    else:
+        # Every unit waits in pending_units until integrate decides it, so a run killed
+        # midway loses none: the notes of pending units are not extracted again.
+        state.add_pending(u.to_dict() for u in fresh)
+        queued = [(i, Unit.from_dict(u)) for i, u in state.pending_units()]
+    run.pending_ids = [i for i, _ in queued[:ctx.max_units]]  # aligned with run.units
+    run.units = [u for _, u in queued[:ctx.max_units]]
+    overflow = [u for _, u in queued[ctx.max_units:]]
     ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed))
     if overflow:
         run.deferred_paths = {p for u in overflow for p in u.paths}
         ctx.report("units_deferred", count=len(overflow))
         log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
                  ctx.max_units)
-    if not ctx.dry_run:
-        state.remove_pending(run.pending_ids)
-        state.add_pending(u.to_dict() for u in overflow)
 
 
 class ModelExtractor:

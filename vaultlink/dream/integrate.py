@@ -51,17 +51,17 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
     """Integrate every unit of the run, each in its own session."""
     for i, unit in enumerate(run.units, start=1):
         if ctx.should_stop is not None and ctx.should_stop():
-            # Stopping: the units not started wait in pending_units for the next run,
+            # Stopping: the units not started stay in pending_units for the next run,
             # and their notes are not checkpointed.
             rest = run.units[i - 1:]
             run.deferred_paths.update(p for u in rest for p in u.paths)
-            if not ctx.dry_run:
-                ctx.state.add_pending(u.to_dict() for u in rest)
             ctx.report("stopped", remaining=len(rest))
             break
         ctx.report("unit_started", index=i, total=len(run.units), unit=unit.name,
                    paths=unit.paths)
         result = integrate_unit(ctx, run.run_id, unit)
+        if not ctx.dry_run and i <= len(run.pending_ids):
+            ctx.state.remove_pending([run.pending_ids[i - 1]])  # decided: journaled above
         run.results.append(result)
         if result.status == "failed":
             run.failed_units.append(unit)

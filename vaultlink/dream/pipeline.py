@@ -105,7 +105,7 @@ class RunState:
     changed: dict[str, str] = field(default_factory=dict)  # path -> hash read
     sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     units: list[Unit] = field(default_factory=list)
-    pending_ids: list[int] = field(default_factory=list)
+    pending_ids: list[int] = field(default_factory=list)  # pending_units id of each unit
     deferred_paths: set[str] = field(default_factory=set)
     results: list[UnitResult] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
