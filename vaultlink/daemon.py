@@ -469,8 +469,11 @@ class Daemon:
         if not todo:
             return
         now = time.time()
+        # Notes whose units wait in pending_units join the run, so the run that takes up
+        # their last unit can checkpoint them (else they would be extracted again).
+        waiting = {p for _, u in state.pending_units() for p in u.get("paths", [])}
         try:
-            run = self._run(frozenset(i.path for i in todo))
+            run = self._run(frozenset(i.path for i in todo) | waiting)
         except ModelUnavailable as exc:
             log.warning("model unavailable: %s; the notes wait for it", exc)
             self._model_retry_at = now + self.model_backoff[0]
