@@ -62,9 +62,10 @@ auto_dream:
   max_units: 5          # units per run; the rest waits for the next run, never dropped
 
 integrate:
-  # node_search score thresholds of the offline integrator (picked by bench/quality)
-  same_threshold: 0.0115
-  related_threshold: 0.0080
+  # cosine similarity (node_search `similarity`) thresholds of the offline integrator,
+  # chosen by F1 on labelled pairs: `python -m bench.quality`
+  same_threshold: 0.60     # at or above: the same abstraction, update that node
+  related_threshold: 0.21  # at or above: related, woven in as a link
 
 topics:
   max_topics: 3

@@ -227,7 +227,8 @@ class OfflinePolicy:
         out = []
         for h in ranked:
             path, name = h["path"], _short(str(h.get("name") or ""), 80) or h["path"]
-            about = f"{name}: {_short(str(h.get('description') or ''), 160)}".rstrip(": ")
+            # a short gloss: a long one would pull this node's embedding towards its neighbours
+            about = f"{name}: {_short(str(h.get('description') or ''), 60)}".rstrip(": ")
             kind = path.split("/")[1] if path.count("/") == 2 else "wiki"
             if h["similarity"] >= self.same_threshold:
                 out.append(f"It overlaps closely with [[{path}]] ({about}).")
