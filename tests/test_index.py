@@ -410,3 +410,33 @@ def test_vectors_out_of_step_are_rebuilt(opened: Opened,
         report = index.sync()
     assert "out of step" in caplog.text
     assert len(report.added) == 4 and len(opened.embedder.texts) == 4
+
+
+def test_unchanged_sync_reads_no_file(opened: Opened, vault: Vault,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    reads: list[str] = []
+    real = Vault.read_bytes
+
+    def counting_read(self: Vault, raw: str) -> bytes:
+        reads.append(raw)
+        return real(self, raw)
+
+    monkeypatch.setattr(Vault, "read_bytes", counting_read)
+    assert opened.index.sync().unchanged == 4
+    assert reads == []  # size, mtime and inode matched: hashes not recomputed
+    p = "digest/wiki/hybrid-search.md"
+    os.utime(vault.root / p, (5, 5))
+    assert not opened.index.sync().changed
+    assert reads == [p]  # mtime differs: read and hashed, found identical
+
+
+def test_symlink_out_of_the_vault_is_not_indexed(opened: Opened, vault: Vault,
+                                                 tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text(node("Secret", "Outside the vault.", "password"))
+    (vault.root / "digest/wiki/escape.md").symlink_to(outside)
+    assert opened.index is not None
+    report = opened.index.sync()
+    assert "digest/wiki/escape.md" not in report.added and len(report.added) == 4

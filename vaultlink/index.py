@@ -39,8 +39,16 @@ from chromadb.config import Settings
 from chromadb.errors import ChromaError
 
 from vaultlink.embed import Embedder
-from vaultlink.errors import NoteNotFound, NoteUnreadable, SearchIndexError
-from vaultlink.vault import Note, Vault, content_hash, normalize_rel, parse_note
+from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
+from vaultlink.vault import (
+    SKIPPED_DIRS,
+    Note,
+    Vault,
+    content_hash,
+    is_skipped_name,
+    normalize_rel,
+    parse_note,
+)
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +210,47 @@ def open_state_db(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")
 
 
+def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str], bool],
+               seen: set[str] | None = None) -> dict[str, os.stat_result]:
+    """The stat of every wanted file below ``folders`` (None: the whole vault).
+
+    Skips what ``Vault.iter_files`` skips, in one ``scandir`` pass: only a symlink needs
+    the (slower) check that it stays inside the vault. Every file's path goes to ``seen``.
+    """
+    out: dict[str, os.stat_result] = {}
+    # (folder on disk, its vault path + "/"); plain strings, as pathlib costs more than
+    # the stat calls on a 10,000-note vault
+    stack = ([(str(vault.root / f), f + "/") for f in folders] if folders is not None
+             else [(str(vault.root), "")])
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # missing folder, or vanished mid-walk
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in SKIPPED_DIRS:
+                        stack.append((entry.path, prefix + name + "/"))
+                    continue
+                if is_skipped_name(name):
+                    continue
+                rel = normalize_rel(prefix + name)  # NFC, and refuses names like 'a\\b'
+                if entry.is_symlink():
+                    vault.abs(rel)  # PathRefused when it points outside the vault
+                if seen is not None:
+                    seen.add(rel)
+                if wants(rel):
+                    out[rel] = entry.stat()
+            except (OSError, PathRefused) as exc:
+                log.info("skipping %s: %s", entry.path, exc)
+    return out
+
+
 # -- the shared machinery ----------------------------------------------------------
 
 
@@ -346,8 +395,8 @@ class IndexBase:
         """True for vault paths this index covers."""
         raise NotImplementedError
 
-    def _scan(self) -> list[str]:
-        """Vault paths this index covers, as found on disk now."""
+    def _scan(self) -> dict[str, os.stat_result]:
+        """Vault paths this index covers, as found on disk now, with their stat."""
         raise NotImplementedError
 
     def docs_of(self, note: Note) -> list[Doc]:
@@ -366,14 +415,20 @@ class IndexBase:
         """Bring the index in line with the vault: add, update, move and remove notes."""
         with self._lock:
             self._guard(self._check_consistent)
-            paths = self._scan()
-            return self._guard(lambda: self._sync_paths(paths, complete=True, progress=progress))
+            stats = self._scan()
+            return self._guard(lambda: self._sync_paths(stats, None, progress))
 
     def upsert(self, paths: Iterable[str]) -> SyncReport:
         """Index these notes now (a note just written); missing files are removed."""
         with self._lock:
             wanted = [p for p in (normalize_rel(x) for x in paths) if self.wants(p)]
-            return self._guard(lambda: self._sync_paths(wanted, complete=False, progress=None))
+            stats = {}
+            for path in wanted:
+                try:
+                    stats[path] = os.stat(self.vault.abs(path))
+                except OSError:
+                    continue  # gone: removed below
+            return self._guard(lambda: self._sync_paths(stats, wanted, None))
 
     def remove(self, paths: Iterable[str]) -> SyncReport:
         """Drop these notes from the index (a note just deleted)."""
@@ -398,19 +453,17 @@ class IndexBase:
             f"SELECT path, size, mtime_ns, ino, hash, skip FROM {self._files_t}").fetchall()
         return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
-    def _sync_paths(self, paths: list[str], complete: bool, progress: Progress | None
-                    ) -> SyncReport:
+    def _sync_paths(self, stats: dict[str, os.stat_result], only: list[str] | None,
+                    progress: Progress | None) -> SyncReport:
+        """Sync the notes in ``stats``; vanished are the stored ones missing from it
+        (among ``only`` when given, else among all)."""
         report = SyncReport()
         stored = self._stored()
-        stats: dict[str, os.stat_result] = {}
-        for path in paths:
-            try:
-                stats[path] = os.stat(self.vault.root / path)
-            except OSError:
-                continue
-        vanished = [p for p in (stored if complete else paths) if p in stored and p not in stats]
+        complete = only is None
+        vanished = [p for p in (stored if only is None else only)
+                    if p in stored and p not in stats]
         candidates: list[str] = []
-        for path, st in stats.items():
+        for path, st in sorted(stats.items()):
             old = stored.get(path)
             if old is not None and old[:3] == (st.st_size, st.st_mtime_ns, st.st_ino):
                 report.unchanged += 1
@@ -429,8 +482,9 @@ class IndexBase:
         moved_from = {c.old_path for c in changes if c.old_path}
         self._remove_paths([p for p in vanished if p not in moved_from], report)
         self._write(changes, stored, report, progress)
-        report.skipped.update({p: r[4] for p, r in self._stored().items()
-                               if r[4] is not None and (complete or p in stats)})
+        report.skipped.update({p: r for p, r in self._db.execute(
+            f"SELECT path, skip FROM {self._files_t} WHERE skip IS NOT NULL")
+            if complete or p in stats})
         if report.changed:
             log.info("%s index: %d added, %d updated, %d moved, %d removed, %d embedded",
                      self.kind, len(report.added), len(report.updated), len(report.moved),
@@ -456,10 +510,11 @@ class IndexBase:
                 note = parse_note(path, data)
             except NoteNotFound:
                 continue  # vanished since the scan; the next sync removes it
-            except NoteUnreadable as exc:
-                if old is None or old[3] != digest or old[4] != exc.reason:
-                    log.warning("not indexing %s: %s", path, exc.reason)
-                self._mark_skipped(path, st, digest, exc.reason)
+            except (NoteUnreadable, PathRefused) as exc:
+                reason = exc.reason
+                if old is None or old[3] != digest or old[4] != reason:
+                    log.warning("not indexing %s: %s", path, reason)
+                self._mark_skipped(path, st, digest, reason)
                 continue
             out.append((path, st, digest, note))
         return out
@@ -648,8 +703,8 @@ class NodeIndex(IndexBase):
         return (len(parts) == 3 and parts[0] == self.vault.digest and parts[1] != "topics"
                 and parts[2].endswith(".md"))
 
-    def _scan(self) -> list[str]:
-        return [p for p in self.vault.iter_files([self.vault.digest]) if self.wants(p)]
+    def _scan(self) -> dict[str, os.stat_result]:
+        return walk_notes(self.vault, [self.vault.digest], self.wants)
 
     def docs_of(self, note: Note) -> list[Doc]:
         """One text: name, description and the opening of the body."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from vaultlink.index import (
     SyncReport,
     _Change,
     open_chroma,
+    walk_notes,
 )
 from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
 from vaultlink.vault import Note, Vault
@@ -97,11 +99,13 @@ class ChunkIndex(IndexBase):
         """Markdown notes below the daily, resource and digest folders."""
         return path.endswith(".md") and self.vault.folder_of(path) is not None
 
-    def _scan(self) -> list[str]:
-        files = frozenset(self.vault.iter_files())
-        if files != self._all_files:  # link targets may be any file of the vault
+    def _scan(self) -> dict[str, os.stat_result]:
+        seen: set[str] = set()  # link targets may be any file of the vault
+        stats = walk_notes(self.vault, None, self.wants, seen)
+        files = frozenset(seen)
+        if files != self._all_files:
             self._all_files, self._resolver = files, None
-        return sorted(p for p in files if self.wants(p))
+        return stats
 
     def docs_of(self, note: Note) -> list[Doc]:
         """A doc per chunk; its line is the chunk's first line in the file."""
