@@ -440,3 +440,20 @@ def test_symlink_out_of_the_vault_is_not_indexed(opened: Opened, vault: Vault,
     assert opened.index is not None
     report = opened.index.sync()
     assert "digest/wiki/escape.md" not in report.added and len(report.added) == 4
+
+
+def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
+                                      caplog: pytest.LogCaptureFixture) -> None:
+    assert opened.index is not None
+    opened.index.sync()
+    opened.close()
+    opened.embedder.reset()
+    client = open_chroma("embedded", vault.state_dir / "chroma")
+    with caplog.at_level(logging.WARNING):
+        index = NodeIndex(vault, vault.state_dir / "state.sqlite", client,
+                          opened.embedder, body_chars=50)  # type: ignore[arg-type]
+        assert len(index.sync().added) == 4
+    assert "body_chars=200, now body_chars=50" in caplog.text
+    assert len(opened.embedder.texts) == 4
+    index.close()
+    client.close()

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 import chromadb
+import httpx
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
@@ -356,12 +357,16 @@ class IndexBase:
         except Exception as exc:
             raise SearchIndexError(f"the Chroma collection {self.collection_name} does not "
                                    f"answer: {exc}") from exc
-        if stored == self.collection_name and rows == vectors:
+        params = self._meta(f"{self.kind}.params")
+        if stored == self.collection_name and rows == vectors and params == self.params():
             return
         if stored is not None and stored != self.collection_name:
             log.warning("the %s index was built with %s; building %s", self.kind, stored,
                         self.collection_name)
             self._drop_collection(stored)
+        elif stored is not None and params != self.params():
+            log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
+                        params, self.params())
         elif stored is not None:
             log.warning("the %s index is out of step (%d rows, %d vectors); rebuilding it "
                         "from the vault", self.kind, rows, vectors)
@@ -381,8 +386,9 @@ class IndexBase:
             with self._tx() as db:
                 for table in self._tables():
                     db.execute(f"DELETE FROM {table}")
-                db.execute("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
-                           (f"{self.kind}.collection", self.collection_name))
+                db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
+                               [(f"{self.kind}.collection", self.collection_name),
+                                (f"{self.kind}.params", self.params())])
 
     def close(self) -> None:
         """Close the SQLite connection (the Chroma client belongs to the caller)."""
@@ -394,6 +400,10 @@ class IndexBase:
     def wants(self, path: str) -> bool:
         """True for vault paths this index covers."""
         raise NotImplementedError
+
+    def params(self) -> str:
+        """The settings the stored texts depend on; a change rebuilds the index."""
+        return ""
 
     def _scan(self) -> dict[str, os.stat_result]:
         """Vault paths this index covers, as found on disk now, with their stat."""
@@ -444,7 +454,7 @@ class IndexBase:
         except sqlite3.DatabaseError as exc:
             raise SearchIndexError(f"the search index in {self.db_path} failed: {exc}; run "
                                    "`vaultlink reindex`") from exc
-        except ChromaError as exc:
+        except (ChromaError, httpx.HTTPError) as exc:  # httpx: a Chroma server went away
             raise SearchIndexError(f"the Chroma collection {self.collection_name} failed: "
                                    f"{exc}; run `vaultlink reindex`") from exc
 
@@ -705,6 +715,10 @@ class NodeIndex(IndexBase):
 
     def _scan(self) -> dict[str, os.stat_result]:
         return walk_notes(self.vault, [self.vault.digest], self.wants)
+
+    def params(self) -> str:
+        """The opening length is part of every embedded text."""
+        return f"body_chars={self.body_chars}"
 
     def docs_of(self, note: Note) -> list[Doc]:
         """One text: name, description and the opening of the body."""

@@ -95,6 +95,10 @@ class ChunkIndex(IndexBase):
     def _tables(self) -> list[str]:
         return [*super()._tables(), "idx_links"]
 
+    def params(self) -> str:
+        """The chunk size decides every chunk."""
+        return f"max_chars={self.max_chars}"
+
     def wants(self, path: str) -> bool:
         """Markdown notes below the daily, resource and digest folders."""
         return path.endswith(".md") and self.vault.folder_of(path) is not None
