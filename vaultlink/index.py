@@ -479,19 +479,34 @@ class IndexBase:
                 report.unchanged += 1
             else:
                 candidates.append(path)
-        loaded = self._load([(p, stats[p]) for p in candidates], stored, report)
+        # A vanished note whose bytes reappear under a new path was moved (renamed).
         by_hash: dict[str, list[str]] = {}
         for path in vanished:
             if stored[path][4] is None and stored[path][3]:
                 by_hash.setdefault(stored[path][3], []).append(path)
-        changes: list[_Change] = []
-        for path, st, digest, note in loaded:
+        moved_from: set[str] = set()
+        batch: list[_Change] = []
+        pending = done = 0
+        if progress:
+            progress(0, len(candidates))
+        # Streamed: at most one embedding batch of notes is held in memory at a time.
+        for path, st, digest, note in self._load(candidates, stats, stored, report):
             twins = by_hash.get(digest) if path not in stored else None
             old_path = twins.pop(0) if twins else None
-            changes.append(self._plan(path, st, digest, note, old_path))
-        moved_from = {c.old_path for c in changes if c.old_path}
+            if old_path:
+                moved_from.add(old_path)
+            batch.append(self._plan(path, st, digest, note, old_path))
+            pending += sum(1 for r in batch[-1].reuse if r is None)
+            if pending >= EMBED_BATCH:
+                self._flush(batch, stored, report)
+                done, batch, pending = done + len(batch), [], 0
+                if progress:
+                    progress(done, len(candidates))
+        if batch:
+            self._flush(batch, stored, report)
+        if progress:
+            progress(len(candidates), len(candidates))
         self._remove_paths([p for p in vanished if p not in moved_from], report)
-        self._write(changes, stored, report, progress)
         report.skipped.update({p: r for p, r in self._db.execute(
             f"SELECT path, skip FROM {self._files_t} WHERE skip IS NOT NULL")
             if complete or p in stats})
@@ -501,11 +516,11 @@ class IndexBase:
                      len(report.removed), report.embedded)
         return report
 
-    def _load(self, paths: list[tuple[str, os.stat_result]], stored: _Stored,
-              report: SyncReport) -> list[tuple[str, os.stat_result, str, Note]]:
-        """Read the candidates; touch the unchanged, record the unreadable."""
-        out = []
-        for path, st in paths:
+    def _load(self, paths: list[str], stats: dict[str, os.stat_result], stored: _Stored,
+              report: SyncReport) -> Iterator[tuple[str, os.stat_result, str, Note]]:
+        """Read the candidates; touch the unchanged, record the unreadable, yield the rest."""
+        for path in paths:
+            st = stats[path]
             old = stored.get(path)
             digest = ""
             try:
@@ -526,8 +541,7 @@ class IndexBase:
                     log.warning("not indexing %s: %s", path, reason)
                 self._mark_skipped(path, st, digest, reason)
                 continue
-            out.append((path, st, digest, note))
-        return out
+            yield path, st, digest, note
 
     def _touch(self, path: str, st: os.stat_result) -> None:
         self._db.execute(f"UPDATE {self._files_t} SET size=?, mtime_ns=?, ino=? WHERE path=?",
@@ -564,26 +578,6 @@ class IndexBase:
         kept = {i for i in reuse if i is not None}
         drop = [r[0] for r in rows if r[0] not in kept]
         return _Change(path, st, digest, note, docs, reuse, drop, old_path)
-
-    def _write(self, changes: list[_Change], stored: _Stored, report: SyncReport,
-               progress: Progress | None) -> None:
-        total, done = len(changes), 0
-        if progress:
-            progress(0, total)
-        batch: list[_Change] = []
-        pending = 0
-        for change in changes:
-            batch.append(change)
-            pending += sum(1 for r in change.reuse if r is None)
-            if pending >= EMBED_BATCH:
-                self._flush(batch, stored, report)
-                done, batch, pending = done + len(batch), [], 0
-                if progress:
-                    progress(done, total)
-        if batch:
-            self._flush(batch, stored, report)
-            if progress:
-                progress(total, total)
 
     def _flush(self, batch: list[_Change], stored: _Stored, report: SyncReport) -> None:
         texts = [d.embed_text for c in batch for d, r in zip(c.docs, c.reuse, strict=True)
