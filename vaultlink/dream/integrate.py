@@ -100,7 +100,8 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
         if outcome.status == "unchanged" and outcome.receipt is not None:
             return _record(ctx, run_id, unit, toolbox, "SKIP", outcome.receipt.target_path,
                            "already integrated: the node cites this source", "skipped",
-                           tokens, error="already integrated")
+                           tokens, error="already integrated",
+                           classification=outcome.receipt.classification)
         toolbox.rollback()
         if outcome.status == "unusable":
             unusable += 1
