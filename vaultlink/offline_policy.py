@@ -192,12 +192,11 @@ class OfflinePolicy:
             else:
                 classes[path] = "related"  # unreadable: adapt by not updating it
         if texts:
-            # A node that already cites this source is where the unit went before (a
-            # replay after lost state); otherwise the most similar node.
-            def rank(p: str) -> tuple[bool, bool]:
-                cites = set(unit.paths) <= _cited(texts[p])
-                return (not (cites and not self._fresh(unit, texts[p])), not cites)
-            target = min(texts, key=rank)  # stable: the most similar among equals
+            # A node that already cites the source and says every sentence is where
+            # this unit went before (a replay after lost state); else the most similar.
+            # Citing alone is no sign: other units of the same note cite it too.
+            target = next((p for p in texts if set(unit.paths) <= _cited(texts[p])
+                           and not self._fresh(unit, texts[p])), next(iter(texts)))
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
 

@@ -1,0 +1,421 @@
+"""The offline path (no LLM): the extractor and the integrator policy.
+
+Real files in tmp_path, a real NodeIndex with the bundled MiniLM embedder and a real
+Chroma PersistentClient; the policy runs through the real agent loop, toolbox and
+guard, with the shipped thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultlink.agent import SessionOutcome, run_session
+from vaultlink.compose import dream_context, open_parts
+from vaultlink.config import DEFAULTS, load_settings
+from vaultlink.dream import SourceNote, build_steps, run_dream
+from vaultlink.dream.extract import source_note
+from vaultlink.dream.integrate import system_prompt, user_prompt
+from vaultlink.embed import MiniLMEmbedder
+from vaultlink.errors import NoteUnreadable
+from vaultlink.graph import build_graph, check_vault
+from vaultlink.guard import Guard
+from vaultlink.index import NodeIndex, open_chroma
+from vaultlink.llm import ChatReply, ToolCall
+from vaultlink.markdown import find_wikilinks, sources_links, split_frontmatter
+from vaultlink.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.offline_extract import LIST_MARK, summary_lines
+from vaultlink.offline_policy import Turn
+from vaultlink.tools import Toolbox
+from vaultlink.units import Unit
+from vaultlink.vault import Vault
+
+SAMPLE = Path(__file__).parent.parent / "sample_vault"
+CASES = json.loads((Path(__file__).parent / "fixtures" / "sample_vault_cases.json").read_text())
+SAME = float(DEFAULTS["integrate"]["same_threshold"])
+RELATED = float(DEFAULTS["integrate"]["related_threshold"])
+
+
+def flat(text: str) -> str:
+    """Text as summaries are compared with it: list markers off, whitespace collapsed."""
+    return " ".join(" ".join(LIST_MARK.sub("", line) for line in text.split("\n")).split())
+
+
+def sample_notes() -> list[tuple[str, SourceNote]]:
+    vault = Vault(SAMPLE)
+    out = []
+    for info in vault.scan(["daily", "resource"]):
+        try:
+            note = vault.read_note(info.path)
+        except NoteUnreadable:
+            continue  # the sample's broken-YAML note
+        out.append((note.body, source_note(note, frozenset())[0]))
+    return out
+
+
+def only_section(path: str, heading: str) -> SourceNote:
+    """A sample note with only the section under ``heading`` marked new."""
+    note = Vault(SAMPLE).read_note(path)
+    src = source_note(note, frozenset())[0]
+    sections = [(c, t, c.rsplit(" > ", 1)[-1] == heading) for c, t, _ in src.sections]
+    assert any(new for _, _, new in sections), heading
+    return SourceNote(src.path, src.title, sections)
+
+
+def extract_one(path: str, heading: str) -> Unit:
+    units = OfflineExtractor().extract([only_section(path, heading)])
+    assert len(units) == 1, units
+    return units[0]
+
+
+# -- extraction ---------------------------------------------------------------------
+
+
+def test_every_summary_sentence_is_quoted_from_its_note() -> None:
+    checked = 0
+    for body, src in sample_notes():
+        for unit in OfflineExtractor().extract([src]):
+            assert unit.paths == [src.path]
+            lines = summary_lines(unit.summary)
+            assert 1 <= len(lines) <= 7
+            for line in lines:
+                assert flat(line) in flat(body), (src.path, line)
+                checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize("entry", CASES["trivia"])
+def test_trivia_sections_give_no_unit(entry: str) -> None:
+    path, heading = entry.split(" ", 1)
+    if path == CASES["broken_yaml"]:
+        pytest.skip("the note's frontmatter is broken; extract never sees it")
+    assert OfflineExtractor().extract([only_section(path, heading)]) == []
+
+
+def test_sections_the_checkpoint_knows_are_not_extracted_again() -> None:
+    note = Vault(SAMPLE).read_note("daily/2026-06-18/standup.md")
+    src = source_note(note, frozenset(source_note(note, frozenset())[1]))[0]
+    assert not any(new for _, _, new in src.sections)
+    assert OfflineExtractor().extract([src]) == []
+
+
+@pytest.mark.parametrize("case", CASES["create"], ids=lambda c: c["slug_hint"])
+def test_buckets_come_from_cues_in_the_sample(case: dict[str, str]) -> None:
+    unit = extract_one(case["source"], case["section"])
+    assert unit.bucket == case["bucket"]
+
+
+@pytest.mark.parametrize("text, bucket", [
+    ("Restart the cache safely:\n\n1. Drain the node from the pool.\n2. Run `cache restart`."
+     "\n3. Check the hit rate for ten minutes before you put it back.\n", "procedure"),
+    ("Check the queue depth first, then restart the worker with systemctl. Verify the backlog "
+     "drains within five minutes. Page the owner if it does not drain by then.\n", "procedure"),
+    ("I prefer written updates over status meetings, because I can read them when it suits me. "
+     "I never schedule a meeting without an agenda, and I always share notes afterwards.\n",
+     "personal"),
+    ("Note to self: my rule is to answer email twice a day, at 11 and at 4, and leave it closed "
+     "otherwise. It keeps the mornings for writing, which matters more.\n", "personal"),
+    ("A bloom filter is a compact probabilistic set. It answers membership queries with "
+     "possible false positives but never false negatives, and it uses far less memory than a "
+     "hash set for the same number of keys.\n", "wiki"),
+])
+def test_buckets_from_cues(text: str, bucket: str) -> None:
+    src = SourceNote("daily/2026-07-01.md", "2026-07-01",
+                     [("2026-07-01 > Something worth keeping", text, True)])
+    (unit,) = OfflineExtractor().extract([src])
+    assert unit.bucket == bucket
+    assert unit.name == "something-worth-keeping"
+
+
+def test_extraction_is_deterministic_and_gives_few_rich_units() -> None:
+    notes = [src for _, src in sample_notes()]
+    first, second = OfflineExtractor().extract(notes), OfflineExtractor().extract(notes)
+    assert first == second
+    per_note: dict[str, int] = {}
+    for unit in first:
+        per_note[unit.paths[0]] = per_note.get(unit.paths[0], 0) + 1
+    for src in notes:
+        assert per_note.get(src.path, 0) <= sum(new for _, _, new in src.sections)
+    bullets = "\n".join(f"- The retry budget rule number {i} says to wait {i} seconds, no more."
+                        for i in range(1, 9))
+    src = SourceNote("daily/2026-07-01.md", "x", [("x > Retry budget", bullets, True)])
+    assert len(OfflineExtractor().extract([src])) == 1  # one unit, not one per bullet
+
+
+# -- the policy in a real session ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@dataclass
+class World:
+    vault: Vault
+    index: NodeIndex
+
+    def node(self, rel: str) -> str:
+        return (self.vault.root / rel).read_text()
+
+
+@pytest.fixture
+def world(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[World]:
+    root = tmp_path / "vault"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"))
+    vault = Vault(root)
+    state = vault.state_dir
+    state.mkdir()
+    index = NodeIndex(vault, state / "state.sqlite", open_chroma("embedded", state / "chroma"),
+                      embedder)
+    index.sync()
+    yield World(vault, index)
+    index.close()
+
+
+class Recording:
+    """The policy, keeping the conversation so tests can look at every tool answer."""
+
+    def __init__(self, policy: OfflinePolicy) -> None:
+        self.policy = policy
+        self.messages: list[dict[str, Any]] = []
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             schema: dict[str, Any] | None = None) -> ChatReply:
+        self.messages = messages
+        return self.policy.chat(messages, tools, schema)
+
+    def tool_answers(self) -> list[dict[str, Any]]:
+        return [json.loads(m["content"]) for m in self.messages if m["role"] == "tool"]
+
+    def errors(self) -> list[str]:
+        return [str(a["error"]) for a in self.tool_answers() if "error" in a]
+
+
+def integrate(world: World, unit: Unit) -> tuple[SessionOutcome, Toolbox, Recording]:
+    """One session of the offline policy, as dream_integrate_step runs it."""
+    vault = world.vault
+    existed = frozenset(p for p in vault.iter_files([vault.digest]) if p.endswith(".md"))
+    box = Toolbox(vault, world.index, Guard(unit, existed, vault.iter_files))
+    model = Recording(OfflinePolicy(same_threshold=SAME, related_threshold=RELATED))
+    outcome = run_session(model, box, system_prompt(unit.bucket), user_prompt(unit), 12)
+    if outcome.status == "done" and outcome.receipt is not None:
+        world.index.upsert([outcome.receipt.target_path])
+    return outcome, box, model
+
+
+def digest_errors(vault: Vault) -> list[str]:
+    return [str(p) for p in check_vault(vault) if p.level == "error"]
+
+
+def test_create_writes_a_sourced_linked_node_in_the_units_bucket(world: World) -> None:
+    unit = extract_one("daily/2026-06-18/standup.md", "Pairing")
+    outcome, box, model = integrate(world, unit)
+    assert outcome.status == "done" and model.errors() == []
+    assert outcome.receipt is not None and outcome.receipt.action == "CREATE"
+    target = outcome.receipt.target_path
+    assert re.fullmatch(r"digest/personal/[a-z0-9-]+\.md", target)
+    assert box.before[target] is None
+    text = world.node(target)
+    _, body, _ = split_frontmatter(text)
+    assert [s.target for s in sources_links(body)] == ["daily/2026-06-18/standup.md"]
+    related = {w.target for w in find_wikilinks(body) if w.target.startswith("digest/")}
+    assert related, "a pairing preference sits next to the sample's personal nodes"
+    assert all((world.vault.root / p).is_file() for p in related)
+    for line in summary_lines(unit.summary):
+        assert flat(line) in flat(body)
+    assert set(outcome.receipt.classification.values()) <= {"related", "unrelated"}
+    assert digest_errors(world.vault) == []
+
+
+def test_the_same_point_again_is_corroborated_with_one_source_sentence(world: World) -> None:
+    node = "digest/personal/code-review-preferences.md"
+    before = world.node(node)
+    unit = Unit("code-review-preferences", "personal",
+                "Mara prefers small pull requests, under about 400 changed lines, and asks "
+                "for a split above that.\nShe always asks for a test that fails without the "
+                "change.", ["daily/2026-06-18/standup.md"])
+    outcome, _, model = integrate(world, unit)
+    assert outcome.status == "done" and model.errors() == []
+    assert outcome.receipt is not None
+    assert (outcome.receipt.action, outcome.receipt.target_path) == ("CORROBORATE", node)
+    assert outcome.receipt.classification[node] == "same_abstraction"
+    after = world.node(node)
+    added = [ln for ln in after.splitlines() if ln not in before.splitlines()]
+    assert added == ["- The same point came up again in [[daily/2026-06-18/standup.md]]."]
+    assert any(t.name == "read" for t in _turns(model))  # read before editing
+    assert digest_errors(world.vault) == []
+
+
+def test_new_steps_refine_the_node_before_its_sources(world: World) -> None:
+    node = "digest/procedure/postgres-vacuum.md"
+    before = world.node(node)
+    unit = extract_one("daily/2026-06-17/retro.md", "Changes to the vacuum procedure")
+    outcome, _, model = integrate(world, unit)
+    assert outcome.status == "done" and model.errors() == []
+    assert outcome.receipt is not None
+    assert (outcome.receipt.action, outcome.receipt.target_path) == ("REFINE", node)
+    after = world.node(node)
+    assert after.startswith(before.split("## Sources")[0].rstrip())  # additive: nothing moved
+    _, body, _ = split_frontmatter(after)
+    main, sources = body.split("## Sources")
+    assert "pg_terminate_backend" in main and "pg_replication_slots" in main
+    assert "[[daily/2026-06-17/retro.md]]" in main  # the new steps say where they come from
+    assert "[[daily/2026-06-17/retro.md]]" in sources
+    old_links = {w.edge for w in find_wikilinks(before)}
+    assert old_links <= {w.edge for w in find_wikilinks(after)}
+    assert digest_errors(world.vault) == []
+
+
+def test_a_replay_writes_nothing(world: World) -> None:
+    unit = extract_one("daily/2026-06-17/retro.md", "Changes to the vacuum procedure")
+    first, _, _ = integrate(world, unit)
+    assert first.status == "done"
+    files = {p: world.node(p) for p in world.vault.iter_files(["digest"])}
+    again, box, model = integrate(world, unit)
+    assert again.status == "unchanged", again.error
+    assert again.receipt is not None and again.receipt.action == "CORROBORATE"
+    assert box.before == {} and model.errors() == []
+    assert {p: world.node(p) for p in world.vault.iter_files(["digest"])} == files
+
+
+def test_a_correction_arrives_as_refine_never_as_correct(world: World) -> None:
+    unit = extract_one("daily/2026-06-20.md", "Decisions")
+    outcome, _, _ = integrate(world, unit)
+    assert outcome.status == "done" and outcome.receipt is not None
+    assert outcome.receipt.action in ("REFINE", "CORROBORATE", "CREATE")
+    assert outcome.receipt.action != "CORRECT"
+    assert digest_errors(world.vault) == []
+
+
+def test_a_taken_slug_gets_another_one(world: World) -> None:
+    unit = Unit("focus-time", "personal", "I always water the basil before nine, never at "
+                "noon.\nThe pot goes on the east window sill in summer.",
+                ["daily/2026-06-21.md"])
+    outcome, _, model = integrate(world, unit)
+    assert outcome.status == "done" and model.errors() == []
+    assert outcome.receipt is not None
+    assert outcome.receipt.target_path == "digest/personal/focus-time-2.md"
+    assert "Mara protects" in world.node("digest/personal/focus-time.md")
+
+
+def test_a_refused_link_is_dropped_and_the_write_retried(world: World) -> None:
+    # The index still lists a node the user has just deleted: a link to it is refused.
+    (world.vault.root / "digest/wiki/postgres-autovacuum.md").unlink()
+    unit = Unit("autovacuum-tuning", "wiki", "Autovacuum waits until 20 percent of the table "
+                "is dead with the default scale factor.\nLowering "
+                "autovacuum_vacuum_scale_factor on one table makes it run much earlier.",
+                ["daily/2026-06-11.md"])
+    outcome, _, model = integrate(world, unit)
+    assert outcome.status == "done", outcome.error
+    assert any("does not name an existing note" in e for e in model.errors())
+    assert outcome.receipt is not None
+    target = outcome.receipt.target_path
+    assert "postgres-autovacuum" not in world.node(target)
+    # (older nodes still link the deleted one: that is the user's deletion, not ours)
+    assert [e for e in digest_errors(world.vault) if target in e] == []
+
+
+def _turns(model: Recording) -> list[Turn]:
+    from vaultlink.offline_policy import read_turns
+
+    return read_turns(model.messages)
+
+
+# -- the plan, step by step ---------------------------------------------------------
+
+
+def test_an_unreadable_target_falls_back_to_create() -> None:
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.2)
+    unit = Unit("vacuum", "procedure", "Run VACUUM on the table.\nCheck dead tuples.",
+                ["daily/2026-07-01.md"])
+    node = "digest/procedure/postgres-vacuum.md"
+    turns = [Turn("node_search", {"query": "q"}, {"hits": [
+        {"path": node, "score": 0.01, "similarity": 0.9, "name": "V", "description": "d"}]}),
+        Turn("read", {"path": node, "start_line": 1, "end_line": 40},
+             {"error": "digest/procedure/postgres-vacuum.md is not readable"})]
+    step = policy.decide(unit, turns)
+    assert step == ToolCall("frontmatter_read", {"path": "digest/procedure/vacuum.md"})
+
+
+def test_a_second_refusal_ends_with_a_receipt_that_explains() -> None:
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.2)
+    unit = Unit("x", "wiki", "Something worth keeping here.", ["daily/2026-07-01.md"])
+    refused = {"error": "refused: bare link line"}
+    turns = [Turn("node_search", {"query": "q"}, {"hits": []}),
+             Turn("frontmatter_read", {"path": "digest/wiki/x.md"}, {"exists": False}),
+             Turn("write", {"path": "digest/wiki/x.md"}, refused),
+             Turn("write", {"path": "digest/wiki/x.md"}, refused)]
+    step = policy.decide(unit, turns)
+    assert isinstance(step, dict) and "refused twice" in step["note"]
+
+
+def test_the_unit_is_read_back_from_the_user_prompt() -> None:
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.2)
+    unit = Unit("rebuild-index", "procedure", "Run the rebuild.", ["daily/2026-07-01.md"])
+    reply = policy.chat([{"role": "system", "content": "s"},
+                         {"role": "user", "content": user_prompt(unit)}])
+    assert reply.tool_calls[0].name == "node_search"
+    assert reply.tool_calls[0].arguments["query"].startswith("rebuild index: Run the rebuild.")
+    assert json.loads(policy.chat([], schema={}).content) == {"units": []}
+    with pytest.raises(ValueError):
+        OfflinePolicy(same_threshold=0.2, related_threshold=0.6)
+
+
+# -- the whole offline dream --------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultlink" not in p.parts}
+
+
+def dream_offline(root: Path) -> Any:
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "offline", "auto_dream.max_units": 100})
+    parts = open_parts(Vault(root), settings)
+    try:
+        parts.index.sync()
+        return run_dream(dream_context(parts, settings, "offline"),
+                         build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
+def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"))
+    before = snapshot(root)
+    run = dream_offline(root)
+    assert run.failed_units == [] and run.counts()["integrated"] >= 10
+    created = [r.target for r in run.results if r.action == "CREATE"]
+    assert created and {r.action for r in run.results} >= {"CREATE", "REFINE"}
+    vault = Vault(root)
+    graph = build_graph(vault)
+    for rel in created:
+        _, body, _ = split_frontmatter(graph.texts[rel])
+        assert sources_links(body), rel
+    assert any(e.target and e.target.startswith("digest/") for rel in created
+               for e in graph.outlinks[rel])
+    assert digest_errors(vault) == []
+    # the user's notes are untouched
+    after = snapshot(root)
+    assert {k: v for k, v in after.items() if not k.startswith("digest/")} == \
+        {k: v for k, v in before.items() if not k.startswith("digest/")}
+    # a second run over the unchanged vault writes nothing
+    again = dream_offline(root)
+    assert again.counts()["integrated"] == 0 and snapshot(root) == after
+    # neither does a replay after the state is lost: every unit is already integrated
+    # (a fresh copy: Chroma caches its client per path within one process)
+    lost = tmp_path / "lost"
+    shutil.copytree(root, lost, ignore=shutil.ignore_patterns(".vaultlink"))
+    replay = dream_offline(lost)
+    assert replay.counts()["integrated"] == 0 and replay.failed_units == []
+    assert snapshot(lost) == after
