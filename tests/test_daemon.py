@@ -30,6 +30,7 @@ from tests.fakes.ollama_server import _Handler as FakeHandler
 from vaultlink.config import Settings, load_settings
 from vaultlink.daemon import Daemon, VaultLock, daemon_status
 from vaultlink.errors import DaemonError
+from vaultlink.state import State
 from vaultlink.vault import parse_note
 
 NOTE = "daily/2026-07-01.md"
@@ -376,3 +377,62 @@ def test_burst_of_notes_drains(tmp_path: Path, fake: FakeOllama, started: Any) -
              what="the burst to drain")
     assert not fake.chat_requests()[1:] or all(
         "burst" not in json.dumps(r) for r in fake.chat_requests())
+
+
+@pytest.mark.slow
+def test_stop_finishes_the_current_unit_and_keeps_the_rest(tmp_path: Path,
+                                                          fake: FakeOllama) -> None:
+    root = make_vault(tmp_path)
+    for day in ("02", "03", "04"):
+        (root / f"daily/2026-07-{day}.md").write_text(f"## Day {day}\n\nWe shipped part {day}.\n")
+
+    def slow(request: dict[str, Any]) -> Any:
+        if not request.get("format"):
+            time.sleep(0.5)  # a model that takes its time over each turn
+        return note_model(request)
+
+    fake.model = slow
+    d = Daemon(root, settings_for(root, fake.url))
+    d.start()
+    wait_for(lambda: d.status()["current"], what="a unit to start")
+    t0 = time.monotonic()
+    d.stop()
+    assert time.monotonic() - t0 < 5, "stop waited for more than the current unit"
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        decided = len([e for e in state.journal(limit=50) if e.action == "CREATE"])
+        waiting = len(state.pending_units())
+        assert decided >= 1 and waiting >= 1 and decided + waiting == 4
+        assert state.queue(), "the notes not integrated stay queued"
+    finally:
+        state.close()
+    fake.model = note_model
+    d2 = Daemon(root, settings_for(root, fake.url))
+    d2.start()
+    try:
+        wait_for(lambda: len(d2.state.checkpoints()) == 4 and not d2.state.queue()
+                 and not d2.state.pending_units(), what="the rest after a restart")
+    finally:
+        d2.stop()
+
+
+def test_cli_status_with_and_without_a_daemon(tmp_path: Path, fake: FakeOllama) -> None:
+    from typer.testing import CliRunner
+
+    from vaultlink.cli import app
+
+    root = make_vault(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(app, ["status", "--vault", str(root)])
+    assert out.exit_code == 0 and "daemon not running" in out.output
+    d = Daemon(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 600}))
+    d.start()
+    try:
+        out = runner.invoke(app, ["status", "--vault", str(root), "--json"])
+        data = json.loads(out.output)
+        assert data["running"] is True and data["api_version"] == 1
+        assert data["pid"] == os.getpid()
+        out = runner.invoke(app, ["status", "--vault", str(root)])
+        assert f"daemon pid {os.getpid()}" in out.output
+    finally:
+        d.stop()
