@@ -436,3 +436,18 @@ def test_cli_status_with_and_without_a_daemon(tmp_path: Path, fake: FakeOllama) 
         assert f"daemon pid {os.getpid()}" in out.output
     finally:
         d.stop()
+
+
+def test_next_schedule() -> None:
+    import datetime as dt
+
+    from vaultlink.daemon import next_schedule
+
+    now = dt.datetime(2026, 7, 1, 10, 30).timestamp()
+    assert next_schedule("", now) is None
+    assert next_schedule("11:00", now) == dt.datetime(2026, 7, 1, 11, 0).timestamp()
+    assert next_schedule("10:30", now) == dt.datetime(2026, 7, 2, 10, 30).timestamp()
+    assert next_schedule("03:15", now) == dt.datetime(2026, 7, 2, 3, 15).timestamp()
+    for bad in ("25:00", "noon", "7"):
+        with pytest.raises(DaemonError, match="HH:MM"):
+            next_schedule(bad, now)

@@ -232,3 +232,15 @@ def test_work_files_of_a_killed_writer_are_recovered(tmp_path: Path) -> None:
     assert (wiki / "lost.md").read_text() == "the node\n"
     assert (wiki / "kept.md").read_text() == "newer\n"
     assert sorted(p.name for p in wiki.iterdir()) == [live.name, "kept.md", "lost.md"]
+
+
+@pytest.mark.slow
+def test_a_folder_deleted_and_made_again_is_watched_again(watched) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    root, sink = watched
+    shutil.rmtree(root / "daily")
+    (root / "daily").mkdir()
+    sink.wait_for(lambda cs: ("daily", False) in paths(cs))
+    (root / "daily" / "again.md").write_text("back\n")
+    sink.wait_for(lambda cs: ("daily/again.md", False) in paths(cs))

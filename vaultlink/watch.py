@@ -44,7 +44,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from vaultlink.vault import SKIPPED_DIRS, Vault, content_hash, is_skipped_name
 
@@ -300,7 +300,7 @@ class Watcher:
         self.layout = Layout.of(vault)
         self.sink = sink
         self._observer: BaseObserver | None = None
-        self._watched: set[str] = set()
+        self._watched: dict[str, ObservedWatch] = {}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -326,14 +326,21 @@ class Watcher:
     def _folders(self) -> Sequence[str]:
         return (self.vault.daily, self.vault.resource, self.vault.digest)
 
-    def _watch(self, folder: str) -> bool:
+    def _watch(self, folder: str, again: bool = False) -> bool:
         path = self.vault.root / folder
         with self._lock:
-            if folder in self._watched or not path.is_dir() or self._observer is None:
+            if self._observer is None or not path.is_dir():
                 return False
-            self._observer.schedule(self._handler, str(path), recursive=True,
-                                    event_filter=WATCHED_EVENTS)
-            self._watched.add(folder)
+            old = self._watched.get(folder)
+            if old is not None:
+                if not again:
+                    return False
+                # the folder was deleted or moved away and is back: its old inotify
+                # watch died with it
+                with contextlib.suppress(KeyError, OSError):
+                    self._observer.unschedule(old)
+            self._watched[folder] = self._observer.schedule(
+                self._handler, str(path), recursive=True, event_filter=WATCHED_EVENTS)
         log.info("watching %s", path)
         return True
 
@@ -342,7 +349,7 @@ class Watcher:
 
     def folder_appeared(self, name: str) -> None:
         """A top-level folder was created: watch it if it is one of ours, and report it."""
-        if name in self._folders() and self._watch(name):
+        if name in self._folders() and self._watch(name, again=True):
             kind = self.layout.folder(name) or "daily"
             self.sink([Change(name, kind, is_dir=True)])
 
