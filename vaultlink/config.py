@@ -65,7 +65,7 @@ integrate:
   # cosine similarity (node_search `similarity`) thresholds of the offline integrator,
   # chosen by F1 on labelled pairs: `python -m bench.quality`
   same_threshold: 0.60     # at or above: the same abstraction, update that node
-  related_threshold: 0.21  # at or above: related, woven in as a link
+  related_threshold: 0.24  # at or above: related, woven in as a link
 
 topics:
   max_topics: 3

@@ -378,8 +378,10 @@ def choose_sentences(block: Block, bucket: str) -> list[str]:
         value: float = sum(freq[w] for w in cw) / len(cw) ** 0.5
         if sents[i].rstrip().endswith(":") or len(words(sents[i])) < 5:
             value *= 0.2
-        elif i not in block.steps and not re.search(r"[.!?;)\"'`”*]$", sents[i].rstrip()):
+        elif i not in block.steps and not re.search(r"[.!?)\"'`”*]$", sents[i].rstrip()):
             value *= 0.4  # cut off (a formula or code followed): weak on its own
+        if sents[i][:1].islower():
+            value *= 0.3  # a list fragment ("update the statistics;") needs its lead-in
         return value + (0.5 if i == 0 else 0.0)  # openings tend to state the point
 
     chosen: list[int] = []

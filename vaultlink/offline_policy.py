@@ -337,9 +337,10 @@ class OfflinePolicy:
         writes = [t for t in turns if t.name == "write"]
         if writes and writes[-1].ok:
             path = str(writes[-1].args.get("path"))
+            linked = {w.target for w in find_wikilinks(str(writes[-1].args.get("content")))
+                      if w.target.startswith(f"{path.split('/')[0]}/")}
             return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
-                                 f"{sum(c != 'unrelated' for c in classes.values())} related "
-                                 "node(s) linked", classes)
+                                 f"{len(linked)} related node(s) linked", classes)
         error = writes[-1].error if writes else ""
         if len(writes) >= 2 or (error and "link" not in error and "exist" not in error):
             return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
@@ -370,6 +371,8 @@ class OfflinePolicy:
     def _description(self, unit: Unit) -> str:
         lines = summary_lines(unit.summary)
         prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")]
+        if unit.bucket == "wiki":  # a definition says best what the node is
+            prose.sort(key=lambda s: 0 if _DEFINITION.search(s) else 1)
         if prose:
             return _short(prose[0], MAX_DESCRIPTION)
         first = STEP_MARK.sub("", lines[0]) if lines else unit.name
