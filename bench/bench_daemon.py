@@ -93,6 +93,8 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=10, help="notes for the latency numbers")
     ap.add_argument("--idle", type=float, default=60.0, help="seconds of idle measured")
     ap.add_argument("--burst", type=int, default=1000, help="notes written at once")
+    ap.add_argument("--rich", action="store_true",
+                    help="burst notes with material to integrate (default: one-liners)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vaultlink-bench-"))
     root = work / "vault"
@@ -138,18 +140,21 @@ def main() -> int:
         print(f"idle {secs:.0f} s: CPU {cpu:.2f} s ({100 * cpu / secs:.3f} %), "
               f"{woke / secs:.1f} wake-ups/s (all threads), RSS {mem['VmRSS'] / 1024:.0f} MiB")
 
-        # burst: many notes at once (short ones: nothing to extract, so this measures
-        # the watcher, the queue and the runs, not the integrator)
+        # burst: many notes at once (by default one-liners with nothing to extract, so
+        # this measures the watcher, the queue and the runs, not the integrator)
         if args.burst:
             burst = root / "daily" / "burst"
             burst.mkdir()
             t2 = time.monotonic()
             for i in range(args.burst):
-                (burst / f"b{i:05d}.md").write_text(f"- item {i}\n")
+                text = note_text(rng, 5000 + i) if args.rich else f"- item {i}\n"
+                (burst / f"b{i:05d}.md").write_text(text)
             written_s = time.monotonic() - t2
             peak = 0
             while True:
                 s = status(root)
+                if time.monotonic() - t2 > 3600:
+                    raise SystemExit("the burst did not drain in an hour")
                 peak = max(peak, memory_kb(proc.pid)["VmRSS"])
                 if s is not None and s["state"] == "idle" and not s["queue"] and \
                         time.monotonic() - t2 > args.quiet:
@@ -158,7 +163,8 @@ def main() -> int:
             drained = time.monotonic() - t2
             done = sum(1 for p in state.checkpoints() if p.startswith("daily/burst/"))
             mem = memory_kb(proc.pid)
-            print(f"burst of {args.burst} notes (written in {written_s:.1f} s): drained in "
+            kind = "rich" if args.rich else "one-line"
+            print(f"burst of {args.burst} {kind} notes (written in {written_s:.1f} s): drained in "
                   f"{drained:.1f} s, {done} checkpointed; RSS peak {peak / 1024:.0f} MiB, "
                   f"after {mem['VmRSS'] / 1024:.0f} MiB (VmHWM {mem['VmHWM'] / 1024:.0f} MiB)")
         state.close()
