@@ -451,3 +451,26 @@ def test_next_schedule() -> None:
     for bad in ("25:00", "noon", "7"):
         with pytest.raises(DaemonError, match="HH:MM"):
             next_schedule(bad, now)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["ollama", "auto"])
+def test_a_model_not_pulled_is_retried_with_backoff_not_in_a_loop(tmp_path: Path,
+                                                                   provider: str) -> None:
+    from tests.fakes.ollama_server import ModelSpec
+
+    root = make_vault(tmp_path)
+    with FakeOllama(models=("other:1b",), model=note_model) as server:
+        d = Daemon(root, settings_for(root, server.url, **{"llm.provider": provider}),
+                   model_backoff=(0.3, 1.0))
+        d.start()
+        try:
+            t0 = time.monotonic()
+            wait_for(lambda: len(server.chat_requests()) >= 3, timeout=20)
+            rate = len(server.chat_requests()) / (time.monotonic() - t0 + 0.3)
+            assert rate < 10, f"{rate:.0f} chat calls/s: a tight retry loop"
+            assert d.state.queue() and not d.state.checkpoints()
+            server.models = [ModelSpec("qwen3:4b")]  # `ollama pull qwen3:4b`
+            wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="work to resume")
+        finally:
+            d.stop()

@@ -438,16 +438,18 @@ class Daemon:
         if now < self._model_retry_at:
             return False
         if self.reachable(fresh=True):
-            if self._model_wait:
-                log.info("Ollama answers again at %s; resuming", self.llm_host)
-            self._model_wait = 0.0
             return True
+        self._model_down(now, f"Ollama does not answer at {self.llm_host}")
+        return False
+
+    def _model_down(self, now: float, why: str) -> None:
+        # Exponential wait, reset only by a run that got through (see _process): a server
+        # that answers but lacks the model must not be retried in a tight loop either.
         first, longest = self.model_backoff
         if not self._model_wait:
-            log.warning("Ollama does not answer at %s; work waits until it does", self.llm_host)
+            log.warning("%s; work waits for the model (retrying with backoff)", why)
         self._model_wait = min(max(self._model_wait * 2, first), longest)
         self._model_retry_at = now + self._model_wait
-        return False
 
     def _process(self, items: list[QueueItem]) -> None:
         """Integrate settled notes; notes gone or unchanged leave the queue without a run."""
@@ -475,15 +477,19 @@ class Daemon:
         try:
             run = self._run(frozenset(i.path for i in todo) | waiting)
         except ModelUnavailable as exc:
-            log.warning("model unavailable: %s; the notes wait for it", exc)
-            self._model_retry_at = now + self.model_backoff[0]
-            state.requeue([i.path for i in todo], now, 0.0, str(exc))
+            self._model_down(now, str(exc))
+            # with ollama the gate holds them; with auto they wait out the same backoff
+            delay = 0.0 if self.provider == "ollama" else self._model_wait
+            state.requeue([i.path for i in todo], now, delay, str(exc))
             return
         except Exception as exc:  # any failure: nothing lost, retried with backoff
             log.exception("run failed; %d note(s) requeued", len(todo))
             for item in todo:
                 state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
             return
+        if self._model_wait:
+            log.info("the model answers again; resuming")
+            self._model_wait = 0.0
         for item in todo:
             if item.path in run.failed_paths:
                 state.requeue([item.path], now, self._backoff(item.attempts),
@@ -540,7 +546,7 @@ class Daemon:
             state = "stopping"
         elif self._working:
             state = "working"
-        elif self.provider == "ollama" and self._model_wait:
+        elif self.provider == "ollama" and self._model_retry_at > now:
             state = "waiting-for-model"
         else:
             state = "idle"
