@@ -31,8 +31,8 @@ from vaultlink.index import NodeIndex, open_chroma
 from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import find_wikilinks, sources_links, split_frontmatter
 from vaultlink.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.offline_extract import LIST_MARK, summary_lines
 from vaultlink.offline_policy import Turn
+from vaultlink.offline_text import LIST_MARK, summary_lines
 from vaultlink.tools import Toolbox
 from vaultlink.units import Unit
 from vaultlink.vault import Vault

@@ -23,6 +23,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vaultlink.dream.pipeline import SourceNote
+from vaultlink.offline_text import (
+    LIST_MARK,
+    STEP_MARK,
+    STOP,
+    content_words,
+    delink,
+    split_sentences,
+    stem,
+    words,
+)
 from vaultlink.units import Unit, slugify
 
 log = logging.getLogger(__name__)
@@ -31,16 +41,6 @@ MIN_WORDS = 25          # fewer words than this is an aside, not a memory
 MAX_SENTENCES = 4       # prose summaries: a few sentences, not a copy of the note
 MAX_STEPS = 6           # a runbook cut after four steps would be wrong, so steps get more
 MERGE_OVERLAP = 0.12    # neighbouring blocks sharing this much vocabulary are one topic
-
-STOP = frozenset("""a an and are as at be been but by can could did do does for from had
-has have he her his how i if in into is it its it's just me more most my no not of on
-once only or our out over own same she so some such than that the their them then there
-these they this those through to too under up us very was we were what when where which
-while who why will with would you your also about after again all any because before
-being below between both during each few further here let like much must now off other
-should yet via per i'm we're that's don't doesn't isn't won't can't i've we've etc e.g
-i.e one two new down get got getting make made thing things lot really still even well
-back way""".split())
 
 # Headings that announce logistics or chatter rather than knowledge.
 TRIVIA_HEADINGS = frozenset("""todo to-do tasks action-items follow-ups followups agenda
@@ -70,85 +70,9 @@ PREFERENCE = re.compile(
     r"|\bI(?:'d| would) rather\b|\bI(?:'m| am) keeping\b|\bworks for me\b",
     re.IGNORECASE)
 
-LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 CHECKBOX = re.compile(r"^\s*[-*+]\s+\[[ xX]\]")
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^#{1,6}\s")
-WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[`*])")
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
-_CODE_SPAN = re.compile(r"`[^`]*`")
-_UNHIDE = re.compile(r"\x00(\d+)\x00")
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
-
-
-# -- text helpers shared with the offline policy ---------------------------------------
-
-
-def words(text: str) -> list[str]:
-    """The words of a text, lowercased (inline code and numbers included)."""
-    return [w.lower().strip("'’.") for w in WORD.findall(text)]
-
-
-def stem(word: str) -> str:
-    """A crude stem so "reviews" meets "review" and "reranking" meets "rerank"."""
-    for suffix in ("ings", "ing", "ies", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
-def content_words(text: str) -> list[str]:
-    """Stemmed words that carry meaning (stop words dropped)."""
-    return [stem(w) for w in words(text) if w not in STOP and len(w) > 1]
-
-
-def delink(text: str) -> str:
-    """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
-
-    Summary sentences are quoted from the user's notes, whose links are often short
-    forms; written into a digest node they would be refused (links there must be full
-    vault paths), so the policy writes their display text instead.
-    """
-    def show(m: re.Match[str]) -> str:
-        if m.group(2):
-            return m.group(2).strip()
-        return m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md")
-    return _WIKILINK.sub(show, text)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a prose paragraph, whitespace collapsed.
-
-    Abbreviations and inline code (``ALTER TABLE ... SET``) never end a sentence.
-    """
-    flat = " ".join(text.split())
-    spans: list[str] = []
-
-    def hide(m: re.Match[str]) -> str:
-        spans.append(m.group(0))
-        return f"\x00{len(spans) - 1}\x00"
-
-    hidden = _CODE_SPAN.sub(hide, flat)
-    out: list[str] = []
-    for piece in _SPLIT.split(hidden):
-        if out and _ABBREV.search(out[-1]):
-            out[-1] += " " + piece
-        else:
-            out.append(piece)
-    return [_UNHIDE.sub(lambda m: spans[int(m.group(1))], s) for s in out if s]
-
-
-def summary_lines(summary: str) -> list[str]:
-    """A unit summary back as its sentences (one per line offline; split prose otherwise)."""
-    out: list[str] = []
-    for line in summary.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        out.extend([line] if STEP_MARK.match(line) else split_sentences(line))
-    return out
 
 
 # -- blocks ------------------------------------------------------------------------------

@@ -38,12 +38,20 @@ from typing import Any
 
 from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import (
-    find_sources_section,
     find_wikilinks,
-    sources_links,
     split_frontmatter,
 )
-from vaultlink.offline_extract import STEP_MARK, content_words, delink, summary_lines
+from vaultlink.offline_text import (
+    STEP_MARK,
+    cited,
+    content_words,
+    delink,
+    edit_pair,
+    links_text,
+    short,
+    summary_lines,
+    title_of,
+)
 from vaultlink.units import Unit, slugify
 from vaultlink.vault import parse_note
 
@@ -60,7 +68,6 @@ _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the re
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
-_SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
 
 
 @dataclass(frozen=True)
@@ -126,25 +133,6 @@ def unit_query(unit: Unit) -> str:
     return (unit.name.replace("-", " ") + ": " + " ".join(lines))[:1500]
 
 
-def title_of(handle: str) -> str:
-    """``rotate-search-api-key`` -> ``Rotate Search API Key``-ish title case."""
-    out = []
-    for i, word in enumerate(handle.split("-")):
-        out.append(word if (i and word in _SMALL) else word[:1].upper() + word[1:])
-    return " ".join(out) or "Note"
-
-
-def links_text(paths: list[str]) -> str:
-    """``[[a]]``, ``[[a]] and [[b]]``, ``[[a]], [[b]] and [[c]]``."""
-    links = [f"[[{p}]]" for p in paths]
-    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(delink(text).split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
-
-
 class OfflinePolicy:
     """A ``ChatModel`` with no model behind it: the deterministic integrate plan above."""
 
@@ -195,7 +183,7 @@ class OfflinePolicy:
             # A node that already cites the source and says every sentence is where
             # this unit went before (a replay after lost state); else the most similar.
             # Citing alone is no sign: other units of the same note cite it too.
-            target = next((p for p in texts if set(unit.paths) <= _cited(texts[p])
+            target = next((p for p in texts if set(unit.paths) <= cited(texts[p])
                            and not self._fresh(unit, texts[p])), next(iter(texts)))
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
@@ -225,9 +213,9 @@ class OfflinePolicy:
                         key=lambda h: -h["similarity"])[:MAX_RELATED]
         out = []
         for h in ranked:
-            path, name = h["path"], _short(str(h.get("name") or ""), 80) or h["path"]
+            path, name = h["path"], short(str(h.get("name") or ""), 80) or h["path"]
             # a short gloss: a long one would pull this node's embedding towards its neighbours
-            about = f"{name}: {_short(str(h.get('description') or ''), 60)}".rstrip(": ")
+            about = f"{name}: {short(str(h.get('description') or ''), 60)}".rstrip(": ")
             kind = path.split("/")[1] if path.count("/") == 2 else "wiki"
             if h["similarity"] >= self.same_threshold:
                 out.append(f"It overlaps closely with [[{path}]] ({about}).")
@@ -266,7 +254,7 @@ class OfflinePolicy:
                 hits: dict[str, dict[str, Any]], classes: dict[str, str]
                 ) -> ToolCall | dict[str, Any]:
         _, body, _ = split_frontmatter(text)
-        missing = [p for p in unit.paths if p not in _cited(text)]
+        missing = [p for p in unit.paths if p not in cited(text)]
         fresh = self._fresh(unit, text)
         sim = hits[path]["similarity"]
         if not missing and not fresh:
@@ -283,7 +271,7 @@ class OfflinePolicy:
         if len(writes) >= 2:
             return self._give_up(action, path, writes[-1].error, classes)
         related = [] if writes or not fresh else self._related(hits, path, linked)[:2]
-        old, new = _edit_pair(body, self._insertion(unit, fresh, related),
+        old, new = edit_pair(body, self._insertion(unit, fresh, related),
                               self._source_line(action, missing))
         if not writes and old:
             return ToolCall("edit", {"path": path, "old": old, "new": new})
@@ -374,9 +362,9 @@ class OfflinePolicy:
         if unit.bucket == "wiki":  # a definition says best what the node is
             prose.sort(key=lambda s: 0 if _DEFINITION.search(s) else 1)
         if prose:
-            return _short(prose[0], MAX_DESCRIPTION)
+            return short(prose[0], MAX_DESCRIPTION)
         first = STEP_MARK.sub("", lines[0]) if lines else unit.name
-        return _short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
+        return short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
                       MAX_DESCRIPTION)
 
     def _body(self, unit: Unit, related: list[str]) -> str:
@@ -418,44 +406,3 @@ class OfflinePolicy:
         log.warning("offline integrator gives up on %s: %s", path, error)
         return self._receipt(action, path, f"offline: nothing written; the tools refused "
                              f"twice: {error}", classes)
-
-
-def _cited(text: str) -> set[str]:
-    """The targets of a node's source links."""
-    _, body, _ = split_frontmatter(text)
-    return {link.target for link in sources_links(body)}
-
-
-def _edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
-    """An ``edit`` (old, new) that puts ``insertion`` before ``## Sources`` and
-    ``source_line`` at its end (making the section if missing).
-
-    ``old`` is the Sources section (or the body's last line), widened upwards until it
-    occurs exactly once, as ``edit`` requires; ``""`` when the body is empty.
-    """
-    new_section: list[str]
-    if not body.strip():
-        tail = f"## Sources\n\n{source_line}" if source_line else ""
-        return "", "\n\n".join(p for p in (insertion, tail) if p) + "\n"
-    lines = body.rstrip("\n").split("\n")
-    sec = find_sources_section(body)
-    if sec is None:
-        anchor = end = len(lines)
-        first = end - 1
-        while first > 0 and not lines[first].strip():
-            first -= 1
-        new_section = ["## Sources", "", source_line] if source_line else []
-    else:
-        anchor, end = sec.start, min(sec.end, len(lines))  # lines lost the trailing blanks
-        while end > sec.start + 1 and not lines[end - 1].strip():
-            end -= 1
-        first = anchor
-        new_section = lines[sec.start:end]
-        if source_line:
-            listed = new_section[-1].lstrip().startswith(("- ", "* "))
-            new_section = new_section + ([source_line] if listed else ["", source_line])
-    while first > 0 and body.count("\n".join(lines[first:end])) > 1:
-        first -= 1  # widen upwards until the old text occurs once
-    head = "\n".join(lines[first:anchor]).rstrip()
-    new = "\n\n".join(p for p in (head, insertion, "\n".join(new_section)) if p)
-    return "\n".join(lines[first:end]), new

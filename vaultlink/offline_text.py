@@ -1,0 +1,163 @@
+"""Text helpers of the offline path: words, sentences, links, and the edits it writes.
+
+Pure functions on strings, shared by the offline extractor (which quotes sentences
+from notes) and the offline policy (which compares them with nodes and writes them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from vaultlink.markdown import find_sources_section, sources_links, split_frontmatter
+
+STOP = frozenset("""a an and are as at be been but by can could did do does for from had
+has have he her his how i if in into is it its it's just me more most my no not of on
+once only or our out over own same she so some such than that the their them then there
+these they this those through to too under up us very was we were what when where which
+while who why will with would you your also about after again all any because before
+being below between both during each few further here let like much must now off other
+should yet via per i'm we're that's don't doesn't isn't won't can't i've we've etc e.g
+i.e one two new down get got getting make made thing things lot really still even well
+back way""".split())
+
+LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[`*])")
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_UNHIDE = re.compile(r"\x00(\d+)\x00")
+_WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
+
+_SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
+
+
+# -- words and sentences --------------------------------------------------------------
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, lowercased (inline code and numbers included)."""
+    return [w.lower().strip("'’.") for w in WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A crude stem so "reviews" meets "review" and "reranking" meets "rerank"."""
+    for suffix in ("ings", "ing", "ies", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed words that carry meaning (stop words dropped)."""
+    return [stem(w) for w in words(text) if w not in STOP and len(w) > 1]
+
+
+def delink(text: str) -> str:
+    """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
+
+    Summary sentences are quoted from the user's notes, whose links are often short
+    forms; written into a digest node they would be refused (links there must be full
+    vault paths), so the policy writes their display text instead.
+    """
+    def show(m: re.Match[str]) -> str:
+        if m.group(2):
+            return m.group(2).strip()
+        return m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md")
+    return _WIKILINK.sub(show, text)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a prose paragraph, whitespace collapsed.
+
+    Abbreviations and inline code (``ALTER TABLE ... SET``) never end a sentence.
+    """
+    flat = " ".join(text.split())
+    spans: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    hidden = _CODE_SPAN.sub(hide, flat)
+    out: list[str] = []
+    for piece in _SPLIT.split(hidden):
+        if out and _ABBREV.search(out[-1]):
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return [_UNHIDE.sub(lambda m: spans[int(m.group(1))], s) for s in out if s]
+
+
+def summary_lines(summary: str) -> list[str]:
+    """A unit summary back as its sentences (one per line offline; split prose otherwise)."""
+    out: list[str] = []
+    for line in summary.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        out.extend([line] if STEP_MARK.match(line) else split_sentences(line))
+    return out
+
+
+# -- what the policy writes ------------------------------------------------------------
+
+
+def title_of(handle: str) -> str:
+    """A handle as a title: ``rotate-the-search-api-key`` -> ``Rotate the Search Api Key``."""
+    out = []
+    for i, word in enumerate(handle.split("-")):
+        out.append(word if (i and word in _SMALL) else word[:1].upper() + word[1:])
+    return " ".join(out) or "Note"
+
+
+def links_text(paths: list[str]) -> str:
+    """``[[a]]``, ``[[a]] and [[b]]``, ``[[a]], [[b]] and [[c]]``."""
+    links = [f"[[{p}]]" for p in paths]
+    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
+
+
+def short(text: str, limit: int) -> str:
+    text = " ".join(delink(text).split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def cited(text: str) -> set[str]:
+    """The targets of a node's source links."""
+    _, body, _ = split_frontmatter(text)
+    return {link.target for link in sources_links(body)}
+
+
+def edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
+    """An ``edit`` (old, new) that puts ``insertion`` before ``## Sources`` and
+    ``source_line`` at its end (making the section if missing).
+
+    ``old`` is the Sources section (or the body's last line), widened upwards until it
+    occurs exactly once, as ``edit`` requires; ``""`` when the body is empty.
+    """
+    new_section: list[str]
+    if not body.strip():
+        tail = f"## Sources\n\n{source_line}" if source_line else ""
+        return "", "\n\n".join(p for p in (insertion, tail) if p) + "\n"
+    lines = body.rstrip("\n").split("\n")
+    sec = find_sources_section(body)
+    if sec is None:
+        anchor = end = len(lines)
+        first = end - 1
+        while first > 0 and not lines[first].strip():
+            first -= 1
+        new_section = ["## Sources", "", source_line] if source_line else []
+    else:
+        anchor, end = sec.start, min(sec.end, len(lines))  # lines lost the trailing blanks
+        while end > sec.start + 1 and not lines[end - 1].strip():
+            end -= 1
+        first = anchor
+        new_section = lines[sec.start:end]
+        if source_line:
+            listed = new_section[-1].lstrip().startswith(("- ", "* "))
+            new_section = new_section + ([source_line] if listed else ["", source_line])
+    while first > 0 and body.count("\n".join(lines[first:end])) > 1:
+        first -= 1  # widen upwards until the old text occurs once
+    head = "\n".join(lines[first:anchor]).rstrip()
+    new = "\n\n".join(p for p in (head, insertion, "\n".join(new_section)) if p)
+    return "\n".join(lines[first:end]), new
