@@ -323,6 +323,29 @@ def test_a_refused_link_is_dropped_and_the_write_retried(world: World) -> None:
     assert [e for e in digest_errors(world.vault) if target in e] == []
 
 
+def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
+        tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "daily/2026-07-01.md").write_text("## Tea\n\nGreen tea wants 80 degrees.\n")
+    (tmp_path / "memory").mkdir()
+    vault = Vault(tmp_path, digest="memory")
+    state = tmp_path / ".vaultlink"
+    state.mkdir()
+    index = NodeIndex(vault, state / "s.sqlite", open_chroma("embedded", state / "c"), embedder)
+    try:
+        unit = Unit("green-tea", "wiki", "Green tea wants water at 80 degrees, not boiling.",
+                    ["daily/2026-07-01.md"])
+        box = Toolbox(vault, index, Guard(unit, frozenset(), vault.iter_files, digest="memory"))
+        model = Recording(OfflinePolicy(same_threshold=SAME, related_threshold=RELATED))
+        outcome = run_session(model, box, system_prompt("wiki"), user_prompt(unit), 12)
+    finally:
+        index.close()
+    assert outcome.status == "done", outcome.error
+    assert outcome.receipt is not None
+    assert outcome.receipt.target_path == "memory/wiki/green-tea.md"
+    assert (tmp_path / "memory/wiki/green-tea.md").is_file()
+
+
 def _turns(model: Recording) -> list[Turn]:
     from vaultlink.offline_policy import read_turns
 

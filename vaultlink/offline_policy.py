@@ -67,6 +67,7 @@ _UNIT_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
 _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
+_FOLDER = re.compile(r"Only (\S+?)/<bucket>/<slug>\.md may be written")
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
 
 
@@ -330,9 +331,14 @@ class OfflinePolicy:
             return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
                                  f"{len(linked)} related node(s) linked", classes)
         error = writes[-1].error if writes else ""
-        if len(writes) >= 2 or (error and "link" not in error and "exist" not in error):
+        # The guard names the digest folder when it refuses a path outside it (the
+        # vault may call it something else, and an empty vault has no hits to tell).
+        folder = _FOLDER.search(error)
+        if len(writes) >= 2 or (error and not folder and "link" not in error
+                                and "exist" not in error):
             return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
-        digest = next((p.split("/")[0] for p in hits), self.digest)
+        digest = folder.group(1) if folder else next((p.split("/")[0] for p in hits),
+                                                     self.digest)
         base = slugify(unit.name)
         taken = set(hits) | {str(t.args.get("path")) for t in writes if "exist" in t.error}
         path = ""
