@@ -218,7 +218,9 @@ def test_note_source_and_other_shapes(daemon: Daemon) -> None:
         "path": "notes/readme.md", "kind": "other"}
     assert call(daemon, "GET", "/note?path=daily/missing.md")[0] == 404
     (daemon.vault.root / "daily/2099-01-01.md").write_text("## New\n\nSomething new.\n")
-    daemon.state.enqueue("daily/2099-01-01.md", time.time(), 300)  # as if just seen
+    wait_for(lambda: "daily/2099-01-01.md" in daemon.state.checkpoints()
+             and not daemon.state.queue(), what="the new note to be taken up")
+    daemon.state.enqueue("daily/2099-01-01.md", time.time(), 300)  # as if just edited
     n = call(daemon, "GET", "/note?path=daily/2099-01-01.md")[1]
     assert n["state"] == "settling" and n["settles_in_seconds"] > 200
 
