@@ -170,3 +170,13 @@ def test_correct_must_keep_the_old_claim_visible(vault: Vault) -> None:
     striking = striking.rstrip("\n") + f"\n- The correction is recorded in [[{SOURCE}]].\n"
     assert box.guard.check_result(Receipt("CORRECT", NODE), NODE_TEXT, striking).action == \
         "CORRECT"
+
+
+def test_long_answers_are_cut_but_stay_valid_json(vault: Vault) -> None:
+    long_note = "digest/wiki/long.md"
+    (vault.root / long_note).write_text("---\nname: L\ndescription: d\n---\n"
+                                        + "A line of text here.\n" * 2000)
+    raw = toolbox(vault).call("read", {"path": long_note})
+    answer = json.loads(raw)
+    assert len(raw) <= 6000 and "truncated" in answer
+    assert answer["text"].startswith("---\nname: L")

@@ -115,10 +115,7 @@ class Toolbox:
             return _error(str(exc))
         except VaultlinkError as exc:
             return _error(str(exc))
-        text = json.dumps(result, ensure_ascii=False)
-        if len(text) > MAX_RESULT_CHARS:
-            text = text[:MAX_RESULT_CHARS] + ' …(truncated; read fewer lines)"'
-        return text
+        return _fit(result)
 
     # -- the six tools ---------------------------------------------------------
 
@@ -238,6 +235,27 @@ class Toolbox:
                 log.warning("could not roll back %s (%s); the user's version is kept", rel, exc)
         self.current.clear()
         self.before.clear()
+
+
+def _fit(result: dict[str, Any]) -> str:
+    """The answer as JSON of at most MAX_RESULT_CHARS, still valid JSON.
+
+    A long ``read`` loses the end of its text, a long ``node_search`` its last hits;
+    either way the answer says so, so the model can ask for less.
+    """
+    text = json.dumps(result, ensure_ascii=False)
+    while len(text) > MAX_RESULT_CHARS:
+        if isinstance(result.get("text"), str) and result["text"]:
+            over = len(text) - MAX_RESULT_CHARS + 100
+            result = {**result, "text": result["text"][:max(0, len(result["text"]) - over)],
+                      "truncated": "the text was cut; read fewer lines at a time"}
+        elif isinstance(result.get("hits"), list) and result["hits"]:
+            result = {**result, "hits": result["hits"][:-1],
+                      "truncated": "fewer hits than asked: the answer was too long"}
+        else:
+            return _error("the answer is too long to return; ask for less")
+        text = json.dumps(result, ensure_ascii=False)
+    return text
 
 
 def _error(message: str) -> str:
