@@ -138,6 +138,11 @@ class VaultLock:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
 
+    @property
+    def held(self) -> bool:
+        """True while this object holds the lock."""
+        return self._fd is not None
+
     def release(self) -> None:
         """Drop the lock (the file stays; an unlocked file is free)."""
         if self._fd is not None:
@@ -211,7 +216,7 @@ class Daemon:
         self._digest_all: float | None = None
         self._working = False
         self._current: dict[str, Any] | None = None
-        self._last_provider = "offline" if self.provider == "offline" else self.provider
+        self._last_provider = self.provider
         self._model_wait = 0.0
         self._model_retry_at = 0.0
         self._reachable: tuple[float, bool] | None = None
@@ -274,9 +279,10 @@ class Daemon:
         if self._parts is not None and worker_done:
             self._parts.close()
         self._parts = None if worker_done else self._parts
-        with contextlib.suppress(OSError):
-            (self.vault.state_dir / INFO_NAME).unlink()
-        self._lock.release()
+        if self._lock.held:  # daemon.json belongs to whoever holds the lock
+            with contextlib.suppress(OSError):
+                (self.vault.state_dir / INFO_NAME).unlink()
+            self._lock.release()
 
     def run_forever(self) -> None:
         """Start, then block until SIGINT or SIGTERM; a second signal abandons the unit."""
