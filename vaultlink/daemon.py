@@ -343,7 +343,8 @@ class Daemon:
                 self.generation += 1
             if ch.folder == "digest":
                 if ch.is_dir:
-                    self._digest_all = now + DIGEST_SETTLE
+                    with self._mu:
+                        self._digest_all = now + DIGEST_SETTLE
                 elif not self.vault.own.is_own(ch.path, current_hash(self.vault.root, ch.path)):
                     with self._mu:
                         self._digest_due[ch.path] = now + DIGEST_SETTLE
@@ -402,15 +403,17 @@ class Daemon:
         ready = [i for i in queue if i.ready_at <= now]
         full_due = self._next_full is not None and self._next_full <= now
         if (ready or full_due) and not self._model_gate(now):
-            return max(self._model_retry_at - now, 0.01)
-        if full_due:
+            dues.append(self._model_retry_at)  # the queue waits; digest re-indexing not
+        elif full_due:
             self._next_full = next_schedule(str(self.settings.get("watch.schedule")), now)
             self._run(None)
             return 0.0
-        if ready:
+        elif ready:
             self._process(ready[:BATCH_PATHS])
             return 0.0
-        dues += [queue[0].ready_at if queue else None, self._next_full]
+        else:
+            dues.append(queue[0].ready_at if queue else None)
+        dues.append(self._next_full)
         pending = [d - now for d in dues if d is not None]
         return max(min(pending), 0.01) if pending else None
 
@@ -502,6 +505,9 @@ class Daemon:
                               "a unit of this note failed; see `vaultlink status`")
             elif item.path not in run.deferred_paths:
                 state.dequeue([item])  # integrated, unreadable (reported) or unchanged
+            elif not run.units:  # nothing can be taken up (auto_dream.max_units: 0?)
+                state.requeue([item.path], now, self._backoff(item.attempts),
+                              "no unit could be integrated; see auto_dream.max_units")
 
     def _backoff(self, attempts: int) -> float:
         first, longest = self.retry_backoff
