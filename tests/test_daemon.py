@@ -473,3 +473,16 @@ def test_a_model_not_pulled_is_retried_with_backoff_not_in_a_loop(tmp_path: Path
             wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="work to resume")
         finally:
             d.stop()
+
+
+@pytest.mark.slow
+def test_a_note_moved_out_of_the_vault_is_forgotten_without_a_run(
+        tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    root = make_vault(tmp_path / "v")
+    d = started(root, settings_for(root, fake.url))
+    wait_for(lambda: integrated(d, "daily/2026-06-01.md"))
+    runs = d.runs
+    (root / "daily/2026-06-01.md").rename(tmp_path / "moved-out.md")
+    wait_for(lambda: "daily/2026-06-01.md" not in d.state.checkpoints()
+             and not d.state.queue(), what="the checkpoint to be dropped")
+    assert d.runs == runs
