@@ -9,7 +9,10 @@ random moment and kills it with SIGKILL. After every kill the vault must hold:
 * every note the checkpoint calls integrated (same hash as on disk) has its
   decisions in the journal, and every node those decisions wrote exists and cites it
   under ``## Sources`` -- a checkpoint never runs ahead of the digest;
-* no digest node is duplicated: one CREATE per unit, no two nodes with one name.
+* no digest node is duplicated: one CREATE per unit, no two nodes with the same text.
+  (Two nodes with one *name* are only reported: the offline integrator makes
+  ``hybrid-search-2.md`` beside ``hybrid-search.md`` on the sample vault without any
+  crash, when a unit is not similar enough to the existing node.)
 
 At the end the daemon runs until the queue is drained, and then every readable
 source note must be checkpointed at its current hash (nothing lost).
@@ -97,7 +100,7 @@ def check(root: Path) -> list[str]:
     """The crash invariants; returns the problems found."""
     vault = Vault(root)
     problems: list[str] = []
-    names: Counter[str] = Counter()
+    bodies: Counter[str] = Counter()
     texts: dict[str, str] = {}
     for path in (root / "digest").rglob("*"):
         rel = path.relative_to(root).as_posix()
@@ -112,8 +115,8 @@ def check(root: Path) -> list[str]:
             continue
         texts[rel] = note.body
         if "/topics/" not in rel:
-            names[str(note.frontmatter.get("name", "")).strip().lower()] += 1
-    problems += [f"two nodes are named {n!r}" for n, c in names.items() if c > 1]
+            bodies[" ".join(note.body.split())] += 1
+    problems += [f"{c} nodes hold the same text: {b[:60]!r}" for b, c in bodies.items() if c > 1]
     state = State(root / ".vaultlink/state.sqlite")
     try:
         journal = state.journal(limit=100_000)
@@ -206,9 +209,14 @@ def main() -> int:
         if (cp is None or cp.hash != info.hash) and info.path not in {q.path for q in queue}:
             failures.append((0, f"{info.path}: neither integrated nor queued after draining"))
     nodes = len([p for p in (root / "digest").rglob("*.md")])
+    names = Counter(str(parse_note(p.name, p.read_bytes()).frontmatter.get("name", "")).lower()
+                    for p in (root / "digest").rglob("*.md") if "topics" not in p.parts)
+    alike = sorted(n for n, c in names.items() if c > 1)
     print(f"\ntrials: {args.trials} ({killed_working} killed while working), notes added: {n}, "
           f"digest nodes: {nodes}, time: {time.monotonic() - t0:.0f} s")
     print(f"failures: {len(failures)}")
+    if alike:
+        print(f"(not a failure) names shared by two or more nodes: {alike}")
     for trial, problem in failures[:40]:
         print(f"  trial {trial or 'final'}: {problem}")
     if args.keep or failures:
