@@ -207,6 +207,8 @@ def dream(
     llm: LlmOpt = None,
     ollama_host: HostOpt = None,
     model: ModelOpt = None,
+    max_units: Annotated[int | None, typer.Option(
+        "--max-units", help="Units this run (overrides auto_dream.max_units).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the pipeline once: extract, integrate (auto_link), topics, finish.
@@ -227,7 +229,8 @@ def dream(
     from vaultlink.dream import build_steps, run_dream
     from vaultlink.report import ProgressPrinter, run_json, summary_lines
 
-    v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
+    v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
+                                     "auto_dream.max_units": max_units})
     steps = build_steps(settings.get("auto_dream.steps"))
     parts = open_parts(v, settings)
     try:
@@ -345,8 +348,9 @@ def demo(
     typer.echo(f"copied {src} to {dest}")
     code = 0
     try:
+        # The whole sample in one run: the per-run cap is for a vault's daily trickle.
         dream(vault=dest, dry_run=False, llm=llm, ollama_host=ollama_host, model=model,
-              as_json=False)
+              max_units=1000, as_json=False)
     except typer.Exit as exc:
         code = exc.exit_code
     after = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
