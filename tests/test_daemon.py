@@ -28,8 +28,9 @@ from tests.fakes.competent import unit_of
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from vaultlink.config import Settings, load_settings
-from vaultlink.daemon import Daemon, VaultLock, daemon_status
+from vaultlink.daemon import Daemon
 from vaultlink.errors import DaemonError
+from vaultlink.runtime import VaultLock, daemon_status
 from vaultlink.state import State
 from vaultlink.vault import parse_note
 
@@ -440,7 +441,7 @@ def test_cli_status_with_and_without_a_daemon(tmp_path: Path, fake: FakeOllama) 
 def test_next_schedule() -> None:
     import datetime as dt
 
-    from vaultlink.daemon import next_schedule
+    from vaultlink.runtime import next_schedule
 
     now = dt.datetime(2026, 7, 1, 10, 30).timestamp()
     assert next_schedule("", now) is None

@@ -86,7 +86,7 @@ def read_token(state_dir: Path) -> str | None:
 
 def decision(entry: JournalEntry) -> dict[str, Any]:
     """A journal entry as the API shows a decision (ISO time)."""
-    from vaultlink.daemon import iso
+    from vaultlink.runtime import iso
 
     data = entry.public()
     data["at"] = iso(entry.at)

@@ -651,7 +651,8 @@ def watch(
 
       vaultlink watch --quiet-seconds 30 --llm offline
     """
-    from vaultlink.daemon import Daemon, setup_logging
+    from vaultlink.daemon import Daemon
+    from vaultlink.runtime import setup_logging
 
     overrides = {**model_overrides(llm, ollama_host, model), "watch.quiet_seconds": quiet_seconds}
     v, settings = open_vault(vault, overrides)
@@ -676,7 +677,7 @@ def status(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
 
       vaultlink status --json
     """
-    from vaultlink.daemon import daemon_status
+    from vaultlink.runtime import daemon_status
 
     v, _ = open_vault(vault)
     data = daemon_status(v.state_dir)
