@@ -1,0 +1,31 @@
+"""The ``vaultlink`` command: one typer app, one error handler, one line per error.
+
+Every command takes ``--vault PATH`` (default ``$VAULTLINK_VAULT``, else the current
+folder). Commands that print results take ``--json``. Errors from the vaultlink tree
+print ``vaultlink: <message>`` on stderr and exit non-zero, never with a traceback.
+Commands live in one module per concern; importing them registers them on ``app``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from vaultlink.cli import notes, pipeline, recall, service  # noqa: F401  (registers commands)
+from vaultlink.cli.common import app
+from vaultlink.errors import VaultlinkError
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Entry point of the ``vaultlink`` script and ``python -m vaultlink``."""
+    try:
+        app()
+    except VaultlinkError as exc:
+        typer.echo(f"vaultlink: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("vaultlink: interrupted", err=True)
+        sys.exit(130)

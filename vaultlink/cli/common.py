@@ -1,0 +1,86 @@
+"""What every ``vaultlink`` command shares: the typer app, the common options, and the
+one place commands read configuration (``open_vault``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vaultlink import __version__
+from vaultlink.config import Settings, load_settings
+from vaultlink.errors import ConfigError
+from vaultlink.vault import Vault
+
+app = typer.Typer(
+    name="vaultlink",
+    help=(
+        "A local memory daemon for Obsidian vaults.\n\n"
+        "It reads your daily/ and resource/ notes and writes linked digest notes under "
+        "digest/<bucket>/<slug>.md, each with a ## Sources section. Your own notes are "
+        "never changed.\n\n"
+        "Start with:  vaultlink demo    (runs on a copy of the sample vault, no model needed)\n\n"
+        "Then, in your vault:  vaultlink init && vaultlink dream"
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+VaultOpt = Annotated[
+    Path,
+    typer.Option("--vault", envvar="VAULTLINK_VAULT", show_default="current folder",
+                 help="The Obsidian vault folder (or set VAULTLINK_VAULT)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def open_vault(vault: Path, overrides: dict[str, Any] | None = None) -> tuple[Vault, Settings]:
+    """The vault and its merged settings; the only place commands read configuration."""
+    if not vault.is_dir():
+        raise ConfigError(f"{vault} is not a folder; pass --vault PATH or set VAULTLINK_VAULT")
+    settings = load_settings(vault)
+    if overrides:
+        settings = settings.with_overrides(overrides)
+    v = Vault(
+        vault,
+        daily=settings.get("folders.daily"),
+        resource=settings.get("folders.resource"),
+        digest=settings.get("folders.digest"),
+        max_note_bytes=settings.get("vault.max_note_bytes"),
+    )
+    return v, settings
+
+
+def emit_json(data: Any) -> None:
+    """Print JSON for machines, one document per command."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True,
+                                         help="More log output (-vv for debug).")] = 0,
+) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if version:
+        typer.echo(f"vaultlink {__version__}")
+        raise typer.Exit()
+
+
+LlmOpt = Annotated[str | None, typer.Option(
+    "--llm", help="auto | ollama | offline (overrides llm.provider).")]
+HostOpt = Annotated[str | None, typer.Option(
+    "--ollama-host", help="Ollama URL (overrides llm.host).")]
+ModelOpt = Annotated[str | None, typer.Option(
+    "--model", help="Ollama model (overrides llm.model).")]
+
+
+def model_overrides(llm: str | None, host: str | None, model: str | None) -> dict[str, Any]:
+    """The model flags of dream and watch, as setting overrides."""
+    return {"llm.provider": llm, "llm.host": host, "llm.model": model}

@@ -1,0 +1,125 @@
+"""``init``, ``check`` and ``links``: the vault and its link graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vaultlink.cli.common import (
+    JsonOpt,
+    VaultOpt,
+    app,
+    emit_json,
+    open_vault,
+)
+from vaultlink.config import DEFAULT_CONFIG_YAML, config_path
+from vaultlink.errors import VaultlinkError
+from vaultlink.graph import build_graph, check_vault
+
+
+@app.command()
+def init(
+    vault: VaultOpt = Path("."),
+    print_only: Annotated[bool, typer.Option("--print",
+                                             help="Print the default config, write nothing.")]
+    = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")]
+    = False,
+) -> None:
+    """Create .vaultlink/config.yaml with every setting and its default, commented.
+
+    Examples:
+
+      vaultlink init --vault ~/notes
+
+      vaultlink init --print > my-config.yaml
+    """
+    if print_only:
+        typer.echo(DEFAULT_CONFIG_YAML, nl=False)
+        return
+    v, _ = open_vault(vault)
+    path = config_path(v.root)
+    if path.exists() and not force:
+        typer.echo(f"{path} exists already; edit it, or pass --force to start over.")
+        return
+    v.write(".vaultlink/config.yaml", DEFAULT_CONFIG_YAML,
+            None if not path.exists() else _hash_of(path))
+    typer.echo(f"wrote {path}\nnext: vaultlink dream --vault {v.root}")
+
+
+def _hash_of(path: Path) -> str:
+    from vaultlink.vault import content_hash
+
+    return content_hash(path.read_bytes())
+
+
+@app.command()
+def check(
+    vault: VaultOpt = Path("."),
+    strict: Annotated[bool, typer.Option("--strict",
+                                         help="Warnings in your own notes fail too.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Report problems: errors in digest/ (exit 1), warnings in your own notes.
+
+    Errors: broken links, nodes without a source link, bare link lines under
+    ## Sources, unreadable nodes. Warnings: broken links and unreadable notes in
+    daily/ and resource/ (they fail only with --strict).
+
+    Examples:
+
+      vaultlink check --vault sample_vault
+
+      vaultlink check --strict --json
+    """
+    v, _ = open_vault(vault)
+    problems = check_vault(v)
+    errors = [p for p in problems if p.level == "error"]
+    warnings = [p for p in problems if p.level == "warning"]
+    if as_json:
+        emit_json({"errors": [p.__dict__ for p in errors],
+                   "warnings": [p.__dict__ for p in warnings]})
+    else:
+        for p in problems:
+            typer.echo(str(p))
+        typer.echo(f"{len(errors)} error(s) in {v.digest}/, {len(warnings)} warning(s) "
+                   "in your notes")
+    if errors or (strict and warnings):
+        raise typer.Exit(1)
+
+
+@app.command()
+def links(
+    note: Annotated[str, typer.Argument(help="A note: vault path, or a name as in [[name]].")],
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a note's outlinks and backlinks.
+
+    Examples:
+
+      vaultlink links digest/wiki/hybrid-search.md
+
+      vaultlink links 2026-06-20 --json
+    """
+    v, _ = open_vault(vault)
+    graph = build_graph(v)
+    res = graph.resolver.resolve(note)
+    if res.path is None:
+        raise VaultlinkError(f"{note}: {res.reason}")
+    out = [{"target": e.target, "raw": e.raw, "line": e.line, "broken": e.target is None,
+            "reason": e.reason} for e in graph.outlinks.get(res.path, [])]
+    back = [{"source": e.source, "raw": e.raw, "line": e.line}
+            for e in graph.backlinks.get(res.path, [])]
+    if as_json:
+        emit_json({"path": res.path, "outlinks": out, "backlinks": back})
+        return
+    typer.echo(f"{res.path}\n\noutlinks ({len(out)}):")
+    for o in out:
+        mark = f"  BROKEN: {o['reason']}" if o["broken"] else ""
+        typer.echo(f"  line {o['line']}: {o['raw']} -> {o['target']}{mark}")
+    typer.echo(f"\nbacklinks ({len(back)}):")
+    for b in back:
+        typer.echo(f"  {b['source']} line {b['line']}: {b['raw']}")

@@ -1,0 +1,200 @@
+"""``dream``, ``log``, ``undo`` and ``demo``: running the pipeline and its journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vaultlink.cli.common import (
+    HostOpt,
+    JsonOpt,
+    LlmOpt,
+    ModelOpt,
+    VaultOpt,
+    app,
+    emit_json,
+    model_overrides,
+    open_vault,
+)
+from vaultlink.errors import ConfigError
+from vaultlink.graph import check_vault
+
+
+@app.command()
+def dream(
+    vault: VaultOpt = Path("."),
+    dry_run: Annotated[bool, typer.Option("--dry-run",
+                                          help="Show decisions and diffs; write nothing.")]
+    = False,
+    llm: LlmOpt = None,
+    ollama_host: HostOpt = None,
+    model: ModelOpt = None,
+    max_units: Annotated[int | None, typer.Option(
+        "--max-units", help="Units this run (overrides auto_dream.max_units).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the pipeline once: extract, integrate (auto_link), topics, finish.
+
+    Changed daily/ and resource/ notes become units; each unit creates, corroborates,
+    refines or corrects one digest node. Without a reachable Ollama the offline
+    integrator runs.
+
+    Examples:
+
+      vaultlink dream --vault ~/notes
+
+      vaultlink dream --dry-run --llm offline
+
+      vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
+    """
+    from vaultlink.compose import choose_provider, dream_context, open_parts
+    from vaultlink.dream import build_steps, run_dream
+    from vaultlink.report import ProgressPrinter, run_json, summary_lines
+
+    v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
+                                     "auto_dream.max_units": max_units})
+    steps = build_steps(settings.get("auto_dream.steps"))
+    parts = open_parts(v, settings)
+    try:
+        parts.index.sync()
+        provider = choose_provider(settings)
+        echo = (lambda *a, **k: None) if as_json else typer.echo
+        ctx = dream_context(parts, settings, provider, dry_run=dry_run,
+                            progress=ProgressPrinter(echo))
+        run = run_dream(ctx, steps)
+    finally:
+        parts.close()
+    if as_json:
+        emit_json(run_json(run, dry_run))
+    else:
+        for line in summary_lines(run, dry_run):
+            typer.echo(line)
+    if run.failed_units:
+        raise typer.Exit(1)
+
+
+@app.command()
+def log(
+    vault: VaultOpt = Path("."),
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many decisions.")] = 20,
+    note: Annotated[str | None, typer.Option("--note", help="Only decisions about this note.")]
+    = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Show each decision's diff.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List recent decisions of the journal (newest first), with their ids for undo.
+
+    Examples:
+
+      vaultlink log
+
+      vaultlink log --note digest/wiki/hybrid-search.md --diff
+    """
+    from vaultlink.history import describe
+    from vaultlink.state import State
+
+    v, _ = open_vault(vault)
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        entries = state.journal(limit, v.rel(note) if note else None)
+    finally:
+        state.close()
+    if as_json:
+        emit_json({"decisions": [e.public() for e in entries]})
+        return
+    if not entries:
+        typer.echo("no decisions yet: run `vaultlink dream`")
+    for e in entries:
+        typer.echo(describe(e))
+        if diff and e.diff:
+            typer.echo(e.diff)
+
+
+@app.command()
+def undo(
+    decision: Annotated[int, typer.Argument(help="The decision id from `vaultlink log`.")],
+    vault: VaultOpt = Path("."),
+) -> None:
+    """Revert one decision's diff, if the node has not changed since.
+
+    Examples:
+
+      vaultlink log          # find the id
+
+      vaultlink undo 31
+    """
+    from vaultlink.history import undo_decision
+    from vaultlink.state import State
+
+    v, _ = open_vault(vault)
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        undo_id = undo_decision(v, state, decision)
+    finally:
+        state.close()
+    typer.echo(f"undid decision #{decision} (recorded as #{undo_id})")
+
+
+@app.command()
+def demo(
+    to: Annotated[Path | None, typer.Option("--to", help="Folder for the copy (new or empty).")]
+    = None,
+    source: Annotated[Path | None, typer.Option("--from", help="Vault to copy.")] = None,
+    llm: LlmOpt = "auto",
+    ollama_host: HostOpt = None,
+    model: ModelOpt = None,
+) -> None:
+    """Copy the sample vault to a new folder and dream there: see vaultlink work.
+
+    Your checkout is never touched: the run happens in the copy (a new temporary
+    folder unless --to is given). Works without Ollama (offline integrator).
+
+    Examples:
+
+      vaultlink demo
+
+      vaultlink demo --to ~/vaultlink-demo --llm offline
+    """
+    import shutil
+    import tempfile
+
+    src = source or Path(__file__).resolve().parent.parent / "sample_vault"
+    if not (src / "daily").is_dir():
+        raise ConfigError(f"no sample vault at {src}; pass --from PATH (a vault with daily/)")
+    dest = to or Path(tempfile.mkdtemp(prefix="vaultlink-demo-"))
+    if dest.exists() and any(dest.iterdir()):
+        raise ConfigError(f"{dest} is not empty; pass --to with a new folder")
+    shutil.copytree(src, dest, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
+    before = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
+    typer.echo(f"copied {src} to {dest}")
+    code = 0
+    try:
+        # The whole sample in one run: the per-run cap is for a vault's daily trickle.
+        dream(vault=dest, dry_run=False, llm=llm, ollama_host=ollama_host, model=model,
+              max_units=1000, as_json=False)
+    except typer.Exit as exc:
+        code = exc.exit_code
+    after = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
+    new = sorted(set(after) - set(before))
+    changed = sorted(p for p in before if p in after and after[p] != before[p])
+    typer.echo(f"\nnew digest nodes ({len(new)}):")
+    for p in new:
+        typer.echo(f"  {p}")
+    typer.echo(f"changed digest nodes ({len(changed)}):")
+    for p in changed:
+        typer.echo(f"  {p}")
+    v, _ = open_vault(dest)
+    errors = [problem for problem in check_vault(v) if problem.level == "error"]
+    typer.echo(f"\nvaultlink check: {len(errors)} error(s) in digest/")
+    for problem in errors:
+        typer.echo(f"  {problem}")
+    typer.echo(f"\nOpen it in Obsidian: 'Open folder as vault' -> {dest}\n"
+               f"See why each link exists: vaultlink log --vault {dest} --diff")
+    if code or errors:
+        raise typer.Exit(1)
+
+
+# -- recall: node-search, search, reindex ------------------------------------------

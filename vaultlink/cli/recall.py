@@ -1,0 +1,186 @@
+"""``node-search``, ``search`` and ``reindex``: the search indexes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vaultlink.cli.common import (
+    JsonOpt,
+    VaultOpt,
+    app,
+    emit_json,
+    open_vault,
+)
+from vaultlink.config import Settings
+from vaultlink.vault import Vault
+
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, max=500,
+                                       help="How many hits to return.")]
+
+
+def _recall_indexes(v: Vault, settings: Settings) -> Any:
+    """Both search indexes of the vault, built from the settings."""
+    # Imported here: chromadb and onnxruntime take a second to import, and most
+    # commands never touch the index.
+    from vaultlink.embed import make_embedder
+    from vaultlink.search import open_indexes
+
+    embedder = make_embedder(settings.get("embedding.provider"), settings.get("embedding.model"),
+                             settings.get("llm.host"), float(settings.get("llm.timeout_seconds")))
+    return open_indexes(v, embedder, chroma_mode=settings.get("index.chroma.mode"),
+                        chroma_host=settings.get("index.chroma.host"),
+                        chroma_port=settings.get("index.chroma.port"),
+                        body_chars=settings.get("index.body_chars"))
+
+
+def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
+    """Sync an index; a progress bar on stderr once there is real work (or ``always``)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    bar: Progress | None = None
+    task: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar, task
+        if bar is None and show and (always or total > 20):
+            bar = Progress(console=Console(stderr=True), transient=not always)
+            bar.start()
+            task = bar.add_task(label, total=total)
+        if bar is not None:
+            bar.update(task, completed=done, total=total)
+
+    try:
+        return index.sync(progress)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+@app.command("node-search")
+def node_search(
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    limit: LimitOpt = 20,
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Find digest nodes by name and description (vector + keyword recall, fused).
+
+    The index is brought up to date first (only changed notes are read). Each hit has
+    a fused score and the cosine similarity of its vector match (0 for keyword-only).
+
+    Examples:
+
+      vaultlink node-search "rebuild the search index"
+
+      vaultlink node-search postgres --limit 5 --json
+    """
+    v, settings = open_vault(vault)
+    indexes = _recall_indexes(v, settings)
+    try:
+        _synced(indexes.nodes, "indexing digest nodes", show=True)
+        hits = indexes.nodes.node_search(query, limit)
+    finally:
+        indexes.close()
+    if as_json:
+        emit_json({"hits": [{"path": h.path, "score": h.score, "name": h.name,
+                             "description": h.description, "similarity": h.similarity}
+                            for h in hits]})
+        return
+    if not hits:
+        typer.echo("no digest nodes found")
+    for n, h in enumerate(hits, start=1):
+        typer.echo(f"{n:2}. {h.path}  (score {h.score:.4f}, similarity {h.similarity:.2f})")
+        typer.echo(f"    {h.name}: {h.description}" if h.description else f"    {h.name}")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="A question or some words, in plain language.")],
+    limit: LimitOpt = 10,
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the sections of all notes (daily/, resource/, digest/) and show their links.
+
+    Each hit is a section with its heading breadcrumb and first line, plus up to 10
+    notes it links to and 10 notes linking to it. The index is brought up to date first.
+
+    Examples:
+
+      vaultlink search "why does autovacuum fall behind"
+
+      vaultlink search "staging deploy" --limit 3 --json
+    """
+    v, settings = open_vault(vault)
+    indexes = _recall_indexes(v, settings)
+    try:
+        _synced(indexes.chunks, "indexing notes", show=True)
+        hits = indexes.chunks.search(query, limit)
+    finally:
+        indexes.close()
+
+    def refs(items: list[Any]) -> list[dict[str, str]]:
+        return [{"path": r.path, "name": r.name, "description": r.description} for r in items]
+
+    if as_json:
+        emit_json({"hits": [{"path": h.path, "score": h.score, "breadcrumb": h.breadcrumb,
+                             "text": h.text, "line": h.line, "similarity": h.similarity,
+                             "outlinks": refs(h.outlinks), "inlinks": refs(h.inlinks)}
+                            for h in hits]})
+        return
+    if not hits:
+        typer.echo("nothing found")
+    for n, h in enumerate(hits, start=1):
+        typer.echo(f"{n:2}. {h.path}:{h.line}  {h.breadcrumb}  (score {h.score:.4f})")
+        text = " ".join(h.text.split())
+        typer.echo(f"    {text[:300]}{'...' if len(text) > 300 else ''}")
+        if h.outlinks:
+            typer.echo("    links to: " + ", ".join(r.path for r in h.outlinks))
+        if h.inlinks:
+            typer.echo("    linked from: " + ", ".join(r.path for r in h.inlinks))
+
+
+@app.command()
+def reindex(
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Rebuild the search indexes from the vault (digest nodes, and sections of all notes).
+
+    Safe at any time: the index is derived from your notes, and a damaged index
+    (.vaultlink/chroma, or the index tables of state.sqlite) is replaced. Notes that
+    cannot be read are listed with the reason and left out.
+
+    Examples:
+
+      vaultlink reindex --vault ~/notes
+
+      vaultlink reindex --json
+    """
+    v, settings = open_vault(vault)
+    indexes = _recall_indexes(v, settings)
+    reports = {}
+    try:
+        for label, index in (("nodes", indexes.nodes), ("chunks", indexes.chunks)):
+            index.reset()
+            reports[label] = _synced(index, f"indexing {label}", show=not as_json,
+                                     always=True)
+    finally:
+        indexes.close()
+    summary = {label: {"indexed": len(r.added) + len(r.updated) + len(r.moved),
+                       "embedded": r.embedded, "skipped": r.skipped}
+               for label, r in reports.items()}
+    if as_json:
+        emit_json(summary)
+        return
+    for label, s in summary.items():
+        typer.echo(f"{label}: {s['indexed']} notes indexed, {s['embedded']} texts embedded, "
+                   f"{len(s['skipped'])} skipped")
+    skipped = {**summary["chunks"]["skipped"], **summary["nodes"]["skipped"]}
+    for path, reason in sorted(skipped.items()):
+        typer.echo(f"  skipped {path}: {reason}")
+
