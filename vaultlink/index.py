@@ -121,11 +121,19 @@ def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float 
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
+# Words in nearly every note: BM25 gives them almost no weight, yet FTS5 must score
+# every row they match (all 10,000 of them for "the"), which dominates query time.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by can do does for from had has have how i if in into is "
+    "it its me my no not of on or our so that the their then there these they this to "
+    "was we were what when where which who why will with you your".split())
+
+
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
 
     Operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words or
-    vanish; None when no word is left.
+    vanish; stop words are left out unless nothing else is left; None when no word is.
     """
     terms: list[str] = []
     seen: set[str] = set()
@@ -136,6 +144,7 @@ def fts_match(query: str) -> str | None:
             terms.append(low)
             if len(terms) >= MAX_QUERY_TERMS:
                 break
+    terms = [t for t in terms if t not in STOP_WORDS] or terms
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
 
 
