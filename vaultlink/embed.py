@@ -91,12 +91,17 @@ class MiniLMEmbedder:
     The model loads on the first :meth:`embed`, so constructing one is free.
     ``batch_size`` is texts per onnxruntime run; ``threads`` its intra-op
     threads (None: the CPU count, at most 4).
+
+    Batches of 8 (measured on 2 cores, 256 texts of 256 tokens): peak RSS 566 MB in
+    12.5 s, against 876 MB / 13.4 s with 16 and 1,501 MB / 13.9 s with 32, because
+    onnxruntime's arena keeps the largest batch's buffers. Short texts run at the same
+    speed for 8, 16 and 32.
     """
 
     model_id = MINILM_MODEL_ID
     dimension = MINILM_DIMENSION
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 8, threads: int | None = None) -> None:
         self.batch_size = max(1, batch_size)
         # Past ~4 threads this small model gains little and starves the daemon and Ollama.
         self.threads = threads if threads is not None else max(1, min(4, os.cpu_count() or 1))
