@@ -14,7 +14,7 @@ import pytest
 
 from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import SearchIndexError
-from vaultlink.index import open_chroma
+from vaultlink.index_store import open_chroma
 from vaultlink.search import open_indexes
 from vaultlink.vault import Vault
 

@@ -16,7 +16,9 @@ import pytest
 
 from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import SearchIndexError
-from vaultlink.index import NodeIndex, fts_match, open_chroma, rrf_fuse
+from vaultlink.fusion import fts_match, rrf_fuse
+from vaultlink.index import NodeIndex
+from vaultlink.index_store import open_chroma
 from vaultlink.vault import Vault
 
 

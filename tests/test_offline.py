@@ -27,7 +27,8 @@ from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import NoteUnreadable
 from vaultlink.graph import build_graph, check_vault
 from vaultlink.guard import Guard
-from vaultlink.index import NodeIndex, open_chroma
+from vaultlink.index import NodeIndex
+from vaultlink.index_store import open_chroma
 from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import find_wikilinks, sources_links, split_frontmatter
 from vaultlink.offline import OfflineExtractor, OfflinePolicy

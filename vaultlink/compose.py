@@ -14,7 +14,8 @@ from vaultlink.config import Settings
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.embed import Embedder, make_embedder
-from vaultlink.index import NodeIndex, open_chroma
+from vaultlink.index import NodeIndex
+from vaultlink.index_store import open_chroma
 from vaultlink.llm import OllamaChat, is_reachable
 from vaultlink.state import State
 from vaultlink.vault import Vault

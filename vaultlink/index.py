@@ -21,32 +21,28 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-import chromadb
 import httpx
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
-from chromadb.config import Settings
 from chromadb.errors import ChromaError
 
 from vaultlink.embed import Embedder
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
+from vaultlink.fusion import fts_match, query_text, rrf_fuse
+from vaultlink.index_store import open_state_db, walk_notes
 from vaultlink.vault import (
-    SKIPPED_DIRS,
     Note,
     Vault,
     content_hash,
-    is_skipped_name,
     normalize_rel,
     parse_note,
 )
@@ -54,13 +50,6 @@ from vaultlink.vault import (
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-RRF_K = 60
-VECTOR_WEIGHT = 0.7
-KEYWORD_WEIGHT = 0.3
-# A query longer than this says nothing more to a 256-token model; cut before embedding.
-MAX_QUERY_CHARS = 2000
-# FTS5 cost grows with OR'ed terms; a pasted page must not become a 10,000-term query.
-MAX_QUERY_TERMS = 64
 # Texts per embedder call: large enough that length-sorted batching pads little.
 EMBED_BATCH = 512
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -98,167 +87,6 @@ class SyncReport:
     def changed(self) -> bool:
         """True if the index differs from before the sync."""
         return bool(self.added or self.updated or self.removed or self.moved)
-
-
-# -- pure helpers ------------------------------------------------------------------
-
-
-def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
-             keyword_weight: float = KEYWORD_WEIGHT, k: int = RRF_K) -> list[tuple[T, float]]:
-    """Reciprocal rank fusion of two ranked lists, best first.
-
-    A key scores ``weight / (k + rank)`` (rank 1-based) from each list it is in and
-    nothing from a list it is missing from. Ties keep first-seen order (vector first).
-    """
-    scores: dict[T, float] = {}
-    for ranked, weight in ((vector, vector_weight), (keyword, keyword_weight)):
-        seen: set[T] = set()
-        for rank, key in enumerate(ranked, start=1):
-            if key in seen:  # a repeated key counts at its best rank only
-                continue
-            seen.add(key)
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: -kv[1])
-
-
-# Words in nearly every note: BM25 gives them almost no weight, yet FTS5 must score
-# every row they match (all 10,000 of them for "the"), which dominates query time.
-STOP_WORDS = frozenset(
-    "a an and are as at be but by can do does for from had has have how i if in into is "
-    "it its me my no not of on or our so that the their then there these they this to "
-    "was we were what when where which who why will with you your".split())
-
-
-def fts_match(query: str) -> str | None:
-    """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
-
-    Operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words or
-    vanish; stop words are left out unless nothing else is left; None when no word is.
-    """
-    terms: list[str] = []
-    seen: set[str] = set()
-    for term in re.findall(r"[^\W_]+", query):
-        low = term.lower()
-        if low not in seen:
-            seen.add(low)
-            terms.append(low)
-            if len(terms) >= MAX_QUERY_TERMS:
-                break
-    terms = [t for t in terms if t not in STOP_WORDS] or terms
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
-
-
-def query_text(query: str) -> str:
-    """The query as it is embedded; SearchIndexError for an empty or blank query."""
-    if not isinstance(query, str) or not query.strip():
-        raise SearchIndexError("the search query is empty; give some words to search for")
-    return query.strip()[:MAX_QUERY_CHARS]
-
-
-def _move_aside(path: Path, what: str) -> None:
-    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-    log.warning("%s at %s is unusable; moved it to %s and rebuilding", what, path, target.name)
-    path.rename(target)
-
-
-def _ensure_dir(path: Path) -> None:
-    for folder in (path.parent, path):
-        if folder.exists() and not folder.is_dir():
-            _move_aside(folder, "a file where a folder belongs")
-    path.mkdir(parents=True, exist_ok=True)
-
-
-def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
-    """A Chroma client: embedded in ``path`` (the vault's ``.vaultlink/chroma``) or HTTP.
-
-    An embedded store that cannot be opened is moved aside and started afresh (the
-    index syncs itself back from the vault). An HTTP server that does not answer is a
-    ``SearchIndexError``.
-    """
-    settings = Settings(anonymized_telemetry=False)
-    if mode == "http":
-        try:
-            client = chromadb.HttpClient(host=host, port=port, settings=settings)
-            client.heartbeat()
-        except Exception as exc:
-            raise SearchIndexError(f"no Chroma server answers at {host}:{port} ({exc}); start "
-                                   "it, or set index.chroma.mode: embedded") from exc
-        return client
-    if mode != "embedded":
-        raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
-    _ensure_dir(path)
-    try:
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
-        client.list_collections()
-        return client
-    except Exception as exc:
-        log.warning("cannot open the Chroma store: %s", exc)
-    _move_aside(path, "the Chroma store")
-    path.mkdir(parents=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
-
-
-def open_state_db(path: Path) -> sqlite3.Connection:
-    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
-    _ensure_dir(path.parent)
-    for attempt in (1, 2):
-        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            if attempt == 2:
-                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
-            log.warning("state database %s is corrupt (%s)", path, exc)
-            for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-                if extra.exists():
-                    extra.unlink()
-            _move_aside(path, "the state database")
-    raise AssertionError("unreachable")
-
-
-def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str], bool],
-               seen: set[str] | None = None) -> dict[str, os.stat_result]:
-    """The stat of every wanted file below ``folders`` (None: the whole vault).
-
-    Skips what ``Vault.iter_files`` skips, in one ``scandir`` pass: only a symlink needs
-    the (slower) check that it stays inside the vault. Every file's path goes to ``seen``.
-    """
-    out: dict[str, os.stat_result] = {}
-    # (folder on disk, its vault path + "/"); plain strings, as pathlib costs more than
-    # the stat calls on a 10,000-note vault
-    stack = ([(str(vault.root / f), f + "/") for f in folders] if folders is not None
-             else [(str(vault.root), "")])
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue  # missing folder, or vanished mid-walk
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if name not in SKIPPED_DIRS:
-                        stack.append((entry.path, prefix + name + "/"))
-                    continue
-                if is_skipped_name(name):
-                    continue
-                rel = normalize_rel(prefix + name)  # NFC, and refuses names like 'a\\b'
-                if entry.is_symlink():
-                    vault.abs(rel)  # PathRefused when it points outside the vault
-                if seen is not None:
-                    seen.add(rel)
-                if wants(rel):
-                    out[rel] = entry.stat()
-            except (OSError, PathRefused) as exc:
-                log.info("skipping %s: %s", entry.path, exc)
-    return out
 
 
 # -- the shared machinery ----------------------------------------------------------

@@ -29,9 +29,8 @@ from vaultlink.index import (
     NodeIndex,
     SyncReport,
     _Change,
-    open_chroma,
-    walk_notes,
 )
+from vaultlink.index_store import open_chroma, walk_notes
 from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
 from vaultlink.vault import Note, Vault
 

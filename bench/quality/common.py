@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultlink.embed import Embedder
-from vaultlink.index import NodeIndex, open_chroma
+from vaultlink.index import NodeIndex
+from vaultlink.index_store import open_chroma
 from vaultlink.vault import Vault
 
 DATA = Path(__file__).parent / "data"

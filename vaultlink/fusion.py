@@ -1,0 +1,74 @@
+"""Ranking for recall: reciprocal rank fusion, and keyword queries that cannot fail.
+
+Pure functions: the indexes hand in ranked lists and raw query text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TypeVar
+
+from vaultlink.errors import SearchIndexError
+
+RRF_K = 60
+VECTOR_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.3
+# A query longer than this says nothing more to a 256-token model; cut before embedding.
+MAX_QUERY_CHARS = 2000
+# FTS5 cost grows with OR'ed terms; a pasted page must not become a 10,000-term query.
+MAX_QUERY_TERMS = 64
+
+T = TypeVar("T")
+
+
+def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
+             keyword_weight: float = KEYWORD_WEIGHT, k: int = RRF_K) -> list[tuple[T, float]]:
+    """Reciprocal rank fusion of two ranked lists, best first.
+
+    A key scores ``weight / (k + rank)`` (rank 1-based) from each list it is in and
+    nothing from a list it is missing from. Ties keep first-seen order (vector first).
+    """
+    scores: dict[T, float] = {}
+    for ranked, weight in ((vector, vector_weight), (keyword, keyword_weight)):
+        seen: set[T] = set()
+        for rank, key in enumerate(ranked, start=1):
+            if key in seen:  # a repeated key counts at its best rank only
+                continue
+            seen.add(key)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+# Words in nearly every note: BM25 gives them almost no weight, yet FTS5 must score
+# every row they match (all 10,000 of them for "the"), which dominates query time.
+STOP_WORDS = frozenset(
+    "a an and are as at be but by can do does for from had has have how i if in into is "
+    "it its me my no not of on or our so that the their then there these they this to "
+    "was we were what when where which who why will with you your".split())
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
+
+    Operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words or
+    vanish; stop words are left out unless nothing else is left; None when no word is.
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    for term in re.findall(r"[^\W_]+", query):
+        low = term.lower()
+        if low not in seen:
+            seen.add(low)
+            terms.append(low)
+            if len(terms) >= MAX_QUERY_TERMS:
+                break
+    terms = [t for t in terms if t not in STOP_WORDS] or terms
+    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def query_text(query: str) -> str:
+    """The query as it is embedded; SearchIndexError for an empty or blank query."""
+    if not isinstance(query, str) or not query.strip():
+        raise SearchIndexError("the search query is empty; give some words to search for")
+    return query.strip()[:MAX_QUERY_CHARS]

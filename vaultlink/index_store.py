@@ -1,0 +1,129 @@
+"""Opening the index's stores and finding its notes.
+
+The stores are derived data: a Chroma folder or a state database that cannot be
+opened is moved aside (``*.corrupt-<time>``) and rebuilt from the vault.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.config import Settings
+
+from vaultlink.errors import PathRefused, SearchIndexError
+from vaultlink.vault import SKIPPED_DIRS, Vault, is_skipped_name, normalize_rel
+
+log = logging.getLogger(__name__)
+
+
+def _move_aside(path: Path, what: str) -> None:
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    log.warning("%s at %s is unusable; moved it to %s and rebuilding", what, path, target.name)
+    path.rename(target)
+
+
+def _ensure_dir(path: Path) -> None:
+    for folder in (path.parent, path):
+        if folder.exists() and not folder.is_dir():
+            _move_aside(folder, "a file where a folder belongs")
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
+    """A Chroma client: embedded in ``path`` (the vault's ``.vaultlink/chroma``) or HTTP.
+
+    An embedded store that cannot be opened is moved aside and started afresh (the
+    index syncs itself back from the vault). An HTTP server that does not answer is a
+    ``SearchIndexError``.
+    """
+    settings = Settings(anonymized_telemetry=False)
+    if mode == "http":
+        try:
+            client = chromadb.HttpClient(host=host, port=port, settings=settings)
+            client.heartbeat()
+        except Exception as exc:
+            raise SearchIndexError(f"no Chroma server answers at {host}:{port} ({exc}); start "
+                                   "it, or set index.chroma.mode: embedded") from exc
+        return client
+    if mode != "embedded":
+        raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
+    _ensure_dir(path)
+    try:
+        client = chromadb.PersistentClient(path=str(path), settings=settings)
+        client.list_collections()
+        return client
+    except Exception as exc:
+        log.warning("cannot open the Chroma store: %s", exc)
+    _move_aside(path, "the Chroma store")
+    path.mkdir(parents=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def open_state_db(path: Path) -> sqlite3.Connection:
+    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
+    _ensure_dir(path.parent)
+    for attempt in (1, 2):
+        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if attempt == 2:
+                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
+            log.warning("state database %s is corrupt (%s)", path, exc)
+            for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+                if extra.exists():
+                    extra.unlink()
+            _move_aside(path, "the state database")
+    raise AssertionError("unreachable")
+
+
+def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str], bool],
+               seen: set[str] | None = None) -> dict[str, os.stat_result]:
+    """The stat of every wanted file below ``folders`` (None: the whole vault).
+
+    Skips what ``Vault.iter_files`` skips, in one ``scandir`` pass: only a symlink needs
+    the (slower) check that it stays inside the vault. Every file's path goes to ``seen``.
+    """
+    out: dict[str, os.stat_result] = {}
+    # (folder on disk, its vault path + "/"); plain strings, as pathlib costs more than
+    # the stat calls on a 10,000-note vault
+    stack = ([(str(vault.root / f), f + "/") for f in folders] if folders is not None
+             else [(str(vault.root), "")])
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # missing folder, or vanished mid-walk
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in SKIPPED_DIRS:
+                        stack.append((entry.path, prefix + name + "/"))
+                    continue
+                if is_skipped_name(name):
+                    continue
+                rel = normalize_rel(prefix + name)  # NFC, and refuses names like 'a\\b'
+                if entry.is_symlink():
+                    vault.abs(rel)  # PathRefused when it points outside the vault
+                if seen is not None:
+                    seen.add(rel)
+                if wants(rel):
+                    out[rel] = entry.stat()
+            except (OSError, PathRefused) as exc:
+                log.info("skipping %s: %s", entry.path, exc)
+    return out
