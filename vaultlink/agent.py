@@ -23,14 +23,6 @@ from vaultlink.units import Receipt, parse_receipt
 log = logging.getLogger(__name__)
 
 
-class ChatReplyLike(Protocol):
-    """What a chat model answers (see ``vaultlink.llm.ChatReply``)."""
-
-    content: str
-    tool_calls: list[Any]
-    prompt_tokens: int
-
-
 class ChatModelLike(Protocol):
     """A chat model with tools (see ``vaultlink.llm.ChatModel``)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -408,9 +408,3 @@ def _split_long(text: str, max_chars: int) -> list[tuple[str, int]]:
     if buf:
         out.append(("\n\n".join(buf), buf_line))
     return out
-
-
-def outlink_targets(text: str, resolver: LinkResolver, source: str) -> Mapping[str, str | None]:
-    """Each raw link target of a note mapped to its resolved vault path (or None)."""
-    return {link.target: resolver.resolve(link.target, source).path
-            for link in find_wikilinks(text)}
