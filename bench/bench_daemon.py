@@ -12,7 +12,6 @@ switches.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -22,11 +21,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from bench.crash_loop import note_text
+from vaultlink.runtime import live_status
 from vaultlink.state import State
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,16 +59,7 @@ def wakeups(pid: int) -> int:
 
 
 def status(root: Path) -> dict[str, Any] | None:
-    try:
-        info = json.loads((root / ".vaultlink/daemon.json").read_text())
-        token = (root / ".vaultlink/token").read_text().strip()
-        req = urllib.request.Request(f"http://127.0.0.1:{info['port']}/status",
-                                     headers={"Authorization": f"Bearer {token}"})
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            data: dict[str, Any] = json.loads(resp.read())
-            return data
-    except (OSError, ValueError, KeyError):
-        return None
+    return live_status(root / ".vaultlink", timeout=5)[0]
 
 
 def wait_idle(root: Path, timeout: float) -> float:

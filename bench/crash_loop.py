@@ -23,7 +23,6 @@ source note must be checkpointed at its current hash (nothing lost).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -32,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
@@ -40,6 +38,7 @@ from vaultlink.dream.extract import source_note
 from vaultlink.errors import NoteUnreadable
 from vaultlink.markdown import find_sources_section, find_wikilinks
 from vaultlink.offline import OfflineExtractor
+from vaultlink.runtime import live_status, read_info
 from vaultlink.state import State
 from vaultlink.units import ACTIONS
 from vaultlink.vault import Vault, content_hash, parse_note
@@ -73,18 +72,11 @@ def start(root: Path, log: Path) -> subprocess.Popen[bytes]:
 
 
 def api_status(root: Path, pid: int) -> dict[str, object] | None:
-    try:
-        info = json.loads((root / ".vaultlink/daemon.json").read_text())
-        if info["pid"] != pid:
-            return None
-        token = (root / ".vaultlink/token").read_text().strip()
-        req = urllib.request.Request(f"http://127.0.0.1:{info['port']}/status",
-                                     headers={"Authorization": f"Bearer {token}"})
-        with urllib.request.urlopen(req, timeout=2) as resp:
-            data: dict[str, object] = json.loads(resp.read())
-            return data
-    except (OSError, ValueError, KeyError):
+    """The status of daemon ``pid`` (None while another, or none, answers)."""
+    info = read_info(root / ".vaultlink")
+    if info is None or info.get("pid") != pid:
         return None
+    return live_status(root / ".vaultlink", timeout=2)[0]
 
 
 def wait(pred, timeout: float) -> bool:  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -39,6 +39,7 @@ from vaultlink.embed import Embedder
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.fusion import fts_match, query_text, rrf_fuse
 from vaultlink.index_store import open_state_db, walk_notes
+from vaultlink.state import immediate_transaction
 from vaultlink.vault import (
     Note,
     Vault,
@@ -162,15 +163,8 @@ class IndexBase:
     def _tables(self) -> list[str]:
         return [self._files_t, self._docs_t, self._fts_t]
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self._db)
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM idx_meta WHERE key = ?", (key,)).fetchone()

@@ -61,23 +61,31 @@ def read_info(state_dir: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
-    """``vaultlink status``: the running daemon's GET /status, else the durable state."""
+def live_status(state_dir: Path, timeout: float = 5.0) -> tuple[dict[str, Any] | None, str]:
+    """The running daemon's GET /status, or None with the reason no daemon answered."""
     import urllib.error
     import urllib.request
 
     from vaultlink.api import read_token
 
     info, token = read_info(state_dir), read_token(state_dir)
-    reason = "no daemon holds this vault"
-    if info is not None and token is not None:
-        req = urllib.request.Request(f"http://127.0.0.1:{int(info['port'])}/status",
-                                     headers={"Authorization": f"Bearer {token}"})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                return {"running": True, **json.loads(resp.read())}
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = f"pid {info['pid']} does not answer on port {info['port']}: {exc}"
+    if info is None or token is None:
+        return None, "no daemon holds this vault"
+    req = urllib.request.Request(f"http://127.0.0.1:{int(info['port'])}/status",
+                                 headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            data: dict[str, Any] = json.loads(resp.read())
+            return data, ""
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return None, f"pid {info['pid']} does not answer on port {info['port']}: {exc}"
+
+
+def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
+    """``vaultlink status``: the running daemon's GET /status, else the durable state."""
+    live, reason = live_status(state_dir, timeout)
+    if live is not None:
+        return {"running": True, **live}
     db = state_dir / "state.sqlite"
     if not db.exists():
         return {"running": False, "reason": reason, "queue": [], "queue_length": 0,

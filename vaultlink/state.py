@@ -97,6 +97,22 @@ class QueueItem:
     last_error: str
 
 
+@contextmanager
+def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT on an autocommit connection; ROLLBACK on any error.
+
+    IMMEDIATE takes the write lock up front, so two writers wait for each other
+    instead of failing half-way with "database is locked".
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 class State:
     """The vault's state database; safe to share between threads."""
 
@@ -123,14 +139,8 @@ class State:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic change: everything inside commits together or not at all."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._lock, immediate_transaction(self._db) as db:
+            yield db
 
     def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
