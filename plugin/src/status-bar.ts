@@ -34,7 +34,9 @@ export function statusTooltip(result: ClientResult<Status>): string {
 	const lines = [`vaultlink ${s.version}: ${s.state}`];
 	if (s.current) lines.push(`working on ${s.current.unit}`);
 	for (const f of s.failed) lines.push(`failed ${f.unit}: ${f.error}`);
-	if (!s.model.reachable) lines.push(`model ${s.model.model} at ${s.model.host} unreachable`);
+	// offline is a choice, not a fault: the daemon integrates without a model
+	if (s.model.provider === "offline") lines.push("offline integrator (no model)");
+	else if (!s.model.reachable) lines.push(`model ${s.model.model} at ${s.model.host} unreachable`);
 	lines.push("Click to open the vaultlink panel.");
 	return lines.join("\n");
 }

@@ -33,7 +33,12 @@ test("tooltip: current unit, failures and an unreachable model", () => {
 	assert.match(tip, /working on rebuild-index/);
 	assert.match(tip, /failed sync-conflicts: model timed out after 120 s/);
 	assert.doesNotMatch(tip, /unreachable/);
-	assert.match(statusTooltip(ok(fixture("status-idle.json"))), /unreachable/);
+	const offline = statusTooltip(ok(fixture("status-idle.json")));
+	assert.match(offline, /offline integrator \(no model\)/);
+	assert.doesNotMatch(offline, /unreachable/);
+	const down = { ...fixture<Status>("status.json") };
+	down.model = { ...down.model, reachable: false };
+	assert.match(statusTooltip(ok(down)), /model qwen3:4b at http:\/\/127\.0\.0\.1:11434 unreachable/);
 	assert.equal(statusTooltip({ kind: "down", message: "Cannot reach it." }), "Cannot reach it.");
 });
 
