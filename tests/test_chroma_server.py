@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from vaultlink.compose import open_parts
+from vaultlink.config import load_settings
 from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import SearchIndexError
 from vaultlink.index_store import open_chroma
@@ -89,3 +91,21 @@ def test_node_search_through_a_chroma_server(server: int, tmp_path: Path) -> Non
 def test_no_server_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SearchIndexError, match="no Chroma server answers"):
         open_chroma("http", tmp_path, "127.0.0.1", free_port())
+
+
+def test_dream_and_search_share_the_vaults_collection(server: int, tmp_path: Path) -> None:
+    # `vaultlink dream` (compose.open_parts) and `vaultlink node-search` (open_indexes)
+    # must read the same collection of a vault on a shared server.
+    root = tmp_path / "vault"
+    (root / "digest").mkdir(parents=True)
+    vault = Vault(root)
+    settings = load_settings(root, environ={}).with_overrides(
+        {"index.chroma.mode": "http", "index.chroma.port": server})
+    parts = open_parts(vault, settings)
+    ix = open_indexes(vault, MiniLMEmbedder(), chroma_mode="http", chroma_host="127.0.0.1",
+                      chroma_port=server)
+    try:
+        assert parts.index.collection_name == ix.nodes.collection_name
+    finally:
+        parts.close()
+        ix.close()

@@ -15,7 +15,7 @@ from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.embed import Embedder, make_embedder
 from vaultlink.index import NodeIndex
-from vaultlink.index_store import open_chroma
+from vaultlink.index_store import collection_namespace, open_chroma
 from vaultlink.llm import OllamaChat, is_reachable
 from vaultlink.state import State
 from vaultlink.vault import Vault
@@ -52,7 +52,8 @@ def open_parts(vault: Vault, settings: Settings) -> Parts:
                              settings.get("llm.host"), float(settings.get("llm.timeout_seconds")))
     client = open_chroma(settings.get("index.chroma.mode"), vault.state_dir / "chroma",
                          settings.get("index.chroma.host"), settings.get("index.chroma.port"))
-    index = NodeIndex(vault, db, client, embedder, body_chars=settings.get("index.body_chars"))
+    index = NodeIndex(vault, db, client, embedder, body_chars=settings.get("index.body_chars"),
+                      namespace=collection_namespace(vault, settings.get("index.chroma.mode")))
     return Parts(vault, state, embedder, index)
 
 

@@ -6,6 +6,7 @@ opened is moved aside (``*.corrupt-<time>``) and rebuilt from the vault.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sqlite3
@@ -127,3 +128,14 @@ def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str
             except (OSError, PathRefused) as exc:
                 log.info("skipping %s: %s", entry.path, exc)
     return out
+
+
+def collection_namespace(vault: Vault, chroma_mode: str) -> str:
+    """What sets this vault's collections apart on a shared Chroma server ('' when embedded).
+
+    Every opener of an index must use it, or two commands would read different
+    collections of the same vault.
+    """
+    if chroma_mode != "http":
+        return ""
+    return hashlib.sha256(str(vault.root).encode("utf-8")).hexdigest()[:10]

@@ -13,7 +13,6 @@ later makes older links resolve without re-indexing the notes that hold them.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sqlite3
@@ -30,7 +29,7 @@ from vaultlink.index import (
     SyncReport,
     _Change,
 )
-from vaultlink.index_store import open_chroma, walk_notes
+from vaultlink.index_store import collection_namespace, open_chroma, walk_notes
 from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
 from vaultlink.vault import Note, Vault
 
@@ -220,9 +219,7 @@ def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedd
     """
     state = vault.state_dir
     client = open_chroma(chroma_mode, state / "chroma", chroma_host, chroma_port)
-    namespace = ""
-    if chroma_mode == "http":
-        namespace = hashlib.sha256(str(vault.root).encode("utf-8")).hexdigest()[:10]
+    namespace = collection_namespace(vault, chroma_mode)
     db_path = state / "state.sqlite"
     nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
                       namespace=namespace)
