@@ -83,3 +83,17 @@ def test_dry_run_shows_decisions_and_writes_nothing(vault_copy: Path,
     assert {r["action"] for r in data["results"]} >= {"CREATE", "CORRECT"}
     assert all(r["diff"] for r in data["results"] if r["status"] == "integrated")
     assert _snapshot(vault_copy) == before
+
+
+@pytest.mark.slow
+def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(tmp_path: Path) -> None:
+    # The README's main command: no Ollama here, so the offline integrator runs.
+    dest = tmp_path / "demo"
+    before = _snapshot(SAMPLE)
+    result = CliRunner().invoke(app, ["demo", "--to", str(dest), "--llm", "offline"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "vaultlink check: 0 error(s) in digest/" in result.output
+    assert "new digest nodes (" in result.output and "failed 0" in result.output
+    assert _snapshot(SAMPLE) == before  # the checkout is never touched
+    assert any((dest / "digest").rglob("*.md"))

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+import vaultlink
 from vaultlink.cli.common import (
     HostOpt,
     JsonOpt,
@@ -160,7 +161,8 @@ def demo(
     import shutil
     import tempfile
 
-    src = source or Path(__file__).resolve().parent.parent / "sample_vault"
+    # sample_vault/ sits beside the package in a checkout (the editable install)
+    src = source or Path(vaultlink.__file__).resolve().parent.parent / "sample_vault"
     if not (src / "daily").is_dir():
         raise ConfigError(f"no sample vault at {src}; pass --from PATH (a vault with daily/)")
     dest = to or Path(tempfile.mkdtemp(prefix="vaultlink-demo-"))
