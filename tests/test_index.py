@@ -276,6 +276,37 @@ def test_sync_reembeds_exactly_what_changed(opened: Opened, vault: Vault) -> Non
     assert report.added == [added] and report.embedded == 1
 
 
+def test_a_new_source_sentence_costs_no_embedding(opened: Opened, vault: Vault) -> None:
+    """CORROBORATE only adds to ``## Sources``; recall does not depend on it."""
+    index, emb = opened.index, opened.embedder
+    assert index is not None
+    p = "digest/wiki/hybrid-search.md"
+    write(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n")
+    index.sync()
+    emb.reset()
+    write(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n"
+          "- Seen again in [[2026-06-21]].\n")
+    report = index.upsert([p])
+    assert report.updated == [p] and report.embedded == 0 and emb.calls == 0
+    write(vault.root, p, NODES[p].replace("rank fusion.", "RRF.") + "\n## Sources\n\n- x\n")
+    assert index.upsert([p]).embedded == 1
+    assert "Sources" not in emb.texts[0] and "RRF" in emb.texts[0]
+
+
+def test_an_updated_node_keeps_its_vector_id(opened: Opened, vault: Vault) -> None:
+    """A changed text replaces its vector in place: no orphan vectors, same row id."""
+    index = opened.index
+    assert index is not None
+    index.sync()
+    p = "digest/wiki/postgres-autovacuum.md"
+    before = index._doc_ids(p)
+    write(vault.root, p, NODES[p].replace("Dead tuples", "Bloat and dead tuples"))
+    assert index.upsert([p]).embedded == 1
+    assert index._doc_ids(p) == before
+    assert index._collection.count() == len(NODES)
+    assert index.node_search("bloat dead tuples", limit=1)[0].path == p
+
+
 def test_upsert_and_remove_act_now(opened: Opened, vault: Vault) -> None:
     index, emb = opened.index, opened.embedder
     assert index is not None
@@ -457,7 +488,7 @@ def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
         index = NodeIndex(vault, vault.state_dir / "state.sqlite", client,
                           opened.embedder, body_chars=50)  # type: ignore[arg-type]
         assert len(index.sync().added) == 4
-    assert "body_chars=200, now body_chars=50" in caplog.text
+    assert "body_chars=200 without sources, now body_chars=50 without" in caplog.text
     assert len(opened.embedder.texts) == 4
     index.close()
     client.close()

@@ -18,6 +18,7 @@ from vaultlink.markdown import (
     render_link,
     sections,
     sources_links,
+    without_sources,
 )
 
 
@@ -315,6 +316,13 @@ def test_find_sources_section_spans_up_to_the_next_heading() -> None:
 def test_find_sources_section_is_none_without_one() -> None:
     assert find_sources_section("text\n\n## Other\n") is None
     assert find_sources_section("# Sources\n") is None  # level 1 is the title, not the section
+
+
+def test_without_sources_cuts_only_the_sources_section() -> None:
+    cut = without_sources(NODE)
+    assert "## Sources" not in cut and "## Notes" in cut
+    assert not any(x.target.startswith(("daily/", "resource/")) for x in find_wikilinks(cut))
+    assert without_sources("text\n\n## Other\n") == "text\n\n## Other\n"
 
 
 def test_sources_links_are_only_those_under_sources() -> None:

@@ -39,6 +39,7 @@ from vaultlink.embed import Embedder
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.fusion import fts_match, query_text, rrf_fuse
 from vaultlink.index_store import open_state_db, walk_notes
+from vaultlink.markdown import without_sources
 from vaultlink.state import immediate_transaction
 from vaultlink.vault import (
     Note,
@@ -116,6 +117,7 @@ class _Change:
     docs: list[Doc]
     reuse: list[int | None]
     drop: list[int]
+    recycle: list[int | None]
     old_path: str | None = None
 
 
@@ -408,7 +410,11 @@ class IndexBase:
                 reuse.append(ids.pop(0) if ids else None)
         kept = {i for i in reuse if i is not None}
         drop = [r[0] for r in rows if r[0] not in kept]
-        return _Change(path, st, digest, note, docs, reuse, drop, old_path)
+        # A changed text takes over a dropped text's id: Chroma's upsert then replaces
+        # the vector in place, which costs less than a delete and an insert.
+        recycle: list[int | None] = [drop.pop(0) if r is None and drop else None
+                                     for r in reuse]
+        return _Change(path, st, digest, note, docs, reuse, drop, recycle, old_path)
 
     def _flush(self, batch: list[_Change], stored: _Stored, report: SyncReport) -> None:
         texts = [d.embed_text for c in batch for d, r in zip(c.docs, c.reuse, strict=True)
@@ -424,17 +430,25 @@ class IndexBase:
                     self._removed(db, c.old_path)
                 self._delete_docs(db, c.drop)
                 dropped += c.drop
-                for ord_, (doc, reused) in enumerate(zip(c.docs, c.reuse, strict=True)):
+                for ord_, doc in enumerate(c.docs):
+                    reused, recycled = c.reuse[ord_], c.recycle[ord_]
                     if reused is not None:
                         db.execute(f"UPDATE {self._docs_t} SET path=?, ord=?, line=? WHERE id=?",
                                    (c.path, ord_, doc.line, reused))
                         if c.old_path is not None:  # breadcrumbs may name the file
                             self._fts_write(db, reused, doc, replace=True)
                         continue
-                    cur = db.execute(f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
-                                     "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash))
-                    doc_id = int(cur.lastrowid or 0)
-                    self._fts_write(db, doc_id, doc, replace=False)
+                    if recycled is not None:
+                        db.execute(f"UPDATE {self._docs_t} SET path=?, ord=?, line=?, "
+                                   "text_hash=? WHERE id=?",
+                                   (c.path, ord_, doc.line, doc.text_hash, recycled))
+                        doc_id = recycled
+                    else:
+                        doc_id = int(db.execute(
+                            f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
+                            "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash)
+                        ).lastrowid or 0)
+                    self._fts_write(db, doc_id, doc, replace=recycled is not None)
                     new_ids.append(str(doc_id))
                     new_vectors.append(next(vectors))
                 db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",
@@ -521,7 +535,8 @@ class IndexBase:
 
 class NodeIndex(IndexBase):
     """Digest nodes (``digest/<bucket>/*.md``, not ``digest/topics/``) by name, description
-    and the opening ``body_chars`` characters of the body; answers ``node_search``."""
+    and the opening ``body_chars`` characters of the body without its ``## Sources``;
+    answers ``node_search``."""
 
     kind = "nodes"
     fts_columns = ("name", "description", "body")
@@ -542,12 +557,17 @@ class NodeIndex(IndexBase):
         return walk_notes(self.vault, [self.vault.digest], self.wants)
 
     def params(self) -> str:
-        """The opening length is part of every embedded text."""
-        return f"body_chars={self.body_chars}"
+        """What shapes every embedded text; an index built otherwise is rebuilt."""
+        return f"body_chars={self.body_chars} without sources"
 
     def docs_of(self, note: Note) -> list[Doc]:
-        """One text: name, description and the opening of the body."""
-        opening = note.body.strip()[:self.body_chars]
+        """One text: name, description and the opening of the body.
+
+        The ``## Sources`` list says where a claim came from, not what it is: it would
+        only blur recall, and without it a CORROBORATE (a new source sentence) keeps
+        the stored vector instead of costing an embedding.
+        """
+        opening = without_sources(note.body).strip()[:self.body_chars]
         text = f"{note.name}\n{note.description}\n{opening}".strip()
         return [Doc(text, (note.name, note.description, opening))]
 

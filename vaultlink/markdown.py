@@ -257,6 +257,15 @@ def find_sources_section(body: str) -> Section | None:
     return None
 
 
+def without_sources(body: str) -> str:
+    """The body with its ``## Sources`` section cut out (what the node says, not where from)."""
+    sec = find_sources_section(body)
+    if sec is None:
+        return body
+    lines = body.split("\n")
+    return "\n".join(lines[:sec.start] + lines[sec.end:])
+
+
 def sources_links(body: str) -> list[Wikilink]:
     """The wikilinks inside the ``## Sources`` section (the node's source edges)."""
     sec = find_sources_section(body)
