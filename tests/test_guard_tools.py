@@ -122,6 +122,25 @@ def test_bare_link_lines_and_unresolved_links_are_refused(vault: Vault) -> None:
     assert "does not name an existing note" in str(missing["error"])
 
 
+def test_links_resolve_against_the_listing_until_a_write_lands(vault: Vault) -> None:
+    """The listing taken at the unit's start serves every check until a write changes
+    the vault; a refused path never becomes a link target of a later write."""
+    unit = Unit("depth", "wiki", "Depth is now 200.", [SOURCE])
+    guard = Guard(unit, frozenset({NODE}), vault.iter_files, files=frozenset({SOURCE, NODE}))
+    late = "digest/wiki/late.md"
+    head = "---\nname: D\ndescription: d\n---\n"
+    (vault.root / late).write_text(head + "l\n")
+    linking = head + f"Depth, as in [[{late}]].\n" + GOOD
+    with pytest.raises(GuardRefusal, match="does not name an existing note"):
+        guard.check_write("digest/wiki/depth.md", None, linking)
+    with pytest.raises(GuardRefusal, match="does not name an existing note"):
+        guard.check_write("digest/wiki/other.md", None,
+                          head + GOOD.replace(f"[[{NODE}]]", "[[digest/wiki/depth.md]]"))
+    first = guard.check_write("digest/wiki/depth.md", None, head + GOOD)
+    guard.accept_write(first, created=True)
+    assert guard.check_write(first, head + GOOD, linking) == first
+
+
 def test_frontmatter_needs_name_and_description(vault: Vault) -> None:
     box = toolbox(vault)
     answer = call(box, "frontmatter_update", path=NODE, metadata={"description": ""})

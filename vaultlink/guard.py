@@ -30,16 +30,19 @@ class Guard:
     """The rules for one unit's session.
 
     ``existed`` holds the digest nodes that existed when the unit started: only they
-    may be updated. ``list_files`` lists the vault's files, for link resolution.
+    may be updated. ``list_files`` lists the vault's files, for link resolution;
+    ``files``, when given, is a listing just taken, used until a write lands.
     """
 
     unit: Unit
     existed: frozenset[str]
     list_files: Callable[[], Iterable[str]]
     digest: str = "digest"
+    files: frozenset[str] | None = field(default=None, repr=False)
     target: str | None = None
     created: bool = False
     _resolver: LinkResolver | None = field(default=None, repr=False)
+    _resolver_for: str = field(default="", repr=False)
 
     def check_path(self, raw: str) -> str:
         """The normalised path, if it is a digest node path of a known bucket."""
@@ -109,17 +112,19 @@ class Guard:
                                f"note by its full vault path.{hint}")
 
     def _resolver_with(self, path: str) -> LinkResolver:
-        if self._resolver is None:
-            self._resolver = LinkResolver(self.list_files())
-        if path in self._resolver:
-            return self._resolver
-        return LinkResolver([*self.list_files(), path])
+        """Resolution over the vault plus ``path``, the note being written (a node may
+        link to itself, and a new one does not exist yet)."""
+        if self._resolver is None or self._resolver_for != path:
+            if self.files is None:
+                self.files = frozenset(self.list_files())
+            self._resolver, self._resolver_for = LinkResolver(self.files | {path}), path
+        return self._resolver
 
     def accept_write(self, path: str, created: bool) -> None:
         """Record that a checked write landed: it fixes the unit's one target."""
         self.target = path
         self.created = self.created or created
-        self._resolver = None
+        self._resolver = self.files = None  # the vault changed: list it again
 
     def check_result(self, receipt: Receipt, before: str | None, after: str) -> Receipt:
         """Check the session's result against its receipt; returns the receipt to record."""

@@ -8,6 +8,7 @@ path plus ``.md``, unique file name); rendering always writes the full vault pat
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -79,12 +80,28 @@ def split_frontmatter(text: str) -> tuple[str, str, int]:
     return head, text[m.end():], head.count("\n")
 
 
+# A write is checked against its old and new text by several rules (guard, additive
+# update, bare lines), each asking for the links of the same texts: parse each once.
+_CACHED_TEXT_CHARS = 64_000
+
+
 def find_wikilinks(text: str) -> list[Wikilink]:
     """Every wikilink in a note's text, in order, each with its 1-based line.
 
     Frontmatter, inline code, fenced and indented code, HTML comments and escaped
     brackets hold no links.
     """
+    if len(text) <= _CACHED_TEXT_CHARS:
+        return list(_cached_wikilinks(text))
+    return _parse_wikilinks(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_wikilinks(text: str) -> tuple[Wikilink, ...]:
+    return tuple(_parse_wikilinks(text))
+
+
+def _parse_wikilinks(text: str) -> list[Wikilink]:
     _, body, offset = split_frontmatter(text)
     candidates = list(_RAW_WIKILINK.finditer(body))
     if not candidates:
