@@ -23,7 +23,7 @@ from tests.test_daemon import wait_for
 from vaultlink.api import ApiServer
 from vaultlink.config import load_settings
 from vaultlink.daemon import Daemon
-from vaultlink.errors import DaemonError
+from vaultlink.errors import DaemonError, VaultBusy
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -279,3 +279,73 @@ def test_rerun(daemon: Daemon) -> None:
     assert call(daemon, "POST", "/rerun", body={"path": "daily/nope.md"})[0] == 404
     assert call(daemon, "POST", "/rerun", body={"path": "../x.md"})[0] == 400
     assert call(daemon, "POST", "/rerun", body={})[0] == 400
+
+
+@pytest.mark.slow
+def test_search_answers_nodes_and_sections(daemon: Daemon) -> None:
+    status, body = call(daemon, "GET", "/search?q=rebuild+the+search+index&limit=3")
+    assert status == 200 and 1 <= len(body["hits"]) <= 3
+    hit = body["hits"][0]
+    assert set(hit) == {"path", "score", "name", "description", "similarity"}
+    assert hit["path"].startswith("digest/") and hit["path"].endswith(".md")
+    status, body = call(daemon, "GET", "/search?q=autovacuum&in=sections&limit=2")
+    assert status == 200 and body["hits"]
+    assert set(body["hits"][0]) == {"path", "score", "breadcrumb", "text", "line",
+                                    "similarity", "outlinks", "inlinks"}
+    assert all(set(r) == NODE_REF for h in body["hits"] for r in h["outlinks"] + h["inlinks"])
+    for bad in ("/search", "/search?q=+", "/search?q=x&in=files", "/search?q=x&limit=0",
+                "/search?q=x&limit=501"):
+        status, body = call(daemon, "GET", bad)
+        assert status == 400 and body["error"], bad
+
+
+# -- the CLI while the daemon owns the vault ----------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from vaultlink.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.slow
+def test_cli_search_asks_the_daemon_instead_of_opening_chroma(daemon: Daemon) -> None:
+    """A second process on the embedded Chroma store can lose vectors: while the daemon
+    holds the vault, search goes through its API and gives the same answer."""
+    root = str(daemon.vault.root)
+    result = cli("node-search", "rebuild the search index", "-n", "3", "--vault", root, "--json")
+    assert result.exit_code == 0, result.output
+    _, direct = call(daemon, "GET", "/search?q=rebuild+the+search+index&limit=3")
+    assert json.loads(result.output)["hits"] == direct["hits"]
+    result = cli("search", "autovacuum", "-n", "2", "--vault", root)
+    assert result.exit_code == 0 and "1. " in result.output, result.output
+
+
+@pytest.mark.slow
+def test_cli_dream_and_reindex_refuse_while_the_daemon_runs(daemon: Daemon) -> None:
+    root = str(daemon.vault.root)
+    before = {p: p.stat().st_mtime_ns for p in (daemon.vault.root / "digest").rglob("*.md")}
+    for command, advice in (("dream", "stop it first"), ("reindex", "stop it, reindex")):
+        result = cli(command, "--vault", root, "--llm", "offline") if command == "dream" \
+            else cli(command, "--vault", root)
+        assert isinstance(result.exception, VaultBusy), result.output
+        assert f"daemon (pid {os.getpid()})" in str(result.exception)
+        assert advice in str(result.exception)
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+
+
+@pytest.mark.slow
+def test_cli_undo_goes_through_the_daemon(daemon: Daemon) -> None:
+    newest: dict[str, Any] = {}
+    for e in daemon.state.journal(limit=500):  # newest first
+        newest.setdefault(e.target, e)
+    entry = next(e for e in newest.values() if e.public()["undoable"] and e.action == "CREATE"
+                 and "user added" not in (daemon.vault.root / e.target).read_text())  # test_undo
+    result = cli("undo", str(entry.id), "--vault", str(daemon.vault.root))
+    assert result.exit_code == 0, result.output
+    assert f"undid decision #{entry.id}" in result.output
+    assert not (daemon.vault.root / entry.target).exists()  # a CREATE undone is removed
+    again = cli("undo", str(entry.id), "--vault", str(daemon.vault.root))
+    assert isinstance(again.exception, DaemonError) and "refused" in str(again.exception)

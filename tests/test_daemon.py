@@ -29,7 +29,7 @@ from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, re
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from vaultlink.config import Settings, load_settings
 from vaultlink.daemon import Daemon
-from vaultlink.errors import DaemonError
+from vaultlink.errors import DaemonError, VaultBusy
 from vaultlink.runtime import VaultLock, daemon_status
 from vaultlink.state import State
 from vaultlink.vault import parse_note
@@ -174,14 +174,37 @@ def test_second_daemon_on_a_vault_is_refused_naming_the_pid(tmp_path: Path, fake
         Daemon(root, settings_for(root, fake.url)).start()
 
 
+def test_one_writer_between_the_daemon_and_cli_commands(tmp_path: Path,
+                                                        fake: FakeOllama) -> None:
+    """A command holding the vault (a long reindex) keeps the daemon and other commands
+    out, each told who holds it; once it is done, they start."""
+    from typer.testing import CliRunner
+
+    from vaultlink.cli import app
+
+    root = make_vault(tmp_path)
+    command = VaultLock(root / ".vaultlink", "reindex")
+    command.acquire()
+    try:
+        with pytest.raises(VaultBusy, match=rf"`vaultlink reindex` \(pid {os.getpid()}\)"):
+            Daemon(root, settings_for(root, fake.url)).start()
+        result = CliRunner().invoke(app, ["node-search", "x", "--vault", str(root)])
+        assert isinstance(result.exception, VaultBusy)
+        assert "wait for it to finish" in str(result.exception)
+    finally:
+        command.release()
+    result = CliRunner().invoke(app, ["node-search", "x", "--vault", str(root)])
+    assert result.exit_code == 0, result.output
+
+
 def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     (tmp_path / ".vaultlink").mkdir()
-    (tmp_path / ".vaultlink/daemon.lock").write_text(dead.stdout)
+    (tmp_path / ".vaultlink/writer.lock").write_text(dead.stdout.strip() + " daemon\n")
     lock = VaultLock(tmp_path / ".vaultlink")
     lock.acquire()
-    assert (tmp_path / ".vaultlink/daemon.lock").read_text().strip() == str(os.getpid())
+    assert (tmp_path / ".vaultlink/writer.lock").read_text() == f"{os.getpid()} daemon\n"
     lock.release()
 
 

@@ -17,26 +17,19 @@ import os
 import secrets
 import selectors
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from vaultlink.api_views import ApiError, Views
 from vaultlink.errors import (
     DaemonError,
     NoteNotFound,
     NoteUnreadable,
     PathRefused,
-    StateError,
-    UndoConflict,
     VaultlinkError,
 )
-from vaultlink.graph import LinkGraph, build_graph
-from vaultlink.history import undo_decision
-from vaultlink.markdown import find_sources_section, find_wikilinks, split_frontmatter
-from vaultlink.state import JournalEntry
-from vaultlink.units import ACTIONS
 
 if TYPE_CHECKING:
     from vaultlink.daemon import Daemon
@@ -46,15 +39,6 @@ log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
 TOKEN_NAME = "token"
 LOOPBACK = "127.0.0.1"
-
-
-class ApiError(Exception):
-    """An answer other than 200: HTTP status and plain words."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def ensure_token(state_dir: Path) -> str:
@@ -84,169 +68,8 @@ def read_token(state_dir: Path) -> str | None:
         return None
 
 
-def decision(entry: JournalEntry) -> dict[str, Any]:
-    """A journal entry as the API shows a decision (ISO time)."""
-    from vaultlink.runtime import iso
-
-    data = entry.public()
-    data["at"] = iso(entry.at)
-    return data
-
-
-class Views:
-    """The read side of the API, over a daemon's vault and state."""
-
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self._graph: tuple[int, LinkGraph] | None = None
-        self._lock = threading.Lock()
-
-    def graph(self) -> LinkGraph:
-        """The vault's link graph, rebuilt only after the watcher saw a change."""
-        with self._lock:
-            gen = self.daemon.generation
-            if self._graph is None or self._graph[0] != gen:
-                self._graph = (gen, build_graph(self.daemon.vault))
-            return self._graph[1]
-
-    def ref(self, graph: LinkGraph, path: str) -> dict[str, str]:
-        """``{path, name, description}`` of a note."""
-        meta = graph.meta.get(path, {})
-        name = str(meta.get("name") or path.rsplit("/", 1)[-1].removesuffix(".md"))
-        return {"path": path, "name": name, "description": str(meta.get("description") or "")}
-
-    def note(self, raw: str) -> dict[str, Any]:
-        """``GET /note``: a digest node, a source note, or another note."""
-        vault = self.daemon.vault
-        rel = vault.rel(raw)
-        if not vault.abs(rel).is_file():
-            raise NoteNotFound(rel)
-        kind = vault.folder_of(rel)
-        if not rel.endswith(".md") or kind is None:
-            return {"path": rel, "kind": "other"}
-        if kind == "digest":
-            return self._digest(rel)
-        return self._source(rel)
-
-    def _digest(self, rel: str) -> dict[str, Any]:
-        note = self.daemon.vault.read_note(rel)
-        graph = self.graph()
-        sources: list[dict[str, str]] = []
-        sec = find_sources_section(note.body)
-        if sec is not None:
-            lines = note.body.split("\n")[sec.start:sec.end]
-            for link in find_wikilinks("\n".join(lines)):
-                target = graph.resolver.resolve(link.target, rel).path or link.target
-                sentence = lines[link.line - 1].strip().removeprefix("- ").removeprefix("* ")
-                sources.append({"path": target, "sentence": sentence})
-        cited = {s["path"] for s in sources}
-        related: list[dict[str, str]] = []
-        for edge in graph.outlinks.get(rel, []):
-            t = edge.target
-            if (t and t != rel and t not in cited and self.daemon.vault.folder_of(t) == "digest"
-                    and t not in {r["path"] for r in related}):
-                related.append(self.ref(graph, t))
-        back: list[dict[str, str]] = []
-        for edge in graph.backlinks.get(rel, []):
-            if edge.source not in {b["path"] for b in back}:
-                back.append(self.ref(graph, edge.source))
-        return {"path": rel, "kind": "digest", "name": note.name,
-                "description": note.description, "sources": sources, "related": related,
-                "backlinks": back, "decisions": self._decisions(rel)}
-
-    def _source(self, rel: str) -> dict[str, Any]:
-        state, now = self.daemon.state, time.time()
-        item = next((i for i in state.queue() if i.path == rel), None)
-        failed = [f for f in state.failures() if rel in f["paths"]]
-        error: str | None = failed[0]["error"] if failed else None
-        settles: float | None = None
-        if item is not None:
-            settles = round(max(0.0, item.ready_at - now), 1)
-            status = "settling" if item.ready_at > now else "queued"
-            error = item.last_error or error
-        elif failed:
-            status = "failed"
-        elif rel in state.checkpoints():
-            status = "integrated"
-        else:
-            status = "unseen"
-        graph = self.graph()
-        fed: list[str] = []
-        for entry in state.journal(limit=200, path=rel):
-            if (entry.action in ACTIONS and entry.undone_by is None and entry.target
-                    and rel in entry.unit.get("paths", []) and entry.target in graph.meta):
-                fed.append(entry.target)
-        for edge in graph.backlinks.get(rel, []):
-            if self.daemon.vault.folder_of(edge.source) == "digest" and self._cites(
-                    graph, edge.source, rel):
-                fed.append(edge.source)
-        unique = list(dict.fromkeys(fed))
-        return {"path": rel, "kind": "source", "state": status, "settles_in_seconds": settles,
-                "error": error or None, "fed": [self.ref(graph, p) for p in unique],
-                "decisions": self._decisions(rel)}
-
-    @staticmethod
-    def _cites(graph: LinkGraph, node: str, source: str) -> bool:
-        _, body, _ = split_frontmatter(graph.texts.get(node, ""))
-        sec = find_sources_section(body)
-        if sec is None:
-            return False
-        text = "\n".join(body.split("\n")[sec.start:sec.end])
-        return any(graph.resolver.resolve(link.target, node).path == source
-                   for link in find_wikilinks(text))
-
-    def _decisions(self, path: str | None, limit: int = 50) -> list[dict[str, Any]]:
-        return [decision(e) for e in self.daemon.state.journal(limit=limit, path=path)]
-
-    def decisions(self, query: dict[str, list[str]]) -> dict[str, Any]:
-        """``GET /decisions?limit=N&path=P``, newest first."""
-        raw_limit = query.get("limit", ["50"])[-1]
-        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 1000:
-            raise ApiError(400, "limit must be a whole number from 1 to 1000")
-        path = query.get("path", [None])[-1]
-        rel = self.daemon.vault.rel(path) if path is not None else None
-        return {"decisions": self._decisions(rel, int(raw_limit))}
-
-    def rerun(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST /rerun``: one note, or every failed unit's notes, queued ready now."""
-        vault = self.daemon.vault
-        if body.get("failed") is True:
-            paths = {p for f in self.daemon.state.failures() for p in f["paths"]}
-            return {"queued": self.daemon.rerun(sorted(p for p in paths if vault.exists(p)))}
-        raw = body.get("path")
-        if not isinstance(raw, str):
-            raise ApiError(400, 'send {"path": "daily/..."} or {"failed": true}')
-        rel = vault.rel(raw)
-        if vault.folder_of(rel) not in ("daily", "resource") or not rel.endswith(".md"):
-            raise ApiError(400, f"{rel} is not a daily/ or resource/ note; only those are "
-                                "integrated")
-        if not vault.exists(rel):
-            raise NoteNotFound(rel)
-        return {"queued": self.daemon.rerun([rel])}
-
-    def undo(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST /undo``: revert one decision (compare-and-swap; 409 on a conflict)."""
-        entry_id = body.get("id")
-        if not isinstance(entry_id, int) or isinstance(entry_id, bool):
-            raise ApiError(400, 'send {"id": <decision id>}')
-        state = self.daemon.state
-        entry = state.journal_get(entry_id)
-        if entry is None:
-            raise ApiError(404, f"no decision #{entry_id}")
-        try:
-            undo_id = undo_decision(self.daemon.vault, state, entry_id)
-        except UndoConflict as exc:
-            raise ApiError(409, str(exc)) from None
-        except StateError as exc:  # already undone, or nothing to undo
-            raise ApiError(409, str(exc)) from None
-        self.daemon.digest_changed(entry.target)
-        undone = state.journal_get(undo_id)
-        assert undone is not None
-        return {"undone": entry_id, "decision": decision(undone)}
-
-
-ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/rerun": "POST",
-          "/undo": "POST"}
+ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
+          "/rerun": "POST", "/undo": "POST"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -324,6 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
             return views.note(query["path"][-1])
         if url.path == "/decisions":
             return views.decisions(query)
+        if url.path == "/search":
+            return views.search(query)
         body = self._json_body()
         return views.rerun(body) if url.path == "/rerun" else views.undo(body)
 

@@ -15,8 +15,8 @@ from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.embed import Embedder, make_embedder
 from vaultlink.index import NodeIndex
-from vaultlink.index_store import collection_namespace, open_chroma
 from vaultlink.llm import OllamaChat, is_reachable
+from vaultlink.search import Indexes, open_indexes
 from vaultlink.state import State
 from vaultlink.vault import Vault
 
@@ -31,30 +31,44 @@ OFFLINE_NOTICE = (
 
 @dataclass
 class Parts:
-    """The long-lived parts of one vault: state, embedder, node index."""
+    """The long-lived parts of one vault: state, embedder, and both search indexes
+    (the pipeline uses the node index; the section index answers ``search``)."""
 
     vault: Vault
     state: State
     embedder: Embedder
-    index: NodeIndex
+    indexes: Indexes
+
+    @property
+    def index(self) -> NodeIndex:
+        """The node index, which the pipeline recalls from and writes to."""
+        return self.indexes.nodes
 
     def close(self) -> None:
-        """Release the database connections."""
-        self.index.close()
+        """Release the database connections and the Chroma client."""
+        self.indexes.close()
         self.state.close()
 
 
-def open_parts(vault: Vault, settings: Settings) -> Parts:
-    """Open state.sqlite, the embedder and the node index of a vault."""
-    db = vault.state_dir / "state.sqlite"
-    state = State(db)
+def open_recall(vault: Vault, settings: Settings) -> Indexes:
+    """Both search indexes of a vault, with the embedder the settings name."""
     embedder = make_embedder(settings.get("embedding.provider"), settings.get("embedding.model"),
                              settings.get("llm.host"), float(settings.get("llm.timeout_seconds")))
-    client = open_chroma(settings.get("index.chroma.mode"), vault.state_dir / "chroma",
-                         settings.get("index.chroma.host"), settings.get("index.chroma.port"))
-    index = NodeIndex(vault, db, client, embedder, body_chars=settings.get("index.body_chars"),
-                      namespace=collection_namespace(vault, settings.get("index.chroma.mode")))
-    return Parts(vault, state, embedder, index)
+    return open_indexes(vault, embedder, chroma_mode=settings.get("index.chroma.mode"),
+                        chroma_host=settings.get("index.chroma.host"),
+                        chroma_port=settings.get("index.chroma.port"),
+                        body_chars=settings.get("index.body_chars"))
+
+
+def open_parts(vault: Vault, settings: Settings) -> Parts:
+    """Open state.sqlite, the embedder and the search indexes of a vault."""
+    state = State(vault.state_dir / "state.sqlite")
+    try:
+        indexes = open_recall(vault, settings)
+    except BaseException:
+        state.close()
+        raise
+    return Parts(vault, state, indexes.nodes.embedder, indexes)
 
 
 def choose_provider(settings: Settings) -> str:

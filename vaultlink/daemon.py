@@ -1,7 +1,8 @@
 """The daemon: the composition root of ``vaultlink watch``.
 
-One daemon per vault (``.vaultlink/daemon.lock``, an flock the kernel releases when
-the process dies, holding the pid for the error message). Start-up reconciles the
+One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (an flock the kernel
+releases when the process dies) for its life, and while it runs the CLI's search and
+undo ask it through the API instead of opening the index themselves. Start-up reconciles the
 vault with the checkpoint (notes changed while the daemon was off are queued, ready at
 once; the node index catches up with the user's digest edits), then a watchdog thread
 feeds the durable queue in ``state.sqlite`` and one worker thread integrates notes
@@ -30,7 +31,7 @@ from vaultlink import __version__
 from vaultlink.compose import Parts, choose_provider, dream_context, open_parts
 from vaultlink.config import Settings
 from vaultlink.dream import build_steps, run_dream
-from vaultlink.errors import ModelUnavailable, VaultlinkError
+from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm import is_reachable
 from vaultlink.runtime import INFO_NAME, VaultLock, durable_status, iso, next_schedule
 from vaultlink.state import Checkpoint, QueueItem, State
@@ -232,6 +233,20 @@ class Daemon:
             self.state.enqueue(path, now, 0.0)
         self._wake.set()
         return paths
+
+    def search(self, query: str, limit: int, sections: bool = False) -> list[Any]:
+        """Hits for the API's ``/search``: the CLI asks here while the daemon owns the index.
+
+        Digest nodes are kept indexed as they change; sections only on demand, so the
+        first section search after changes pays for their embedding.
+        """
+        parts = self._parts
+        if parts is None:
+            raise DaemonError("the daemon is stopping; search again once it runs")
+        if sections:
+            parts.indexes.chunks.sync()
+            return list(parts.indexes.chunks.search(query, limit))
+        return list(parts.index.node_search(query, limit))
 
     def digest_changed(self, path: str) -> None:
         """Re-index a digest node soon (the API's undo wrote it)."""

@@ -27,7 +27,8 @@ each branch to an exit code and prints the message on one line.
     ├── GuardRefusal             a proposed write breaks an invariant; the model sees the message
     ├── StateError               state.sqlite, the decision journal, undo
     │   └── UndoConflict         the file changed since the decision; undo refused
-    └── DaemonError              lock held by another process, API bind refused
+    └── DaemonError              the daemon cannot start, serve or be reached
+        └── VaultBusy            another vaultlink process is the vault's writer now
 """
 
 from __future__ import annotations
@@ -154,3 +155,20 @@ class DaemonError(VaultlinkError):
     """The daemon cannot start or serve (lock held, port refused)."""
 
     exit_code = 3
+
+
+class VaultBusy(DaemonError):
+    """Another vaultlink process holds the vault's writer lock.
+
+    ``holder`` names what holds it: ``daemon`` or the command (``dream``, ``reindex``...).
+    """
+
+    def __init__(self, pid: str, holder: str, hint: str = "") -> None:
+        self.pid, self.holder = pid, holder
+        if holder == "daemon":
+            what = f"the vaultlink daemon (pid {pid}) is running on this vault"
+            hint = hint or f"stop it first (`kill {pid}`)"
+        else:
+            what = f"`vaultlink {holder}` (pid {pid}) is working on this vault"
+            hint = hint or "wait for it to finish, then try again"
+        super().__init__(f"{what}; one process writes a vault at a time: {hint}")

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from vaultlink.errors import DaemonError
+from vaultlink.errors import DaemonError, VaultBusy
 from vaultlink.state import State
 
 log = logging.getLogger(__name__)
 
-LOCK_NAME = "daemon.lock"
+LOCK_NAME = "writer.lock"
 INFO_NAME = "daemon.json"
 
 
@@ -61,8 +61,13 @@ def read_info(state_dir: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def live_status(state_dir: Path, timeout: float = 5.0) -> tuple[dict[str, Any] | None, str]:
-    """The running daemon's GET /status, or None with the reason no daemon answered."""
+def ask_daemon(state_dir: Path, method: str, path: str, body: dict[str, Any] | None = None,
+               timeout: float = 30.0) -> dict[str, Any]:
+    """One request to the running daemon's API; its JSON answer.
+
+    Raises ``DaemonError`` when no daemon answers, and with the API's own message when
+    it refuses (``docs/status-api.md``).
+    """
     import urllib.error
     import urllib.request
 
@@ -70,15 +75,32 @@ def live_status(state_dir: Path, timeout: float = 5.0) -> tuple[dict[str, Any] |
 
     info, token = read_info(state_dir), read_token(state_dir)
     if info is None or token is None:
-        return None, "no daemon holds this vault"
-    req = urllib.request.Request(f"http://127.0.0.1:{int(info['port'])}/status",
-                                 headers={"Authorization": f"Bearer {token}"})
+        raise DaemonError(f"no vaultlink daemon is running for {state_dir.parent}")
+    data = json.dumps(body).encode("utf-8") if body is not None else None
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{int(info['port'])}{path}", data=data, method=method,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
-            data: dict[str, Any] = json.loads(resp.read())
-            return data, ""
+            answer: dict[str, Any] = json.loads(resp.read())
+            return answer
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error") or str(exc)
+        except (ValueError, AttributeError):
+            message = str(exc)
+        raise DaemonError(f"the daemon refused: {message}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        return None, f"pid {info['pid']} does not answer on port {info['port']}: {exc}"
+        raise DaemonError(f"the daemon (pid {info['pid']}) does not answer on port "
+                          f"{info['port']}: {exc}") from None
+
+
+def live_status(state_dir: Path, timeout: float = 5.0) -> tuple[dict[str, Any] | None, str]:
+    """The running daemon's GET /status, or None with the reason no daemon answered."""
+    try:
+        return ask_daemon(state_dir, "GET", "/status", timeout=timeout), ""
+    except DaemonError as exc:
+        return None, str(exc)
 
 
 def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
@@ -98,14 +120,22 @@ def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
 
 
 class VaultLock:
-    """``.vaultlink/daemon.lock``: an exclusive flock plus the holder's pid."""
+    """``.vaultlink/writer.lock``: the vault's one writer, an exclusive flock.
 
-    def __init__(self, state_dir: Path) -> None:
+    The daemon holds it for its life; CLI commands that write the vault or open the
+    search index (``dream``, ``reindex``, ``undo``, ``search``...) hold it while they
+    run, because two processes on one embedded Chroma store can lose vectors. The file
+    says ``<pid> <holder>``; the kernel drops the flock when its process dies.
+    """
+
+    def __init__(self, state_dir: Path, holder: str = "daemon") -> None:
         self.path = state_dir / LOCK_NAME
+        self.holder = holder
         self._fd: int | None = None
 
-    def acquire(self) -> None:
-        """Take the lock, or raise ``DaemonError`` naming the pid that holds it."""
+    def acquire(self, hint: str = "") -> None:
+        """Take the lock, or raise ``VaultBusy`` naming the process that holds it
+        (``hint``, when given, replaces the advice in its message)."""
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,17 +143,17 @@ class VaultLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "unknown"
+            words = os.read(fd, 200).decode("utf-8", "replace").split()
             os.close(fd)
-            raise DaemonError(f"another vaultlink daemon (pid {holder}) is watching this "
-                              f"vault; stop it first (`kill {holder}`), lock: {self.path}"
-                              ) from None
-        old = os.read(fd, 64).decode("ascii", "replace").strip()
-        if old and old != str(os.getpid()):
+            raise VaultBusy(words[0] if words else "unknown",
+                            words[1] if len(words) > 1 else "daemon", hint) from None
+        old = os.read(fd, 200).decode("utf-8", "replace").split()
+        if old and old[0] != str(os.getpid()):
             # the kernel dropped the flock when that process died: the lock is stale
-            log.info("taking over the stale lock of pid %s (no longer running)", old)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            log.info("taking over the stale lock of pid %s (no longer running)", old[0])
+        mine = f"{os.getpid()} {self.holder}\n".encode()
+        os.pwrite(fd, mine, 0)  # written before the cut, so a reader never sees it empty
+        os.ftruncate(fd, len(mine))
         self._fd = fd
 
     @property

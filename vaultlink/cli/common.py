@@ -3,8 +3,10 @@ one place commands read configuration (``open_vault``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +14,8 @@ import typer
 
 from vaultlink import __version__
 from vaultlink.config import Settings, load_settings
-from vaultlink.errors import ConfigError
+from vaultlink.errors import ConfigError, VaultBusy
+from vaultlink.runtime import VaultLock
 from vaultlink.vault import Vault
 
 app = typer.Typer(
@@ -53,6 +56,40 @@ def open_vault(vault: Path, overrides: dict[str, Any] | None = None) -> tuple[Va
         max_note_bytes=settings.get("vault.max_note_bytes"),
     )
     return v, settings
+
+
+@contextlib.contextmanager
+def vault_writer(v: Vault, command: str, if_daemon: str = "") -> Iterator[None]:
+    """Hold the vault's writer lock while ``command`` runs.
+
+    Raises ``VaultBusy`` when another process holds it; ``if_daemon`` is the advice
+    shown when that process is the daemon.
+    """
+    lock = VaultLock(v.state_dir, command)
+    try:
+        lock.acquire()
+    except VaultBusy as busy:
+        if busy.holder == "daemon" and if_daemon:
+            raise VaultBusy(busy.pid, busy.holder, if_daemon) from None
+        raise
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
+    """The writer lock for ``command``, or None when the running daemon holds it: then
+    the command asks the daemon (``runtime.ask_daemon``) instead of opening the index.
+    Raises ``VaultBusy`` when another command holds it."""
+    lock = VaultLock(v.state_dir, command)
+    try:
+        lock.acquire()
+    except VaultBusy as busy:
+        if busy.holder != "daemon":
+            raise
+        return None
+    return lock
 
 
 def emit_json(data: Any) -> None:

@@ -18,9 +18,14 @@ from vaultlink.cli.common import (
     emit_json,
     model_overrides,
     open_vault,
+    vault_writer,
+    writer_or_daemon,
 )
 from vaultlink.errors import ConfigError
 from vaultlink.graph import check_vault
+
+DAEMON_DREAMS = ("it integrates changed notes by itself once they settle (`vaultlink status` "
+                 "shows its queue); to dream by hand, stop it first")
 
 
 @app.command()
@@ -57,16 +62,17 @@ def dream(
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
     steps = build_steps(settings.get("auto_dream.steps"))
-    parts = open_parts(v, settings)
-    try:
-        parts.index.sync()
-        provider = choose_provider(settings)
-        echo = (lambda *a, **k: None) if as_json else typer.echo
-        ctx = dream_context(parts, settings, provider, dry_run=dry_run,
-                            progress=ProgressPrinter(echo))
-        run = run_dream(ctx, steps)
-    finally:
-        parts.close()
+    with vault_writer(v, "dream", if_daemon=DAEMON_DREAMS):
+        parts = open_parts(v, settings)
+        try:
+            parts.index.sync()
+            provider = choose_provider(settings)
+            echo = (lambda *a, **k: None) if as_json else typer.echo
+            ctx = dream_context(parts, settings, provider, dry_run=dry_run,
+                                progress=ProgressPrinter(echo))
+            run = run_dream(ctx, steps)
+        finally:
+            parts.close()
     if as_json:
         emit_json(run_json(run, dry_run))
     else:
@@ -130,11 +136,18 @@ def undo(
     from vaultlink.state import State
 
     v, _ = open_vault(vault)
-    state = State(v.state_dir / "state.sqlite")
-    try:
-        undo_id = undo_decision(v, state, decision)
-    finally:
-        state.close()
+    lock = writer_or_daemon(v, "undo")
+    if lock is None:  # the daemon's POST /undo also re-indexes the node at once
+        from vaultlink.runtime import ask_daemon
+
+        undo_id = ask_daemon(v.state_dir, "POST", "/undo", {"id": decision})["decision"]["id"]
+    else:
+        state = State(v.state_dir / "state.sqlite")
+        try:
+            undo_id = undo_decision(v, state, decision)
+        finally:
+            state.close()
+            lock.release()
     typer.echo(f"undid decision #{decision} (recorded as #{undo_id})")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +14,8 @@ from vaultlink.cli.common import (
     app,
     emit_json,
     open_vault,
+    vault_writer,
+    writer_or_daemon,
 )
 from vaultlink.config import Settings
 from vaultlink.vault import Vault
@@ -25,15 +28,9 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
     """Both search indexes of the vault, built from the settings."""
     # Imported here: chromadb and onnxruntime take a second to import, and most
     # commands never touch the index.
-    from vaultlink.embed import make_embedder
-    from vaultlink.search import open_indexes
+    from vaultlink.compose import open_recall
 
-    embedder = make_embedder(settings.get("embedding.provider"), settings.get("embedding.model"),
-                             settings.get("llm.host"), float(settings.get("llm.timeout_seconds")))
-    return open_indexes(v, embedder, chroma_mode=settings.get("index.chroma.mode"),
-                        chroma_host=settings.get("index.chroma.host"),
-                        chroma_port=settings.get("index.chroma.port"),
-                        body_chars=settings.get("index.body_chars"))
+    return open_recall(v, settings)
 
 
 def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
@@ -60,6 +57,37 @@ def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
             bar.stop()
 
 
+def _hits(v: Vault, settings: Settings, kind: str, query: str,
+          limit: int) -> list[dict[str, Any]]:
+    """Search hits as JSON-ready dicts: from the indexes here, or, while the daemon owns
+    the vault, from the daemon (``GET /search``), so two processes never share Chroma."""
+    lock = writer_or_daemon(v, "node-search" if kind == "nodes" else "search")
+    if lock is None:
+        from urllib.parse import urlencode
+
+        from vaultlink.runtime import ask_daemon
+
+        # Sections are indexed on demand by the daemon: the first search may embed a while.
+        answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
+            {"q": query, "limit": limit, "in": kind}), timeout=3600)
+        hits: list[dict[str, Any]] = answer["hits"]
+        return hits
+    try:
+        indexes = _recall_indexes(v, settings)
+        try:
+            if kind == "nodes":
+                _synced(indexes.nodes, "indexing digest nodes", show=True)
+                found: list[Any] = indexes.nodes.node_search(query, limit)
+            else:
+                _synced(indexes.chunks, "indexing notes", show=True)
+                found = indexes.chunks.search(query, limit)
+        finally:
+            indexes.close()
+    finally:
+        lock.release()
+    return [dataclasses.asdict(h) for h in found]
+
+
 @app.command("node-search")
 def node_search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
@@ -71,6 +99,7 @@ def node_search(
 
     The index is brought up to date first (only changed notes are read). Each hit has
     a fused score and the cosine similarity of its vector match (0 for keyword-only).
+    While the daemon runs on the vault, it answers instead (it keeps the index).
 
     Examples:
 
@@ -79,22 +108,17 @@ def node_search(
       vaultlink node-search postgres --limit 5 --json
     """
     v, settings = open_vault(vault)
-    indexes = _recall_indexes(v, settings)
-    try:
-        _synced(indexes.nodes, "indexing digest nodes", show=True)
-        hits = indexes.nodes.node_search(query, limit)
-    finally:
-        indexes.close()
+    hits = _hits(v, settings, "nodes", query, limit)
     if as_json:
-        emit_json({"hits": [{"path": h.path, "score": h.score, "name": h.name,
-                             "description": h.description, "similarity": h.similarity}
-                            for h in hits]})
+        emit_json({"hits": hits})
         return
     if not hits:
         typer.echo("no digest nodes found")
     for n, h in enumerate(hits, start=1):
-        typer.echo(f"{n:2}. {h.path}  (score {h.score:.4f}, similarity {h.similarity:.2f})")
-        typer.echo(f"    {h.name}: {h.description}" if h.description else f"    {h.name}")
+        typer.echo(f"{n:2}. {h['path']}  (score {h['score']:.4f}, "
+                   f"similarity {h['similarity']:.2f})")
+        typer.echo(f"    {h['name']}: {h['description']}" if h["description"]
+                   else f"    {h['name']}")
 
 
 @app.command()
@@ -107,7 +131,8 @@ def search(
     """Search the sections of all notes (daily/, resource/, digest/) and show their links.
 
     Each hit is a section with its heading breadcrumb and first line, plus up to 10
-    notes it links to and 10 notes linking to it. The index is brought up to date first.
+    notes it links to and 10 notes linking to it. The index is brought up to date first;
+    while the daemon runs on the vault, it answers instead.
 
     Examples:
 
@@ -116,32 +141,21 @@ def search(
       vaultlink search "staging deploy" --limit 3 --json
     """
     v, settings = open_vault(vault)
-    indexes = _recall_indexes(v, settings)
-    try:
-        _synced(indexes.chunks, "indexing notes", show=True)
-        hits = indexes.chunks.search(query, limit)
-    finally:
-        indexes.close()
-
-    def refs(items: list[Any]) -> list[dict[str, str]]:
-        return [{"path": r.path, "name": r.name, "description": r.description} for r in items]
-
+    hits = _hits(v, settings, "sections", query, limit)
     if as_json:
-        emit_json({"hits": [{"path": h.path, "score": h.score, "breadcrumb": h.breadcrumb,
-                             "text": h.text, "line": h.line, "similarity": h.similarity,
-                             "outlinks": refs(h.outlinks), "inlinks": refs(h.inlinks)}
-                            for h in hits]})
+        emit_json({"hits": hits})
         return
     if not hits:
         typer.echo("nothing found")
     for n, h in enumerate(hits, start=1):
-        typer.echo(f"{n:2}. {h.path}:{h.line}  {h.breadcrumb}  (score {h.score:.4f})")
-        text = " ".join(h.text.split())
+        typer.echo(f"{n:2}. {h['path']}:{h['line']}  {h['breadcrumb']}  "
+                   f"(score {h['score']:.4f})")
+        text = " ".join(h["text"].split())
         typer.echo(f"    {text[:300]}{'...' if len(text) > 300 else ''}")
-        if h.outlinks:
-            typer.echo("    links to: " + ", ".join(r.path for r in h.outlinks))
-        if h.inlinks:
-            typer.echo("    linked from: " + ", ".join(r.path for r in h.inlinks))
+        if h["outlinks"]:
+            typer.echo("    links to: " + ", ".join(r["path"] for r in h["outlinks"]))
+        if h["inlinks"]:
+            typer.echo("    linked from: " + ", ".join(r["path"] for r in h["inlinks"]))
 
 
 @app.command()
@@ -162,15 +176,16 @@ def reindex(
       vaultlink reindex --json
     """
     v, settings = open_vault(vault)
-    indexes = _recall_indexes(v, settings)
     reports = {}
-    try:
-        for label, index in (("nodes", indexes.nodes), ("chunks", indexes.chunks)):
-            index.reset()
-            reports[label] = _synced(index, f"indexing {label}", show=not as_json,
-                                     always=True)
-    finally:
-        indexes.close()
+    with vault_writer(v, "reindex", if_daemon="stop it, reindex, then start it again"):
+        indexes = _recall_indexes(v, settings)
+        try:
+            for label, index in (("nodes", indexes.nodes), ("chunks", indexes.chunks)):
+                index.reset()
+                reports[label] = _synced(index, f"indexing {label}", show=not as_json,
+                                         always=True)
+        finally:
+            indexes.close()
     summary = {label: {"indexed": len(r.added) + len(r.updated) + len(r.moved),
                        "embedded": r.embedded, "skipped": r.skipped}
                for label, r in reports.items()}
