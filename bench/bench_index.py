@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vaultlink.embed import MiniLMEmbedder
-from vaultlink.index import NodeIndex
+from vaultlink.node_index import NodeIndex
 from vaultlink.search import ChunkIndex, open_indexes
 from vaultlink.vault import Vault, parse_note
 

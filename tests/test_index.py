@@ -17,8 +17,8 @@ import pytest
 from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import SearchIndexError
 from vaultlink.fusion import fts_match, rrf_fuse
-from vaultlink.index import NodeIndex
 from vaultlink.index_store import open_chroma
+from vaultlink.node_index import NodeIndex
 from vaultlink.vault import Vault
 
 

@@ -27,10 +27,10 @@ from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import NoteUnreadable
 from vaultlink.graph import build_graph, check_vault
 from vaultlink.guard import Guard
-from vaultlink.index import NodeIndex
 from vaultlink.index_store import open_chroma
 from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import find_wikilinks, sources_links, split_frontmatter
+from vaultlink.node_index import NodeIndex
 from vaultlink.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.offline_policy import Turn
 from vaultlink.offline_text import LIST_MARK, summary_lines

@@ -14,8 +14,8 @@ from vaultlink.config import Settings
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.embed import Embedder, make_embedder
-from vaultlink.index import NodeIndex
 from vaultlink.llm import OllamaChat, is_reachable
+from vaultlink.node_index import NodeIndex
 from vaultlink.search import Indexes, open_indexes
 from vaultlink.state import State
 from vaultlink.vault import Vault

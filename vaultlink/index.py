@@ -1,20 +1,16 @@
 """Recall over the vault: Chroma vectors plus SQLite FTS5 keywords, fused by rank.
 
-Two indexes share one machinery (:class:`IndexBase`): :class:`NodeIndex` holds one
-entry per digest node (``node_search``), ``search.ChunkIndex`` one per section of
-every note (``search``). Each keeps, in ``state.sqlite`` (tables ``idx_*``):
+Two indexes share one machinery (:class:`IndexBase`): ``node_index.NodeIndex`` holds
+one entry per digest node (``node_search``), ``search.ChunkIndex`` one per section of
+every note (``search``). The stores live in ``index_tables`` (three ``idx_<kind>_*``
+tables in ``state.sqlite`` and a Chroma collection); this module keeps them in line
+with the vault and answers queries:
 
-* ``idx_<kind>_files``: every tracked note with size, mtime, inode and content hash;
-  a note whose size, mtime and inode are unchanged is not read again, everything
-  else is decided by hash. Unreadable notes are kept here with the reason.
-* ``idx_<kind>_docs``: one row per indexed text; its integer id is also its id in
-  Chroma, so a renamed note moves by updating a path, never by re-embedding.
-* ``idx_<kind>_fts``: FTS5 (porter, unicode61) over the same texts, ranked by ``bm25()``.
-
-Chroma holds the vectors in a collection named by kind, embedding model id and schema
-version, so a model change builds a new collection instead of mixing vector spaces.
-Anything inconsistent (a lost Chroma folder, a counted mismatch, garbage in
-state.sqlite) is rebuilt from the vault with a warning: the index is derived data.
+* a note whose size, mtime and inode are unchanged is not read again; everything else
+  is decided by content hash, and unreadable notes are kept with the reason;
+* a text whose hash is stored keeps its vector; a changed text replaces its vector
+  under the same id; a renamed note moves by updating a path, never by re-embedding;
+* a query is embedded once and fused by rank with BM25 over the FTS5 table.
 """
 
 from __future__ import annotations
@@ -22,55 +18,24 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import ClassVar, TypeVar
 
-import httpx
 import numpy as np
-from chromadb.api import ClientAPI
-from chromadb.api.models.Collection import Collection
-from chromadb.errors import ChromaError
 
-from vaultlink.embed import Embedder
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.fusion import fts_match, query_text, rrf_fuse
-from vaultlink.index_store import open_state_db, walk_notes
-from vaultlink.markdown import without_sources
-from vaultlink.state import immediate_transaction
-from vaultlink.vault import (
-    Note,
-    Vault,
-    content_hash,
-    normalize_rel,
-    parse_note,
-)
+from vaultlink.index_tables import Doc, IndexTables
+from vaultlink.vault import Note, content_hash, normalize_rel, parse_note
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
 # Texts per embedder call: large enough that length-sorted batching pads little.
 EMBED_BATCH = 512
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 Progress = Callable[[int, int], None]
 # path -> (size, mtime_ns, inode, content hash, skip reason) as stored in idx_<kind>_files
 _Stored = dict[str, tuple[int, int, int, str, str | None]]
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class NodeHit:
-    """A digest node found by ``node_search``; ``similarity`` is 0.0 for keyword-only hits."""
-
-    path: str
-    score: float
-    name: str
-    description: str
-    similarity: float
 
 
 @dataclass
@@ -91,23 +56,6 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed or self.moved)
 
 
-# -- the shared machinery ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One text of a note to index: embedded as ``embed_text``, FTS columns ``fts``."""
-
-    embed_text: str
-    fts: tuple[str, ...]
-    line: int = 1
-
-    @property
-    def text_hash(self) -> str:
-        """What decides whether a stored vector can be reused."""
-        return content_hash(self.embed_text.encode("utf-8"))
-
-
 @dataclass
 class _Change:
     path: str
@@ -121,122 +69,14 @@ class _Change:
     old_path: str | None = None
 
 
-class IndexBase:
-    """Sync and storage shared by the node and chunk indexes; subclasses say what to index."""
-
-    kind: ClassVar[str]
-    fts_columns: ClassVar[tuple[str, ...]]
-
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
-                 embedder: Embedder, namespace: str = "") -> None:
-        self.vault, self.db_path, self.embedder = vault, db_path, embedder
-        self.client = chroma_client
-        self.collection_name = f"{self.kind}-{embedder.model_id}-v{SCHEMA_VERSION}"
-        if namespace:  # one Chroma server may serve several vaults
-            self.collection_name += f"-{namespace}"
-        self._lock = threading.RLock()
-        self._db = open_state_db(db_path)
-        self._files_t, self._docs_t, self._fts_t = (f"idx_{self.kind}_{t}"
-                                                    for t in ("files", "docs", "fts"))
-        try:
-            self._create_tables()
-        except sqlite3.DatabaseError as exc:
-            raise SearchIndexError(f"{db_path} is damaged ({exc}); delete it and run "
-                                   "`vaultlink reindex`") from exc
-        self._collection = self._open_collection()
-        self._check_consistent()
-
-    # -- storage -----------------------------------------------------------------
-
-    def _create_tables(self) -> None:
-        cols = ", ".join(self.fts_columns)
-        self._db.executescript(f"""
-            CREATE TABLE IF NOT EXISTS idx_meta (key TEXT PRIMARY KEY, value TEXT);
-            CREATE TABLE IF NOT EXISTS {self._files_t} (path TEXT PRIMARY KEY, size INTEGER,
-                mtime_ns INTEGER, ino INTEGER, hash TEXT, skip TEXT, name TEXT,
-                description TEXT);
-            CREATE TABLE IF NOT EXISTS {self._docs_t} (id INTEGER PRIMARY KEY AUTOINCREMENT,
-                path TEXT NOT NULL, ord INTEGER, line INTEGER, text_hash TEXT);
-            CREATE INDEX IF NOT EXISTS {self._docs_t}_path ON {self._docs_t}(path);
-            CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5({cols},
-                tokenize='{FTS_TOKENIZE}');
-        """)
-
-    def _tables(self) -> list[str]:
-        return [self._files_t, self._docs_t, self._fts_t]
-
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate_transaction(self._db)
-
-    def _meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM idx_meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _open_collection(self) -> Collection:
-        try:
-            return self.client.get_or_create_collection(
-                self.collection_name, configuration={"hnsw": {"space": "cosine"}},
-                embedding_function=None)
-        except Exception as exc:
-            raise SearchIndexError(f"cannot open the Chroma collection {self.collection_name}: "
-                                   f"{exc}; run `vaultlink reindex`") from exc
-
-    def _check_consistent(self) -> None:
-        """Reset when the stored state does not describe this collection's vectors."""
-        stored = self._meta(f"{self.kind}.collection")
-        rows = self._db.execute(f"SELECT count(*) FROM {self._docs_t}").fetchone()[0]
-        try:
-            vectors = self._collection.count()
-        except Exception as exc:
-            raise SearchIndexError(f"the Chroma collection {self.collection_name} does not "
-                                   f"answer: {exc}") from exc
-        params = self._meta(f"{self.kind}.params")
-        if stored == self.collection_name and rows == vectors and params == self.params():
-            return
-        if stored is not None and stored != self.collection_name:
-            log.warning("the %s index was built with %s; building %s", self.kind, stored,
-                        self.collection_name)
-            self._drop_collection(stored)
-        elif stored is not None and params != self.params():
-            log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
-                        params, self.params())
-        elif stored is not None:
-            log.warning("the %s index is out of step (%d rows, %d vectors); rebuilding it "
-                        "from the vault", self.kind, rows, vectors)
-        self.reset()
-
-    def _drop_collection(self, name: str) -> None:
-        try:
-            self.client.delete_collection(name)
-        except Exception as exc:  # already gone is fine
-            log.debug("deleting collection %s: %s", name, exc)
-
-    def reset(self) -> None:
-        """Forget everything indexed; the next sync rebuilds from the vault."""
-        with self._lock:
-            self._drop_collection(self.collection_name)
-            self._collection = self._open_collection()
-            with self._tx() as db:
-                for table in self._tables():
-                    db.execute(f"DELETE FROM {table}")
-                db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
-                               [(f"{self.kind}.collection", self.collection_name),
-                                (f"{self.kind}.params", self.params())])
-
-    def close(self) -> None:
-        """Close the SQLite connection (the Chroma client belongs to the caller)."""
-        with self._lock:
-            self._db.close()
+class IndexBase(IndexTables):
+    """Sync and query shared by the node and chunk indexes; subclasses say what to index."""
 
     # -- what to index (subclasses) ---------------------------------------------
 
     def wants(self, path: str) -> bool:
         """True for vault paths this index covers."""
         raise NotImplementedError
-
-    def params(self) -> str:
-        """The settings the stored texts depend on; a change rebuilds the index."""
-        return ""
 
     def _scan(self) -> dict[str, os.stat_result]:
         """Vault paths this index covers, as found on disk now, with their stat."""
@@ -280,16 +120,6 @@ class IndexBase:
             report = SyncReport()
             self._guard(lambda: self._remove_paths(gone, report))
             return report
-
-    def _guard(self, fn: Callable[[], T]) -> T:
-        try:
-            return fn()
-        except sqlite3.DatabaseError as exc:
-            raise SearchIndexError(f"the search index in {self.db_path} failed: {exc}; run "
-                                   "`vaultlink reindex`") from exc
-        except (ChromaError, httpx.HTTPError) as exc:  # httpx: a Chroma server went away
-            raise SearchIndexError(f"the Chroma collection {self.collection_name} failed: "
-                                   f"{exc}; run `vaultlink reindex`") from exc
 
     def _stored(self) -> _Stored:
         rows = self._db.execute(
@@ -389,10 +219,6 @@ class IndexBase:
                        (path, st.st_size, st.st_mtime_ns, st.st_ino, digest, reason, "", ""))
             self._chroma_delete(ids)
 
-    def _doc_ids(self, path: str) -> list[int]:
-        return [r[0] for r in self._db.execute(
-            f"SELECT id FROM {self._docs_t} WHERE path = ? ORDER BY ord", (path,))]
-
     def _plan(self, path: str, st: os.stat_result, digest: str, note: Note,
               old_path: str | None) -> _Change:
         docs = self.docs_of(note)
@@ -465,17 +291,6 @@ class IndexBase:
             self._chroma_upsert(new_ids, new_vectors)
         report.embedded += len(texts)
 
-    def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc, replace: bool) -> None:
-        if replace:
-            db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
-        marks = ",".join("?" * (len(self.fts_columns) + 1))
-        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(self.fts_columns)}) "
-                   f"VALUES ({marks})", (doc_id, *doc.fts))
-
-    def _delete_docs(self, db: sqlite3.Connection, ids: list[int]) -> None:
-        db.executemany(f"DELETE FROM {self._docs_t} WHERE id = ?", [(i,) for i in ids])
-        db.executemany(f"DELETE FROM {self._fts_t} WHERE rowid = ?", [(i,) for i in ids])
-
     def _remove_paths(self, paths: list[str], report: SyncReport) -> None:
         known = [p for p in paths if self._db.execute(
             f"SELECT 1 FROM {self._files_t} WHERE path = ?", (p,)).fetchone()]
@@ -490,17 +305,6 @@ class IndexBase:
             self._delete_docs(db, ids)
             self._chroma_delete(ids)
         report.removed += known
-
-    def _chroma_delete(self, ids: list[int]) -> None:
-        step = self.client.get_max_batch_size()
-        for start in range(0, len(ids), step):
-            self._collection.delete(ids=[str(i) for i in ids[start:start + step]])
-
-    def _chroma_upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
-        step = self.client.get_max_batch_size()
-        for start in range(0, len(ids), step):
-            self._collection.upsert(ids=ids[start:start + step], embeddings=np.asarray(
-                vectors[start:start + step], dtype=np.float32))
 
     # -- query -------------------------------------------------------------------
 
@@ -531,59 +335,3 @@ class IndexBase:
         similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
         fused = rrf_fuse(ids, keyword)[:limit]
         return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
-
-
-class NodeIndex(IndexBase):
-    """Digest nodes (``digest/<bucket>/*.md``, not ``digest/topics/``) by name, description
-    and the opening ``body_chars`` characters of the body without its ``## Sources``;
-    answers ``node_search``."""
-
-    kind = "nodes"
-    fts_columns = ("name", "description", "body")
-    bm25_weights = (3.0, 2.0, 1.0)  # a word in the name says more than one in the body
-
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
-                 embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
-        self.body_chars = body_chars
-        super().__init__(vault, db_path, chroma_client, embedder, namespace)
-
-    def wants(self, path: str) -> bool:
-        """Exactly ``digest/<bucket>/<slug>.md`` with a bucket other than ``topics``."""
-        parts = path.split("/")
-        return (len(parts) == 3 and parts[0] == self.vault.digest and parts[1] != "topics"
-                and parts[2].endswith(".md"))
-
-    def _scan(self) -> dict[str, os.stat_result]:
-        return walk_notes(self.vault, [self.vault.digest], self.wants)
-
-    def params(self) -> str:
-        """What shapes every embedded text; an index built otherwise is rebuilt."""
-        return f"body_chars={self.body_chars} without sources"
-
-    def docs_of(self, note: Note) -> list[Doc]:
-        """One text: name, description and the opening of the body.
-
-        The ``## Sources`` list says where a claim came from, not what it is: it would
-        only blur recall, and without it a CORROBORATE (a new source sentence) keeps
-        the stored vector instead of costing an embedding.
-        """
-        opening = without_sources(note.body).strip()[:self.body_chars]
-        text = f"{note.name}\n{note.description}\n{opening}".strip()
-        return [Doc(text, (note.name, note.description, opening))]
-
-    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
-        """Digest nodes for ``query``, best first, fused from vector and BM25 recall.
-
-        Raises SearchIndexError for an empty query; any other text is a valid query.
-        """
-        ranked = self._ranked(query, limit, self.bm25_weights)
-        if not ranked:
-            return []
-        with self._lock:
-            marks = ",".join("?" * len(ranked))
-            rows = {r[0]: r[1:] for r in self._db.execute(
-                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
-                f"JOIN {self._files_t} f ON f.path = d.path WHERE d.id IN ({marks})",
-                [i for i, _, _ in ranked])}
-        return [NodeHit(rows[i][0], score, rows[i][1], rows[i][2], sim)
-                for i, score, sim in ranked if i in rows]

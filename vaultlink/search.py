@@ -22,15 +22,11 @@ from pathlib import Path
 from chromadb.api import ClientAPI
 
 from vaultlink.embed import Embedder
-from vaultlink.index import (
-    Doc,
-    IndexBase,
-    NodeIndex,
-    SyncReport,
-    _Change,
-)
+from vaultlink.index import IndexBase, SyncReport, _Change
 from vaultlink.index_store import collection_namespace, open_chroma, walk_notes
+from vaultlink.index_tables import Doc
 from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
+from vaultlink.node_index import NodeIndex
 from vaultlink.vault import Note, Vault
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ MAX_RESULT_CHARS = 6000
 
 
 class Hit(Protocol):
-    """What node_search returns per node (see ``vaultlink.index.NodeHit``)."""
+    """What node_search returns per node (see ``vaultlink.node_index.NodeHit``)."""
 
     @property
     def path(self) -> str: ...

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultlink.embed import Embedder
-from vaultlink.index import NodeIndex
 from vaultlink.index_store import open_chroma
+from vaultlink.node_index import NodeIndex
 from vaultlink.vault import Vault
 
 DATA = Path(__file__).parent / "data"

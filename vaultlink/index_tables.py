@@ -1,0 +1,200 @@
+"""The stores of one index: three SQLite tables and a Chroma collection, kept in step.
+
+``idx_<kind>_files`` (every tracked note with size, mtime, inode and content hash, or
+the reason it is skipped), ``idx_<kind>_docs`` (one row per indexed text; its integer
+id is also its id in Chroma) and ``idx_<kind>_fts`` (FTS5 over the same texts). The
+collection is named by kind, embedding model id and schema version, so a model change
+builds a new collection instead of mixing vector spaces. Whatever does not describe
+the collection (a lost Chroma folder, a counted mismatch, other ``params``) is reset
+with a warning: the index is derived data, rebuilt from the vault.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+import httpx
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.errors import ChromaError
+
+from vaultlink.embed import Embedder
+from vaultlink.errors import SearchIndexError
+from vaultlink.index_store import open_state_db
+from vaultlink.state import immediate_transaction
+from vaultlink.vault import Vault, content_hash
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One text of a note to index: embedded as ``embed_text``, FTS columns ``fts``."""
+
+    embed_text: str
+    fts: tuple[str, ...]
+    line: int = 1
+
+    @property
+    def text_hash(self) -> str:
+        """What decides whether a stored vector can be reused."""
+        return content_hash(self.embed_text.encode("utf-8"))
+
+
+class IndexTables:
+    """The tables and the collection of one index (``kind``), and the writes that keep
+    them in step; :class:`vaultlink.index.IndexBase` builds sync and query on top."""
+
+    kind: ClassVar[str]
+    fts_columns: ClassVar[tuple[str, ...]]
+
+    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+                 embedder: Embedder, namespace: str = "") -> None:
+        self.vault, self.db_path, self.embedder = vault, db_path, embedder
+        self.client = chroma_client
+        self.collection_name = f"{self.kind}-{embedder.model_id}-v{SCHEMA_VERSION}"
+        if namespace:  # one Chroma server may serve several vaults
+            self.collection_name += f"-{namespace}"
+        self._lock = threading.RLock()
+        self._db = open_state_db(db_path)
+        self._files_t, self._docs_t, self._fts_t = (f"idx_{self.kind}_{t}"
+                                                    for t in ("files", "docs", "fts"))
+        try:
+            self._create_tables()
+        except sqlite3.DatabaseError as exc:
+            raise SearchIndexError(f"{db_path} is damaged ({exc}); delete it and run "
+                                   "`vaultlink reindex`") from exc
+        self._collection = self._open_collection()
+        self._check_consistent()
+
+    def _create_tables(self) -> None:
+        cols = ", ".join(self.fts_columns)
+        self._db.executescript(f"""
+            CREATE TABLE IF NOT EXISTS idx_meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE IF NOT EXISTS {self._files_t} (path TEXT PRIMARY KEY, size INTEGER,
+                mtime_ns INTEGER, ino INTEGER, hash TEXT, skip TEXT, name TEXT,
+                description TEXT);
+            CREATE TABLE IF NOT EXISTS {self._docs_t} (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                path TEXT NOT NULL, ord INTEGER, line INTEGER, text_hash TEXT);
+            CREATE INDEX IF NOT EXISTS {self._docs_t}_path ON {self._docs_t}(path);
+            CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5({cols},
+                tokenize='{FTS_TOKENIZE}');
+        """)
+
+    def _tables(self) -> list[str]:
+        return [self._files_t, self._docs_t, self._fts_t]
+
+    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self._db)
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM idx_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _open_collection(self) -> Collection:
+        try:
+            return self.client.get_or_create_collection(
+                self.collection_name, configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=None)
+        except Exception as exc:
+            raise SearchIndexError(f"cannot open the Chroma collection {self.collection_name}: "
+                                   f"{exc}; run `vaultlink reindex`") from exc
+
+    def _check_consistent(self) -> None:
+        """Reset when the stored state does not describe this collection's vectors."""
+        stored = self._meta(f"{self.kind}.collection")
+        rows = self._db.execute(f"SELECT count(*) FROM {self._docs_t}").fetchone()[0]
+        try:
+            vectors = self._collection.count()
+        except Exception as exc:
+            raise SearchIndexError(f"the Chroma collection {self.collection_name} does not "
+                                   f"answer: {exc}") from exc
+        params = self._meta(f"{self.kind}.params")
+        if stored == self.collection_name and rows == vectors and params == self.params():
+            return
+        if stored is not None and stored != self.collection_name:
+            log.warning("the %s index was built with %s; building %s", self.kind, stored,
+                        self.collection_name)
+            self._drop_collection(stored)
+        elif stored is not None and params != self.params():
+            log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
+                        params, self.params())
+        elif stored is not None:
+            log.warning("the %s index is out of step (%d rows, %d vectors); rebuilding it "
+                        "from the vault", self.kind, rows, vectors)
+        self.reset()
+
+    def _drop_collection(self, name: str) -> None:
+        try:
+            self.client.delete_collection(name)
+        except Exception as exc:  # already gone is fine
+            log.debug("deleting collection %s: %s", name, exc)
+
+    def reset(self) -> None:
+        """Forget everything indexed; the next sync rebuilds from the vault."""
+        with self._lock:
+            self._drop_collection(self.collection_name)
+            self._collection = self._open_collection()
+            with self._tx() as db:
+                for table in self._tables():
+                    db.execute(f"DELETE FROM {table}")
+                db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
+                               [(f"{self.kind}.collection", self.collection_name),
+                                (f"{self.kind}.params", self.params())])
+
+    def close(self) -> None:
+        """Close the SQLite connection (the Chroma client belongs to the caller)."""
+        with self._lock:
+            self._db.close()
+
+    def params(self) -> str:
+        """The settings the stored texts depend on; a change rebuilds the index."""
+        return ""
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except sqlite3.DatabaseError as exc:
+            raise SearchIndexError(f"the search index in {self.db_path} failed: {exc}; run "
+                                   "`vaultlink reindex`") from exc
+        except (ChromaError, httpx.HTTPError) as exc:  # httpx: a Chroma server went away
+            raise SearchIndexError(f"the Chroma collection {self.collection_name} failed: "
+                                   f"{exc}; run `vaultlink reindex`") from exc
+
+    def _doc_ids(self, path: str) -> list[int]:
+        return [r[0] for r in self._db.execute(
+            f"SELECT id FROM {self._docs_t} WHERE path = ? ORDER BY ord", (path,))]
+
+    def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc, replace: bool) -> None:
+        if replace:
+            db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
+        marks = ",".join("?" * (len(self.fts_columns) + 1))
+        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(self.fts_columns)}) "
+                   f"VALUES ({marks})", (doc_id, *doc.fts))
+
+    def _delete_docs(self, db: sqlite3.Connection, ids: list[int]) -> None:
+        db.executemany(f"DELETE FROM {self._docs_t} WHERE id = ?", [(i,) for i in ids])
+        db.executemany(f"DELETE FROM {self._fts_t} WHERE rowid = ?", [(i,) for i in ids])
+
+    def _chroma_delete(self, ids: list[int]) -> None:
+        step = self.client.get_max_batch_size()
+        for start in range(0, len(ids), step):
+            self._collection.delete(ids=[str(i) for i in ids[start:start + step]])
+
+    def _chroma_upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
+        step = self.client.get_max_batch_size()
+        for start in range(0, len(ids), step):
+            self._collection.upsert(ids=ids[start:start + step], embeddings=np.asarray(
+                vectors[start:start + step], dtype=np.float32))

@@ -1,0 +1,83 @@
+"""The digest-node index behind ``node_search``: what integration recalls from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from chromadb.api import ClientAPI
+
+from vaultlink.embed import Embedder
+from vaultlink.index import IndexBase
+from vaultlink.index_store import walk_notes
+from vaultlink.index_tables import Doc
+from vaultlink.markdown import without_sources
+from vaultlink.vault import Note, Vault
+
+
+@dataclass(frozen=True)
+class NodeHit:
+    """A digest node found by ``node_search``; ``similarity`` is 0.0 for keyword-only hits."""
+
+    path: str
+    score: float
+    name: str
+    description: str
+    similarity: float
+
+
+class NodeIndex(IndexBase):
+    """Digest nodes (``digest/<bucket>/*.md``, not ``digest/topics/``) by name, description
+    and the opening ``body_chars`` characters of the body without its ``## Sources``;
+    answers ``node_search``."""
+
+    kind = "nodes"
+    fts_columns = ("name", "description", "body")
+    bm25_weights = (3.0, 2.0, 1.0)  # a word in the name says more than one in the body
+
+    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+                 embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
+        self.body_chars = body_chars
+        super().__init__(vault, db_path, chroma_client, embedder, namespace)
+
+    def wants(self, path: str) -> bool:
+        """Exactly ``digest/<bucket>/<slug>.md`` with a bucket other than ``topics``."""
+        parts = path.split("/")
+        return (len(parts) == 3 and parts[0] == self.vault.digest and parts[1] != "topics"
+                and parts[2].endswith(".md"))
+
+    def _scan(self) -> dict[str, os.stat_result]:
+        return walk_notes(self.vault, [self.vault.digest], self.wants)
+
+    def params(self) -> str:
+        """What shapes every embedded text; an index built otherwise is rebuilt."""
+        return f"body_chars={self.body_chars} without sources"
+
+    def docs_of(self, note: Note) -> list[Doc]:
+        """One text: name, description and the opening of the body.
+
+        The ``## Sources`` list says where a claim came from, not what it is: it would
+        only blur recall, and without it a CORROBORATE (a new source sentence) keeps
+        the stored vector instead of costing an embedding.
+        """
+        opening = without_sources(note.body).strip()[:self.body_chars]
+        text = f"{note.name}\n{note.description}\n{opening}".strip()
+        return [Doc(text, (note.name, note.description, opening))]
+
+    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
+        """Digest nodes for ``query``, best first, fused from vector and BM25 recall.
+
+        Raises SearchIndexError for an empty query; any other text is a valid query.
+        """
+        ranked = self._ranked(query, limit, self.bm25_weights)
+        if not ranked:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(ranked))
+            rows = {r[0]: r[1:] for r in self._db.execute(
+                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
+                f"JOIN {self._files_t} f ON f.path = d.path WHERE d.id IN ({marks})",
+                [i for i, _, _ in ranked])}
+        return [NodeHit(rows[i][0], score, rows[i][1], rows[i][2], sim)
+                for i, score, sim in ranked if i in rows]
