@@ -36,9 +36,10 @@ from pathlib import Path
 
 from vaultlink.dream.extract import source_note
 from vaultlink.errors import NoteUnreadable
-from vaultlink.markdown import find_sources_section, find_wikilinks
+from vaultlink.markdown import find_wikilinks
 from vaultlink.offline import OfflineExtractor
 from vaultlink.runtime import live_status, read_info
+from vaultlink.sections import find_sources_section
 from vaultlink.state import State
 from vaultlink.units import ACTIONS
 from vaultlink.vault import Vault, content_hash, parse_note

@@ -6,16 +6,13 @@ import unicodedata
 
 import pytest
 
-from vaultlink.markdown import (
-    LinkResolver,
+from vaultlink.markdown import LinkResolver, find_wikilinks, parse_link_body, render_link
+from vaultlink.sections import (
     append_source_sentence,
     bare_link_lines,
     chunk_note,
     find_sources_section,
-    find_wikilinks,
-    parse_link_body,
     removed_links,
-    render_link,
     sections,
     sources_links,
     without_sources,

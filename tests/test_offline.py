@@ -29,11 +29,12 @@ from vaultlink.graph import build_graph, check_vault
 from vaultlink.guard import Guard
 from vaultlink.index_store import open_chroma
 from vaultlink.llm import ChatReply, ToolCall
-from vaultlink.markdown import find_wikilinks, sources_links, split_frontmatter
+from vaultlink.markdown import find_wikilinks, split_frontmatter
 from vaultlink.node_index import NodeIndex
 from vaultlink.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.offline_policy import Turn
 from vaultlink.offline_text import LIST_MARK, summary_lines
+from vaultlink.sections import sources_links
 from vaultlink.tools import Toolbox
 from vaultlink.units import Unit
 from vaultlink.vault import Vault

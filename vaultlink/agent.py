@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vaultlink.errors import GuardRefusal, ModelOutputError
-from vaultlink.markdown import sources_links, split_frontmatter
+from vaultlink.markdown import split_frontmatter
+from vaultlink.sections import sources_links
 from vaultlink.tools import TOOL_SCHEMAS, Toolbox
 from vaultlink.units import Receipt, parse_receipt
 

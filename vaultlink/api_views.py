@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict
 from vaultlink.graph import LinkGraph, build_graph
 from vaultlink.history import undo_decision
-from vaultlink.markdown import find_sources_section, find_wikilinks, split_frontmatter
+from vaultlink.markdown import find_wikilinks, split_frontmatter
+from vaultlink.sections import find_sources_section
 from vaultlink.state import JournalEntry
 from vaultlink.units import ACTIONS
 

@@ -10,13 +10,8 @@ import logging
 from dataclasses import dataclass, field
 
 from vaultlink.errors import NoteUnreadable, VaultError
-from vaultlink.markdown import (
-    LinkResolver,
-    Wikilink,
-    bare_link_lines,
-    find_wikilinks,
-    sources_links,
-)
+from vaultlink.markdown import LinkResolver, Wikilink, find_wikilinks
+from vaultlink.sections import bare_link_lines, sources_links
 from vaultlink.vault import Vault
 
 log = logging.getLogger(__name__)

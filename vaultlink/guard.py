@@ -13,14 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused
-from vaultlink.markdown import (
-    LinkResolver,
-    bare_link_lines,
-    find_wikilinks,
-    removed_links,
-    sources_links,
-    split_frontmatter,
-)
+from vaultlink.markdown import LinkResolver, find_wikilinks, split_frontmatter
+from vaultlink.sections import bare_link_lines, removed_links, sources_links
 from vaultlink.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
 from vaultlink.vault import normalize_rel, parse_note
 

@@ -1,9 +1,10 @@
-"""Markdown as Obsidian reads it: wikilinks, their resolution, sections and chunks.
+"""Markdown as Obsidian reads it: wikilinks, their resolution and rendering.
 
 Wikilinks are found with mistune's parser plus a wikilink rule, so whatever Markdown
 says is code, an HTML comment or an escaped bracket is not a link, exactly as in
 Obsidian. Links are reported with their line; resolution follows Obsidian (exact path,
 path plus ``.md``, unique file name); rendering always writes the full vault path.
+Headings, the ``## Sources`` section and chunks are in ``sections``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 import mistune
 
 _WIKILINK_RE = r"(?P<wl_embed>!?)\[\[(?P<wl_body>[^\[\]\n]+?)\]\]"
-_RAW_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# Every [[...]] as typed, in code or not: the candidates the parser confirms, and a
+# quick test for "is there a link on this line".
+RAW_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 
 
 def _parse_wikilink(inline: Any, m: re.Match[str], state: Any) -> int:
@@ -103,7 +106,7 @@ def _cached_wikilinks(text: str) -> tuple[Wikilink, ...]:
 
 def _parse_wikilinks(text: str) -> list[Wikilink]:
     _, body, offset = split_frontmatter(text)
-    candidates = list(_RAW_WIKILINK.finditer(body))
+    candidates = list(RAW_WIKILINK.finditer(body))
     if not candidates:
         return []
     # The parser knows which candidates are real links but not where they are. Tag
@@ -134,7 +137,7 @@ _TAG = "\ue000{}\ue001"
 _TAG_RE = re.compile("\ue000(\\d+)\ue001$")
 
 
-def _code_line_ranges(body: str) -> set[int]:
+def code_line_numbers(body: str) -> set[int]:
     """Lines inside fenced code blocks or HTML comments (1-based)."""
     lines = body.split("\n")
     out: set[int] = set()
@@ -229,208 +232,3 @@ def render_link(path: str, anchor: str = "", alias: str = "") -> str:
 
 
 # -- sections ----------------------------------------------------------------
-
-SOURCES_HEADING = "## Sources"
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-
-
-@dataclass(frozen=True)
-class Section:
-    """A heading's section: lines ``[start, end)`` of the body, 0-based; heading at ``start``."""
-
-    title: str
-    level: int
-    start: int
-    end: int
-
-
-def sections(body: str) -> list[Section]:
-    """The heading tree flattened: every ATX heading outside fenced code, with its extent."""
-    lines = body.split("\n")
-    fenced = _code_line_ranges(body)
-    heads = []
-    for i, line in enumerate(lines):
-        if i + 1 in fenced:
-            continue
-        m = _HEADING.match(line)
-        if m:
-            heads.append((i, len(m.group(1)), m.group(2)))
-    out = []
-    for n, (i, level, title) in enumerate(heads):
-        end = len(lines)
-        for j, lvl, _ in heads[n + 1:]:
-            if lvl <= level:
-                end = j
-                break
-        out.append(Section(title, level, i, end))
-    return out
-
-
-def find_sources_section(body: str) -> Section | None:
-    """The ``## Sources`` section of a body, if it has one."""
-    for sec in sections(body):
-        if sec.level == 2 and sec.title.strip().lower() == "sources":
-            return sec
-    return None
-
-
-def without_sources(body: str) -> str:
-    """The body with its ``## Sources`` section cut out (what the node says, not where from)."""
-    sec = find_sources_section(body)
-    if sec is None:
-        return body
-    lines = body.split("\n")
-    return "\n".join(lines[:sec.start] + lines[sec.end:])
-
-
-def sources_links(body: str) -> list[Wikilink]:
-    """The wikilinks inside the ``## Sources`` section (the node's source edges)."""
-    sec = find_sources_section(body)
-    if sec is None:
-        return []
-    lines = body.split("\n")
-    text = "\n".join(lines[sec.start:sec.end])
-    return find_wikilinks(text)
-
-
-def append_source_sentence(body: str, sentence: str) -> str:
-    """Add ``sentence`` as a list item at the end of ``## Sources`` (made if missing)."""
-    sentence = sentence.strip()
-    item = sentence if sentence.startswith("- ") else f"- {sentence}"
-    body = body.rstrip("\n")
-    lines = body.split("\n")
-    sec = find_sources_section(body)  # on the same lines that are edited below
-    if sec is None:
-        return "\n".join([*lines, "", SOURCES_HEADING, "", item]) + "\n"
-    end = sec.end
-    while end > sec.start + 1 and not lines[end - 1].strip():
-        end -= 1
-    insert = [item] if end > sec.start + 1 else ["", item]
-    new = lines[:end] + insert + lines[end:]
-    return "\n".join(new).rstrip("\n") + "\n"
-
-
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
-def bare_link_lines(body: str) -> list[tuple[int, str]]:
-    """Lines of ``## Sources`` that are only links, with no sentence around them.
-
-    A source line must say what its source supports: after removing the list marker
-    and the links, fewer than three words is a bare link line. Returns 1-based line
-    numbers of the body with the line's text.
-    """
-    sec = find_sources_section(body)
-    if sec is None:
-        return []
-    lines = body.split("\n")
-    out = []
-    for i in range(sec.start + 1, sec.end):
-        line = lines[i]
-        if not _RAW_WIKILINK.search(line):
-            continue
-        rest = _RAW_WIKILINK.sub(" ", _LIST_MARK.sub("", line))
-        words = re.findall(r"[^\W_]+", rest)
-        if len(words) < 3:
-            out.append((i + 1, line))
-    return out
-
-
-def removed_links(before: str, after: str) -> list[str]:
-    """Wikilinks and source entries present in ``before`` but missing in ``after``.
-
-    An update must be additive: every edge (target and anchor) of the old text is still
-    in the new one, and every source link stays under ``## Sources``. Rewriting a link
-    to the full path of the same note (``[[x]]`` to ``[[digest/wiki/x.md]]``, as
-    vaultlink writes links) keeps it. Returns a plain description of each loss; empty
-    means the edit is additive.
-    """
-    lost = []
-    after_edges = [(_link_key(link.target), link.anchor) for link in find_wikilinks(after)]
-    for link in find_wikilinks(before):
-        if not any(_same_target(link.target, t) and link.anchor == a for t, a in after_edges):
-            lost.append(f"the link {link.raw} was removed")
-    _, before_body, _ = split_frontmatter(before)
-    _, after_body, _ = split_frontmatter(after)
-    after_sources = [_link_key(link.target) for link in sources_links(after_body)]
-    for link in sources_links(before_body):
-        if not any(_same_target(link.target, t) for t in after_sources):
-            lost.append(f"the source entry for {link.target} left ## Sources")
-    return sorted(set(lost))
-
-
-def _link_key(target: str) -> str:
-    return unicodedata.normalize("NFC", target).strip().lstrip("/").lower().removesuffix(".md")
-
-
-def _same_target(old: str, new_key: str) -> bool:
-    """True if a new link names the old target, as written or by a longer path to it."""
-    key = _link_key(old)
-    return new_key == key or new_key.endswith("/" + key)
-
-
-# -- chunks ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A piece of a note for search: its heading breadcrumb, text and first line (1-based)."""
-
-    breadcrumb: str
-    text: str
-    line: int
-
-
-def chunk_note(body: str, title: str, max_chars: int = 1200) -> list[Chunk]:
-    """Split a body along its heading tree: a section per chunk where it fits.
-
-    Long sections are split at paragraph boundaries; every chunk carries the
-    breadcrumb of headings above it (``Title > Section > Subsection``).
-    """
-    lines = body.split("\n")
-    secs = sections(body)
-    starts = sorted({0, *(s.start for s in secs)})
-    chunks: list[Chunk] = []
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        crumbs = [title]
-        crumbs += [s.title for s in secs if s.start <= start < s.end]
-        while start < end and not lines[start].strip():
-            start += 1  # the chunk's line is its first non-blank line
-        text = "\n".join(lines[start:end]).strip()
-        if not text:
-            continue
-        crumb = " > ".join(crumbs)
-        for piece, offset in _split_long(text, max_chars):
-            chunks.append(Chunk(crumb, piece, start + 1 + offset))
-    return chunks
-
-
-def _split_long(text: str, max_chars: int) -> list[tuple[str, int]]:
-    if len(text) <= max_chars:
-        return [(text, 0)]
-    out: list[tuple[str, int]] = []
-    buf: list[str] = []
-    buf_line = 0
-    line = 0
-    for para in text.split("\n\n"):
-        while len(para) > max_chars:  # one giant paragraph: hard split
-            if buf:
-                out.append(("\n\n".join(buf), buf_line))
-                buf = []
-            out.append((para[:max_chars], line))
-            line += para[:max_chars].count("\n")
-            para = para[max_chars:]
-        if not para.strip():
-            line += para.count("\n") + 2
-            continue
-        if buf and sum(len(p) + 2 for p in buf) + len(para) > max_chars:
-            out.append(("\n\n".join(buf), buf_line))
-            buf = []
-        if not buf:
-            buf_line = line
-        buf.append(para)
-        line += para.count("\n") + 2
-    if buf:
-        out.append(("\n\n".join(buf), buf_line))
-    return out

@@ -12,7 +12,7 @@ from vaultlink.embed import Embedder
 from vaultlink.index import IndexBase
 from vaultlink.index_store import walk_notes
 from vaultlink.index_tables import Doc
-from vaultlink.markdown import without_sources
+from vaultlink.sections import without_sources
 from vaultlink.vault import Note, Vault
 
 

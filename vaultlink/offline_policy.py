@@ -37,10 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.llm import ChatReply, ToolCall
-from vaultlink.markdown import (
-    find_wikilinks,
-    split_frontmatter,
-)
+from vaultlink.markdown import find_wikilinks, split_frontmatter
 from vaultlink.offline_text import (
     STEP_MARK,
     cited,

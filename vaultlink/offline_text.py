@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from vaultlink.markdown import find_sources_section, sources_links, split_frontmatter
+from vaultlink.markdown import split_frontmatter
+from vaultlink.sections import find_sources_section, sources_links
 
 STOP = frozenset("""a an and are as at be been but by can could did do does for from had
 has have he her his how i if in into is it its it's just me more most my no not of on

@@ -25,8 +25,9 @@ from vaultlink.embed import Embedder
 from vaultlink.index import IndexBase, SyncReport, _Change
 from vaultlink.index_store import collection_namespace, open_chroma, walk_notes
 from vaultlink.index_tables import Doc
-from vaultlink.markdown import LinkResolver, chunk_note, find_wikilinks, split_frontmatter
+from vaultlink.markdown import LinkResolver, find_wikilinks, split_frontmatter
 from vaultlink.node_index import NodeIndex
+from vaultlink.sections import chunk_note
 from vaultlink.vault import Note, Vault
 
 log = logging.getLogger(__name__)

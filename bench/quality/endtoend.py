@@ -28,8 +28,8 @@ from vaultlink.compose import dream_context, open_parts
 from vaultlink.config import load_settings
 from vaultlink.dream import build_steps, run_dream
 from vaultlink.graph import build_graph, check_vault
-from vaultlink.markdown import chunk_note
 from vaultlink.offline_text import LIST_MARK, content_words, summary_lines
+from vaultlink.sections import chunk_note
 from vaultlink.units import Unit
 from vaultlink.vault import Vault
 

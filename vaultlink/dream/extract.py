@@ -20,7 +20,7 @@ from vaultlink.agent import ChatModelLike, extract_json, require_content
 from vaultlink.dream.pipeline import DreamContext, RunState, SourceNote
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
 from vaultlink.llm import estimate_tokens
-from vaultlink.markdown import chunk_note
+from vaultlink.sections import chunk_note
 from vaultlink.units import UNIT_SCHEMA, Unit
 from vaultlink.vault import Note
 
