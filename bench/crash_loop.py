@@ -34,6 +34,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from vaultlink.atomic import content_hash
 from vaultlink.dream.extract import source_note
 from vaultlink.errors import NoteUnreadable
 from vaultlink.markdown import find_wikilinks
@@ -42,7 +43,7 @@ from vaultlink.runtime import live_status, read_info
 from vaultlink.sections import find_sources_section
 from vaultlink.state import State
 from vaultlink.units import ACTIONS
-from vaultlink.vault import Vault, content_hash, parse_note
+from vaultlink.vault import Vault, parse_note
 
 REPO = Path(__file__).resolve().parent.parent
 TOPICS = ["cache", "index", "deploy", "backup", "queue", "review", "search", "schema",

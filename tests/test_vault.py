@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultlink.atomic import content_hash
 from vaultlink.errors import (
     BinaryNote,
     BrokenFrontmatter,
@@ -21,7 +22,7 @@ from vaultlink.errors import (
     VaultError,
     WriteConflict,
 )
-from vaultlink.vault import Vault, content_hash, is_skipped_name, normalize_rel, render_note
+from vaultlink.vault import Vault, is_skipped_name, normalize_rel, render_note
 
 NODE = "digest/wiki/hybrid-search.md"
 
@@ -487,7 +488,7 @@ def test_a_save_landing_right_after_the_hash_compare_wins(
             save_like_an_editor(path, user, atomic)
         return digest
 
-    monkeypatch.setattr("vaultlink.vault.content_hash", hash_then_user_saves)
+    monkeypatch.setattr("vaultlink.atomic.content_hash", hash_then_user_saves)
     with pytest.raises(WriteConflict):
         vault.write(NODE, "ours\n", read_hash)
     assert fired, "the write never compared the hash through content_hash"
@@ -510,7 +511,7 @@ def test_a_save_landing_right_after_the_delete_compare_wins(
             save_like_an_editor(path, b"kept\n")
         return digest
 
-    monkeypatch.setattr("vaultlink.vault.content_hash", hash_then_user_saves)
+    monkeypatch.setattr("vaultlink.atomic.content_hash", hash_then_user_saves)
     with pytest.raises(WriteConflict):
         vault.delete(NODE, read_hash)
     assert fired

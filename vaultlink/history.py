@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from vaultlink.atomic import content_hash
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict, WriteConflict
 from vaultlink.state import JournalEntry, State
 from vaultlink.units import ACTIONS
-from vaultlink.vault import Vault, content_hash
+from vaultlink.vault import Vault
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vaultlink.atomic import content_hash
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.fusion import fts_match, query_text, rrf_fuse
 from vaultlink.index_tables import Doc, IndexTables
-from vaultlink.vault import Note, content_hash, normalize_rel, parse_note
+from vaultlink.vault import Note, normalize_rel, parse_note
 
 log = logging.getLogger(__name__)
 

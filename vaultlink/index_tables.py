@@ -26,11 +26,12 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.errors import ChromaError
 
+from vaultlink.atomic import content_hash
 from vaultlink.embed import Embedder
 from vaultlink.errors import SearchIndexError
 from vaultlink.index_store import open_state_db
 from vaultlink.state import immediate_transaction
-from vaultlink.vault import Vault, content_hash
+from vaultlink.vault import Vault
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from vaultlink.atomic import content_hash
 from vaultlink.errors import (
     GuardRefusal,
     NoteNotFound,
@@ -23,7 +24,7 @@ from vaultlink.errors import (
 )
 from vaultlink.guard import Guard
 from vaultlink.markdown import split_frontmatter
-from vaultlink.vault import Vault, content_hash, parse_note, render_note
+from vaultlink.vault import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 

@@ -4,17 +4,14 @@ Every path vaultlink stores or writes is vault-relative, uses ``/``, is NFC-norm
 and includes its extension. ``Vault`` is the only place that turns such a path into a
 real file, and ``Vault.write`` is the only function that changes a file: atomic (temp
 file beside the target, fsync, rename) and compare-and-swap against the hash the caller
-read, so a user's concurrent edit is never overwritten.
+read (``atomic.py``), so a user's concurrent edit is never overwritten.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
 import os
 import re
-import secrets
 import stat
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -25,6 +22,7 @@ from typing import Any
 import frontmatter
 import yaml
 
+from vaultlink.atomic import content_hash, remove_file, replace_file
 from vaultlink.errors import (
     BinaryNote,
     BrokenFrontmatter,
@@ -33,7 +31,6 @@ from vaultlink.errors import (
     NoteUnreadable,
     NotUtf8,
     PathRefused,
-    WriteConflict,
 )
 
 log = logging.getLogger(__name__)
@@ -55,11 +52,6 @@ _SKIPPED_FILE = re.compile(
         )$""",
     re.VERBOSE | re.IGNORECASE,
 )
-
-
-def content_hash(data: bytes) -> str:
-    """The hash vaultlink keys everything by: sha256 of the file's bytes, in hex."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def is_skipped_name(name: str) -> bool:
@@ -299,20 +291,7 @@ class Vault:
         data = content.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.abs(rel)  # the folders just made must not have become an escape
-        tmp = _sibling(path, "tmp")
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            if expected_hash is None:
-                _link_new(tmp, path, rel)
-            else:
-                _swap(path, rel, expected_hash, tmp)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-        _fsync_dir(path.parent)
+        replace_file(path, rel, data, expected_hash)
         return content_hash(data)
 
     def delete(self, raw: str, expected_hash: str) -> None:
@@ -320,69 +299,7 @@ class Vault:
         rel = normalize_rel(raw)
         if not self.is_writable(rel):
             raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
-        path = self.abs(rel)
-        _swap(path, rel, expected_hash, None)
-        _fsync_dir(path.parent)
-
-    @staticmethod
-    def _current_hash(path: Path) -> str | None:
-        try:
-            return content_hash(path.read_bytes())
-        except FileNotFoundError:
-            return None
-
-
-def _sibling(path: Path, kind: str) -> Path:
-    """A hidden, unique name beside ``path`` (the scanner skips dot files)."""
-    return path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.vaultlink.{kind}"
-
-
-def _link_new(src: Path, path: Path, rel: str) -> None:
-    """Give ``src`` the name ``path`` only if nothing has that name: an atomic create."""
-    try:
-        os.link(src, path)
-    except FileExistsError:
-        raise WriteConflict(rel) from None
-
-
-def _swap(path: Path, rel: str, expected_hash: str, new: Path | None) -> None:
-    """Replace ``path`` by ``new`` (or remove it, ``new=None``) if it holds ``expected_hash``.
-
-    Compare-then-rename would lose an editor's save landing between the compare and
-    the rename. So the current file is first renamed aside, where nobody changes it
-    while it is compared: a save meanwhile creates a fresh ``path``, and ours yields to
-    it. On a conflict the file set aside goes back, unless a newer save took its place.
-    For that instant the name is absent: a reader may see it missing and read again.
-    """
-    aside = _sibling(path, "old")
-    try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        raise WriteConflict(rel) from None
-    try:
-        if Vault._current_hash(aside) != expected_hash:
-            raise WriteConflict(rel)
-        if new is not None:
-            _link_new(new, path, rel)
-        elif os.path.lexists(path):  # a save landed while ours was aside: it stays
-            raise WriteConflict(rel)
-    except BaseException:
-        _put_back(aside, path)
-        raise
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            aside.unlink()
-
-
-def _put_back(aside: Path, path: Path) -> None:
-    """Return the file set aside to its name, unless a newer save has taken the name."""
-    try:
-        os.link(aside, path)
-    except FileExistsError:
-        pass
-    except OSError:  # a file system without hard links
-        if not os.path.lexists(path):
-            os.replace(aside, path)
+        remove_file(self.abs(rel), rel, expected_hash)
 
 
 def parse_note(rel: str, data: bytes) -> Note:
@@ -424,17 +341,3 @@ def render_note(meta: dict[str, Any], body: str) -> str:
     if not body.endswith("\n"):
         body += "\n"
     return f"---\n{head}\n---\n{body}"
-
-
-def _fsync_dir(folder: Path) -> None:
-    # The rename is durable only once the directory entry is on disk.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

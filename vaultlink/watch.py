@@ -46,7 +46,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from vaultlink.vault import SKIPPED_DIRS, Vault, content_hash, is_skipped_name
+from vaultlink.atomic import content_hash
+from vaultlink.vault import SKIPPED_DIRS, Vault, is_skipped_name
 
 log = logging.getLogger(__name__)
 

@@ -50,7 +50,7 @@ def init(
 
 
 def _hash_of(path: Path) -> str:
-    from vaultlink.vault import content_hash
+    from vaultlink.atomic import content_hash
 
     return content_hash(path.read_bytes())
 
