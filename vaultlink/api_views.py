@@ -170,7 +170,15 @@ class Views:
         raw_limit = query.get("limit", ["20" if kind == "nodes" else "10"])[-1]
         if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 500:
             raise ApiError(400, "limit must be a whole number from 1 to 500")
-        hits = self.daemon.search(text, int(raw_limit), sections=kind == "sections")
+        indexes = self.daemon.parts.indexes
+        hits: list[Any]
+        if kind == "sections":
+            # The daemon keeps digest nodes indexed as they change, sections only on
+            # demand: the first section search after changes pays for their embedding.
+            indexes.chunks.sync()
+            hits = indexes.chunks.search(text, int(raw_limit))
+        else:
+            hits = indexes.nodes.node_search(text, int(raw_limit))
         return {"hits": [dataclasses.asdict(h) for h in hits]}
 
     def rerun(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,6 @@ import json
 import logging
 import logging.handlers
 import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -33,7 +32,15 @@ from vaultlink.config import Settings
 from vaultlink.dream import build_steps, run_dream
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm import is_reachable
-from vaultlink.runtime import INFO_NAME, VaultLock, durable_status, iso, next_schedule
+from vaultlink.model_gate import MODEL_BACKOFF, ModelGate
+from vaultlink.runtime import (
+    INFO_NAME,
+    VaultLock,
+    durable_status,
+    iso,
+    next_schedule,
+    serve_until_signal,
+)
 from vaultlink.state import Checkpoint, QueueItem, State
 from vaultlink.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
 
@@ -41,8 +48,6 @@ log = logging.getLogger(__name__)
 
 BATCH_PATHS = 50  # notes per run: a burst is worked off in runs the status can show
 DIGEST_SETTLE = 2.0  # seconds a user-edited digest node waits before re-indexing
-MODEL_BACKOFF = (5.0, 300.0)  # first and longest wait while Ollama does not answer
-REACHABLE_TTL = 30.0
 
 
 class Daemon:
@@ -60,7 +65,8 @@ class Daemon:
         self.quiet = float(settings.get("watch.quiet_seconds"))
         self.provider = str(settings.get("llm.provider"))
         self.llm_host = str(settings.get("llm.host"))
-        self.retry_backoff, self.model_backoff = retry_backoff, model_backoff
+        self.retry_backoff = retry_backoff
+        self.gate = ModelGate(self.provider, self.llm_host, is_reachable, model_backoff)
         self.steps = build_steps(settings.get("auto_dream.steps"))
         self.started_at = time.time()
         self.generation = 0  # bumped on every change seen; the API caches by it
@@ -75,9 +81,6 @@ class Daemon:
         self._working = False
         self._current: dict[str, Any] | None = None
         self._last_provider = self.provider
-        self._model_wait = 0.0
-        self._model_retry_at = 0.0
-        self._reachable: tuple[float, bool] | None = None
         self._next_full = next_schedule(str(settings.get("watch.schedule")), time.time())
         self._parts: Parts | None = None
         self._watcher: Watcher | None = None
@@ -91,6 +94,13 @@ class Daemon:
         """The vault's state database (open while started)."""
         assert self._parts is not None, "the daemon is not started"
         return self._parts.state
+
+    @property
+    def parts(self) -> Parts:
+        """The vault's open parts (state, indexes) while the daemon runs."""
+        if self._parts is None:
+            raise DaemonError("the daemon is not running (starting or stopping); try again")
+        return self._parts
 
     @property
     def port(self) -> int:
@@ -144,23 +154,7 @@ class Daemon:
 
     def run_forever(self) -> None:
         """Start, then block until SIGINT or SIGTERM; a second signal abandons the unit."""
-        def handle(signum: int, _frame: Any) -> None:
-            if self._stop.is_set():
-                log.warning("second signal: abandoning the current unit")
-                os._exit(130)
-            log.info("signal %d: stopping after the current unit", signum)
-            self._stop.set()
-            self._wake.set()
-
-        old = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            self.start()
-            while not self._stop.wait(3600):
-                pass
-        finally:
-            self.stop()
-            for s, h in old.items():
-                signal.signal(s, h)
+        serve_until_signal(self.start, self.stop, self._stop, self._wake)
 
     def _write_info(self) -> None:
         info = {"pid": os.getpid(), "port": self.port, "started_at": iso(self.started_at)}
@@ -234,20 +228,6 @@ class Daemon:
         self._wake.set()
         return paths
 
-    def search(self, query: str, limit: int, sections: bool = False) -> list[Any]:
-        """Hits for the API's ``/search``: the CLI asks here while the daemon owns the index.
-
-        Digest nodes are kept indexed as they change; sections only on demand, so the
-        first section search after changes pays for their embedding.
-        """
-        parts = self._parts
-        if parts is None:
-            raise DaemonError("the daemon is stopping; search again once it runs")
-        if sections:
-            parts.indexes.chunks.sync()
-            return list(parts.indexes.chunks.search(query, limit))
-        return list(parts.index.node_search(query, limit))
-
     def digest_changed(self, path: str) -> None:
         """Re-index a digest node soon (the API's undo wrote it)."""
         with self._mu:
@@ -274,8 +254,8 @@ class Daemon:
         queue = self.state.queue()
         ready = [i for i in queue if i.ready_at <= now]
         full_due = self._next_full is not None and self._next_full <= now
-        if (ready or full_due) and not self._model_gate(now):
-            dues.append(self._model_retry_at)  # the queue waits; digest re-indexing not
+        if (ready or full_due) and not self.gate.open(now):
+            dues.append(self.gate.retry_at)  # the queue waits; digest re-indexing not
         elif full_due:
             self._next_full = next_schedule(str(self.settings.get("watch.schedule")), now)
             self._run(None)
@@ -312,26 +292,6 @@ class Daemon:
             log.warning("could not re-index %s: %s", due or "digest/", exc)
         return min(later) if later else None
 
-    def _model_gate(self, now: float) -> bool:
-        """With provider ollama: only run when the server answers (checked with backoff)."""
-        if self.provider != "ollama":
-            return True
-        if now < self._model_retry_at:
-            return False
-        if self.reachable(fresh=True):
-            return True
-        self._model_down(now, f"Ollama does not answer at {self.llm_host}")
-        return False
-
-    def _model_down(self, now: float, why: str) -> None:
-        # Exponential wait, reset only by a run that got through (see _process): a server
-        # that answers but lacks the model must not be retried in a tight loop either.
-        first, longest = self.model_backoff
-        if not self._model_wait:
-            log.warning("%s; work waits for the model (retrying with backoff)", why)
-        self._model_wait = min(max(self._model_wait * 2, first), longest)
-        self._model_retry_at = now + self._model_wait
-
     def _process(self, items: list[QueueItem]) -> None:
         """Integrate settled notes; notes gone or unchanged leave the queue without a run."""
         state = self.state
@@ -358,9 +318,9 @@ class Daemon:
         try:
             run = self._run(frozenset(i.path for i in todo) | waiting)
         except ModelUnavailable as exc:
-            self._model_down(now, str(exc))
+            self.gate.down(now, str(exc))
             # with ollama the gate holds them; with auto they wait out the same backoff
-            delay = 0.0 if self.provider == "ollama" else self._model_wait
+            delay = 0.0 if self.provider == "ollama" else self.gate.wait
             state.requeue([i.path for i in todo], now, delay, str(exc))
             return
         except Exception as exc:  # any failure: nothing lost, retried with backoff
@@ -368,9 +328,7 @@ class Daemon:
             for item in todo:
                 state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
             return
-        if self._model_wait:
-            log.info("the model answers again; resuming")
-            self._model_wait = 0.0
+        self.gate.up()
         for item in todo:
             if item.path in run.failed_paths:
                 state.requeue([item.path], now, self._backoff(item.attempts),
@@ -412,25 +370,16 @@ class Daemon:
 
     # -- status ----------------------------------------------------------------------
 
-    def reachable(self, fresh: bool = False) -> bool:
-        """Whether the integrator answers: offline always; Ollama probed, cached 30 s."""
-        if self.provider == "offline":
-            return True
-        now = time.monotonic()
-        if fresh or self._reachable is None or now - self._reachable[0] > REACHABLE_TTL:
-            self._reachable = (now, is_reachable(self.llm_host))
-        return self._reachable[1]
-
     def status(self) -> dict[str, Any]:
         """The ``GET /status`` document (docs/status-api.md)."""
         now = time.time()
         durable = durable_status(self.state, now)
-        reachable = self.reachable()
+        reachable = self.gate.reachable()
         if self._stop.is_set():
             state = "stopping"
         elif self._working:
             state = "working"
-        elif self.provider == "ollama" and self._model_retry_at > now:
+        elif self.gate.waiting(now):
             state = "waiting-for-model"
         else:
             state = "idle"

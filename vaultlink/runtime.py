@@ -13,7 +13,10 @@ import json
 import logging
 import logging.handlers
 import os
+import signal
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +206,30 @@ def next_schedule(hhmm: str, now: float) -> float | None:
     if at.timestamp() <= now:
         at += dt.timedelta(days=1)
     return at.timestamp()
+
+
+def serve_until_signal(start: Callable[[], None], stop: Callable[[], None],
+                       stopping: threading.Event, wake: threading.Event) -> None:
+    """Run ``start``, block until SIGINT or SIGTERM, then ``stop``.
+
+    The first signal sets ``stopping`` (and ``wake``, so a sleeping worker notices):
+    the unit in progress finishes. A second signal exits at once; the abandoned unit's
+    writes are atomic and its note is integrated again at the next start.
+    """
+    def handle(signum: int, _frame: Any) -> None:
+        if stopping.is_set():
+            log.warning("second signal: abandoning the current unit")
+            os._exit(130)
+        log.info("signal %d: stopping after the current unit", signum)
+        stopping.set()
+        wake.set()
+
+    old = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        start()
+        while not stopping.wait(3600):
+            pass
+    finally:
+        stop()
+        for s, h in old.items():
+            signal.signal(s, h)
