@@ -32,8 +32,7 @@ from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import find_wikilinks, split_frontmatter
 from vaultlink.node_index import NodeIndex
 from vaultlink.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.offline_policy import Turn
-from vaultlink.offline_text import LIST_MARK, summary_lines
+from vaultlink.offline_text import LIST_MARK, Turn, summary_lines
 from vaultlink.sections import sources_links
 from vaultlink.tools import Toolbox
 from vaultlink.units import Unit
@@ -349,7 +348,7 @@ def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
 
 
 def _turns(model: Recording) -> list[Turn]:
-    from vaultlink.offline_policy import read_turns
+    from vaultlink.offline_text import read_turns
 
     return read_turns(model.messages)
 

@@ -33,18 +33,20 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.llm import ChatReply, ToolCall
 from vaultlink.markdown import find_wikilinks, split_frontmatter
 from vaultlink.offline_text import (
     STEP_MARK,
+    Turn,
     cited,
     content_words,
     delink,
     edit_pair,
     links_text,
+    read_turns,
+    read_unit,
     short,
     summary_lines,
     title_of,
@@ -60,66 +62,11 @@ MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing 
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
 COVERED = 0.7         # share of a sentence's words the node must hold to already say it
 MAX_DESCRIPTION = 280
-_UNIT_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
 _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
 _FOLDER = re.compile(r"Only (\S+?)/<bucket>/<slug>\.md may be written")
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One earlier tool call and its answer (``answer`` None: not JSON, e.g. cut short)."""
-
-    name: str
-    args: dict[str, Any]
-    answer: dict[str, Any] | None
-
-    @property
-    def error(self) -> str:
-        """The tool's error message, or ``""`` when it succeeded."""
-        if self.answer is None:
-            return ""
-        return str(self.answer.get("error", ""))
-
-    @property
-    def ok(self) -> bool:
-        """A JSON answer without an error."""
-        return self.answer is not None and not self.error
-
-
-def read_unit(messages: list[dict[str, Any]]) -> Unit | None:
-    """The unit embedded as a ```json block in the first user message."""
-    for msg in messages:
-        if msg.get("role") == "user":
-            m = _UNIT_BLOCK.search(str(msg.get("content") or ""))
-            if not m:
-                return None
-            try:
-                return Unit.from_dict(json.loads(m.group(1)))
-            except (ValueError, AttributeError):
-                return None
-    return None
-
-
-def read_turns(messages: list[dict[str, Any]]) -> list[Turn]:
-    """Tool calls of the assistant paired, in order, with the tool answers after them."""
-    turns: list[Turn] = []
-    pending: list[dict[str, Any]] = []
-    for msg in messages:
-        if msg.get("role") == "assistant":
-            pending = [c.get("function", c) for c in msg.get("tool_calls") or []]
-        elif msg.get("role") == "tool" and pending:
-            call = pending.pop(0)
-            try:
-                answer = json.loads(str(msg.get("content") or ""))
-            except ValueError:
-                answer = None
-            args = call.get("arguments")
-            turns.append(Turn(str(call.get("name", "")), args if isinstance(args, dict) else {},
-                              answer if isinstance(answer, dict) else None))
-    return turns
 
 
 def unit_query(unit: Unit) -> str:

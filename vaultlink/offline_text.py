@@ -1,15 +1,21 @@
-"""Text helpers of the offline path: words, sentences, links, and the edits it writes.
+"""Text helpers of the offline path: words, sentences, links, the edits it writes, and
+the conversation read back.
 
-Pure functions on strings, shared by the offline extractor (which quotes sentences
-from notes) and the offline policy (which compares them with nodes and writes them).
+Pure functions, shared by the offline extractor (which quotes sentences from notes)
+and the offline policy (which compares them with nodes, writes them, and re-reads
+its own tool calls and their answers every turn instead of keeping state).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from vaultlink.markdown import split_frontmatter
 from vaultlink.sections import find_sources_section, sources_links
+from vaultlink.units import Unit
 
 STOP = frozenset("""a an and are as at be been but by can could did do does for from had
 has have he her his how i if in into is it its it's just me more most my no not of on
@@ -162,3 +168,62 @@ def edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
     head = "\n".join(lines[first:anchor]).rstrip()
     new = "\n\n".join(p for p in (head, insertion, "\n".join(new_section)) if p)
     return "\n".join(lines[first:end]), new
+
+
+# -- the conversation --------------------------------------------------------------
+
+_UNIT_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier tool call and its answer (``answer`` None: not JSON, e.g. cut short)."""
+
+    name: str
+    args: dict[str, Any]
+    answer: dict[str, Any] | None
+
+    @property
+    def error(self) -> str:
+        """The tool's error message, or ``""`` when it succeeded."""
+        if self.answer is None:
+            return ""
+        return str(self.answer.get("error", ""))
+
+    @property
+    def ok(self) -> bool:
+        """A JSON answer without an error."""
+        return self.answer is not None and not self.error
+
+
+def read_unit(messages: list[dict[str, Any]]) -> Unit | None:
+    """The unit embedded as a ```json block in the first user message."""
+    for msg in messages:
+        if msg.get("role") == "user":
+            m = _UNIT_BLOCK.search(str(msg.get("content") or ""))
+            if not m:
+                return None
+            try:
+                return Unit.from_dict(json.loads(m.group(1)))
+            except (ValueError, AttributeError):
+                return None
+    return None
+
+
+def read_turns(messages: list[dict[str, Any]]) -> list[Turn]:
+    """Tool calls of the assistant paired, in order, with the tool answers after them."""
+    turns: list[Turn] = []
+    pending: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.get("role") == "assistant":
+            pending = [c.get("function", c) for c in msg.get("tool_calls") or []]
+        elif msg.get("role") == "tool" and pending:
+            call = pending.pop(0)
+            try:
+                answer = json.loads(str(msg.get("content") or ""))
+            except ValueError:
+                answer = None
+            args = call.get("arguments")
+            turns.append(Turn(str(call.get("name", "")), args if isinstance(args, dict) else {},
+                              answer if isinstance(answer, dict) else None))
+    return turns
