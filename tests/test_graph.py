@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from vaultlink.graph import Problem, build_graph, check_vault
+from vaultlink.graph import ParseCache, Problem, build_graph, check_vault
 from vaultlink.vault import Vault
 
 GOOD_NODE = """\
@@ -136,6 +136,34 @@ def test_unreadable_notes_are_collected_not_raised(tmp_path: Path) -> None:
     assert "YAML" in graph.unreadable["daily/yaml.md"]
     # an unreadable note is still a file: links to it resolve
     assert graph.outlinks["daily/ok.md"][0].target == "daily/yaml.md"
+
+
+def test_a_cached_rebuild_reads_only_changed_notes_and_resolves_afresh(clean: Vault) -> None:
+    """The API's graph after an edit: one note re-read, yet a link in an unchanged note
+    follows a file created since, and a deleted note leaves the graph."""
+    cache = ParseCache()
+    first = build_graph(clean, cache=cache)
+    assert first.outlinks["daily/2026-06-20.md"][0].target == "daily/2026-06-21.md"
+    reads = cache.reads
+    assert build_graph(clean, cache=cache).backlinks == first.backlinks
+    assert cache.reads == reads  # nothing changed: nothing read
+
+    day = clean.root / "daily/2026-06-21.md"
+    day.write_text("Back to [[daily/2026-06-20]] and on to [[2026-06-22]].\n")
+    graph = build_graph(clean, cache=cache)
+    assert cache.reads == reads + 1
+    assert [e.raw for e in graph.outlinks["daily/2026-06-21.md"]][-1] == "[[2026-06-22]]"
+    assert graph.outlinks["daily/2026-06-21.md"][-1].target is None
+
+    (clean.root / "daily/2026-06-22.md").write_text("A new day.\n")
+    graph = build_graph(clean, cache=cache)
+    assert cache.reads == reads + 2  # only the new note was read ...
+    assert graph.outlinks["daily/2026-06-21.md"][-1].target == "daily/2026-06-22.md"  # ... yet
+
+    day.unlink()
+    graph = build_graph(clean, cache=cache)
+    assert "daily/2026-06-21.md" not in graph.outlinks
+    assert "daily/2026-06-21.md" not in {e.source for e in graph.backlinks["daily/2026-06-20.md"]}
 
 
 # -- check: errors in digest/, warnings in the user's notes -----------------------

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict
-from vaultlink.graph import LinkGraph, build_graph
+from vaultlink.graph import LinkGraph, ParseCache, build_graph
 from vaultlink.history import undo_decision
 from vaultlink.markdown import find_wikilinks, split_frontmatter
 from vaultlink.sections import find_sources_section
@@ -50,6 +50,7 @@ class Views:
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
         self._graph: tuple[int, LinkGraph] | None = None
+        self._parsed = ParseCache()  # a rebuild re-reads only the notes that changed
         self._lock = threading.Lock()
 
     def graph(self) -> LinkGraph:
@@ -57,7 +58,7 @@ class Views:
         with self._lock:
             gen = self.daemon.generation
             if self._graph is None or self._graph[0] != gen:
-                self._graph = (gen, build_graph(self.daemon.vault))
+                self._graph = (gen, build_graph(self.daemon.vault, cache=self._parsed))
             return self._graph[1]
 
     def ref(self, graph: LinkGraph, path: str) -> dict[str, str]:

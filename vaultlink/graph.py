@@ -1,12 +1,14 @@
 """The link graph of a vault: outlinks, backlinks, broken links, and the digest check.
 
-Built in one pass over the vault's notes. Edges are (source note, target path, anchor);
-aliases are display text only, frontmatter and code hold no links.
+Built in one pass over the vault's notes (a ``ParseCache`` lets a long-lived caller
+re-read only what changed). Edges are (source note, target path, anchor); aliases are
+display text only, frontmatter and code hold no links.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 
 from vaultlink.errors import NoteUnreadable, VaultError
@@ -59,25 +61,77 @@ class LinkGraph:
         return [e for edges in self.outlinks.values() for e in edges if e.target is None]
 
 
-def build_graph(vault: Vault, resolver: LinkResolver | None = None) -> LinkGraph:
-    """Parse every ``.md`` note in the vault and collect its edges."""
+@dataclass(frozen=True)
+class _Parsed:
+    key: tuple[int, int, int]  # size, mtime_ns, inode when read
+    text: str
+    meta: dict[str, object]
+    links: tuple[Wikilink, ...]
+    unreadable: str = ""
+
+
+class ParseCache:
+    """Parsed notes by path, reused while a file's size, mtime and inode are unchanged.
+
+    A long-lived holder (the daemon's API) passes one to every ``build_graph``, so a
+    rebuild after an edit re-reads and re-parses the notes that changed, not the vault.
+    Links are resolved afresh on every build: a new or deleted file can change where
+    an unchanged note's link points.
+    """
+
+    def __init__(self) -> None:
+        self._by_path: dict[str, _Parsed] = {}
+        self.reads = 0  # notes read and parsed so far (what the cache saves is visible)
+
+    def get(self, vault: Vault, rel: str) -> _Parsed:
+        """The parse of ``rel`` as it is on disk now."""
+        try:
+            st = os.stat(vault.root / rel)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            key = (-1, -1, -1)  # vanished since the walk: read_note reports it
+        cached = self._by_path.get(rel)
+        if cached is not None and cached.key == key:
+            return cached
+        parsed = _parse(vault, rel, key)
+        self.reads += 1
+        self._by_path[rel] = parsed
+        return parsed
+
+    def keep_only(self, paths: set[str]) -> None:
+        """Forget notes that are gone."""
+        for rel in [p for p in self._by_path if p not in paths]:
+            del self._by_path[rel]
+
+
+def _parse(vault: Vault, rel: str, key: tuple[int, int, int]) -> _Parsed:
+    try:
+        note = vault.read_note(rel)
+    except NoteUnreadable as exc:
+        return _Parsed(key, "", {}, (), exc.reason)
+    except VaultError as exc:
+        return _Parsed(key, "", {}, (), str(exc))
+    return _Parsed(key, note.text, note.frontmatter, tuple(find_wikilinks(note.text)))
+
+
+def build_graph(vault: Vault, resolver: LinkResolver | None = None,
+                cache: ParseCache | None = None) -> LinkGraph:
+    """Parse every ``.md`` note in the vault and collect its edges (unchanged notes
+    come from ``cache`` when one is given)."""
     files = list(vault.iter_files())
     resolver = resolver or LinkResolver(files)
+    cache = cache if cache is not None else ParseCache()
     graph = LinkGraph(resolver=resolver)
-    for rel in files:
-        if not rel.endswith(".md"):
+    notes = [rel for rel in files if rel.endswith(".md")]
+    cache.keep_only(set(notes))
+    for rel in notes:
+        parsed = cache.get(vault, rel)
+        if parsed.unreadable:
+            graph.unreadable[rel] = parsed.unreadable
             continue
-        try:
-            note = vault.read_note(rel)
-        except NoteUnreadable as exc:
-            graph.unreadable[rel] = exc.reason
-            continue
-        except VaultError as exc:
-            graph.unreadable[rel] = str(exc)
-            continue
-        graph.texts[rel] = note.text
-        graph.meta[rel] = note.frontmatter
-        edges = [_edge(rel, link, resolver) for link in find_wikilinks(note.text)]
+        graph.texts[rel] = parsed.text
+        graph.meta[rel] = parsed.meta
+        edges = [_edge(rel, link, resolver) for link in parsed.links]
         graph.outlinks[rel] = edges
         for edge in edges:
             if edge.target is not None and edge.target != rel:
