@@ -84,14 +84,16 @@ def one_round(url: str, num_ctx: int) -> tuple[float, float, float, int, list[in
         ctx.integrator = integrator
         extractor_model = Timed(ctx.extractor.model)  # type: ignore[attr-defined]
         ctx.extractor.model = extractor_model  # type: ignore[attr-defined]
+        topics_model = Timed(ctx.topic_picker.model)  # type: ignore[union-attr, attr-defined]
+        ctx.topic_picker.model = topics_model  # type: ignore[union-attr, attr-defined]
         start = time.perf_counter()
         run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         total = time.perf_counter() - start
         parts.close()
-        model_time = integrator.seconds + extractor_model.seconds
+        model_time = integrator.seconds + extractor_model.seconds + topics_model.seconds
         per_unit_tokens = [sum(r.prompt_tokens) for r in run.results]
         return (total, model_time, embedder.seconds, len(run.results), per_unit_tokens,
-                integrator.requests + extractor_model.requests)
+                integrator.requests + extractor_model.requests + topics_model.requests)
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.competent import is_topics_request
 from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.dream import build_steps
@@ -34,7 +35,7 @@ def unit(name: str, path: str, bucket: str = "wiki") -> dict[str, Any]:
 
 
 def extract_requests(server: FakeOllama) -> list[dict[str, Any]]:
-    return [r for r in server.chat_requests() if r.get("format")]
+    return [r for r in server.chat_requests() if r.get("format") and not is_topics_request(r)]
 
 
 def test_unknown_step_name_is_a_config_error() -> None:
@@ -143,6 +144,44 @@ def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
     with FakeOllama(model=with_extract(creator, *units)) as server:
         run = dream(root, server.url)
     topics = (root / "digest/topics/2026-07-01-topics.md").read_text()
-    assert "title: Alpha" in topics and "[[daily/2026-07-01.md]]" in topics
+    assert "title: 'Wiki work: alpha'" in topics and "[[daily/2026-07-01.md]]" in topics
     assert broken.read_text() == "---\ntopics: [unclosed\n---\nmine\n"
     assert any("2026-07-02" in w for w in run.warnings)
+
+
+def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
+        tmp_path: Path) -> None:
+    """A topic is named by the model; its evidence and nodes are those of the units it
+    numbers, so a number it invents, or a path it makes up, is dropped."""
+    day = "daily/2026-07-01.md"
+    root = make_vault(tmp_path, {day: "## A\n\nAlpha.\n\n## B\n\nBeta.\n\n## C\n\nGamma.\n"})
+    units = [unit("alpha", day), unit("beta", day), unit("gamma", day, bucket="procedure")]
+    answers: list[Any] = [{"topics": [
+        {"title": "Greek letters", "reason": "Alpha and beta were settled.",
+         "keywords": ["greek"], "units": [1, 2, 99], "paths": ["../secret.md"]},
+        {"title": "Nothing real", "reason": "x", "keywords": [], "units": [42]},
+        {"title": "Gamma steps", "reason": "Gamma got a runbook.", "keywords": ["gamma"],
+         "units": [3]}]}]
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return reply(json.dumps(answers[0]))
+        return with_extract(creator, *units)(request)
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url)
+    meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
+    assert [t["title"] for t in meta["topics"]] == ["Greek letters", "Gamma steps"]
+    greek = meta["topics"][0]
+    assert greek["evidence"] == [day]
+    assert set(greek["paths"]) == {"digest/wiki/alpha.md", "digest/wiki/beta.md"}
+    assert not run.warnings
+
+    answers[0] = {"topics": [{"title": "", "units": [1]}]}  # nothing usable: fall back
+    (root / "daily/2026-07-01.md").write_text("## D\n\nDelta.\n")
+    units[:] = [unit("delta", day)]
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url)
+    meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
+    assert meta["topics"][-1]["title"] == "Delta"  # one topic per unit, as without a model
+    assert any("one topic per unit instead" in w for w in run.warnings)

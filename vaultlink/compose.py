@@ -13,6 +13,7 @@ from typing import Any
 from vaultlink.config import Settings
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
+from vaultlink.dream.topics import ModelTopicPicker
 from vaultlink.embed import Embedder, make_embedder
 from vaultlink.llm import OllamaChat, is_reachable
 from vaultlink.node_index import NodeIndex
@@ -103,10 +104,13 @@ def dream_context(parts: Parts, settings: Settings, provider: str, *, dry_run: b
                   progress: Progress | None = None) -> DreamContext:
     """A ready DreamContext for one run."""
     extractor, integrator = models_for(provider, settings, parts.index)
+    picker = (ModelTopicPicker(integrator, int(settings.get("llm.num_ctx")))
+              if provider == "ollama" else None)
     return DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,
         integrator=integrator, provider=provider,
         max_units=int(settings.get("auto_dream.max_units")),
         max_steps=int(settings.get("llm.max_steps")), dry_run=dry_run,
         max_topics=int(settings.get("topics.max_topics")),
-        lookback_days=int(settings.get("topics.lookback_days")), only=only, progress=progress)
+        lookback_days=int(settings.get("topics.lookback_days")), topic_picker=picker,
+        only=only, progress=progress)

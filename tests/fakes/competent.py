@@ -65,6 +65,27 @@ def _tool_answers(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
+_TOPIC_LINE = re.compile(r"^\[(\d+)\] (\S+) \((\w+) digest/(\w+)/", re.MULTILINE)
+
+
+def is_topics_request(request: dict[str, Any]) -> bool:
+    """The topics step's structured call (its schema asks for ``topics``)."""
+    fmt = request.get("format")
+    return isinstance(fmt, dict) and "topics" in fmt.get("properties", {})
+
+
+def topics_by_bucket(request: dict[str, Any]) -> dict[str, Any]:
+    """A topics answer as a model would group: one topic per bucket, named after it."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for n, name, _action, bucket in _TOPIC_LINE.findall(request["messages"][-1]["content"]):
+        groups.setdefault(bucket, []).append((int(n), name))
+    topics = [{"title": f"{bucket.capitalize()} work: {units[0][1].replace('-', ' ')}",
+               "reason": f"The day's {bucket} material, {len(units)} unit(s).",
+               "keywords": [bucket, *units[0][1].split("-")[:2]],
+               "units": [n for n, _ in units]} for bucket, units in groups.items()]
+    return reply(json.dumps({"topics": topics}))
+
+
 def unit_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The unit an integrate conversation is about (the JSON block of the user message)."""
     for m in messages:
@@ -83,6 +104,8 @@ class CompetentModel:
         self.plans = {p.name: p for p in (plans if plans is not None else sample_plans())}
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if is_topics_request(request):
+            return topics_by_bucket(request)
         if request.get("format"):
             return self.extract(request)
         return self.integrate(request["messages"])

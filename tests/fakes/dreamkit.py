@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import unit_of
+from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
 from tests.fakes.ollama_server import reply
 from vaultlink.compose import dream_context, open_parts
 from vaultlink.config import load_settings
@@ -25,6 +25,8 @@ def with_extract(integrate: Callable[[dict[str, Any]], Any],
                  *units: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
     """A model that extracts ``units`` and hands integrate turns to ``integrate``."""
     def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return topics_by_bucket(request)
         if request.get("format"):
             return reply(json.dumps({"units": list(units)}))
         return integrate(request)

@@ -51,6 +51,15 @@ class Extractor(Protocol):
         ...
 
 
+class TopicPicker(Protocol):
+    """Chooses the day's topics among candidates (one per integrated unit)."""
+
+    def pick(self, candidates: list[dict[str, Any]], units: list[UnitResult],
+             recent: set[str], max_topics: int) -> list[dict[str, Any]]:
+        """Topics in the shape of :func:`topic_of`, best first."""
+        ...
+
+
 Progress = Callable[[str, dict[str, Any]], None]
 
 
@@ -69,6 +78,7 @@ class DreamContext:
     dry_run: bool = False
     max_topics: int = 3
     lookback_days: int = 7
+    topic_picker: TopicPicker | None = None  # None: one topic per unit
     only: frozenset[str] | None = None
     today: dt.date = field(default_factory=dt.date.today)
     progress: Progress | None = None

@@ -1,7 +1,9 @@
 """dream_topics_step: a few topics of the day, written by the step itself.
 
 Topics come from the units the run integrated, grouped by the day of their source
-notes: title, reason, evidence, keywords and paths. They go to
+notes: title, reason, evidence, keywords and paths. With a model the day's units are
+grouped and named by it (``ModelTopicPicker``); without one, or when its answer is
+unusable, each unit is a candidate topic, the most significant actions first. They go to
 ``digest/topics/<date>-topics.md``: the frontmatter holds the machine-readable list, the body
 links evidence notes and digest nodes in sentences. A topic whose normalised title
 appeared in the last ``lookback_days`` days is not repeated. A topics file that does
@@ -16,8 +18,11 @@ import re
 from collections import Counter
 from typing import Any
 
+from vaultlink.agent import ChatModelLike, extract_json, require_content
+from vaultlink.dream.extract import prompt
 from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
-from vaultlink.errors import NoteNotFound, NoteUnreadable, VaultError
+from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnreadable, VaultError
+from vaultlink.llm import estimate_tokens
 from vaultlink.markdown import render_link
 from vaultlink.vault import Vault, render_note
 
@@ -63,6 +68,80 @@ def topic_of(result: UnitResult) -> dict[str, Any]:
             "paths": [result.target]}
 
 
+class ModelTopicPicker:
+    """Topics picked and named by the chat model with structured output.
+
+    The model only groups and names: it answers unit numbers, and the evidence and
+    node paths of a topic are taken from those units by code, so a topic can never
+    point at a note the run did not touch. An unusable answer raises
+    ``ModelOutputError``; the step then falls back to one topic per unit.
+    """
+
+    def __init__(self, model: ChatModelLike, num_ctx: int) -> None:
+        self.model, self.num_ctx = model, num_ctx
+        self.system = prompt("topics")
+
+    def pick(self, candidates: list[dict[str, Any]], units: list[UnitResult],
+             recent: set[str], max_topics: int) -> list[dict[str, Any]]:
+        """One structured-output call over the day's units (as many as fit half the
+        context, most significant first)."""
+        budget = self.num_ctx // 2 - estimate_tokens(self.system)
+        lines: list[str] = []
+        for n, r in enumerate(units, start=1):
+            line = (f"[{n}] {r.unit.name} ({r.action} {r.target}): "
+                    f"{' '.join(r.unit.summary.split())[:600]}")
+            if estimate_tokens("\n".join([*lines, line])) > budget:
+                break
+            lines.append(line)
+        covered = ", ".join(sorted(recent)) or "none"
+        user = (f"Pick at most {max_topics} topics.\nAlready covered recently: {covered}\n\n"
+                + "\n".join(lines))
+        reply = self.model.chat([{"role": "system", "content": self.system},
+                                 {"role": "user", "content": user}], schema=TOPICS_SCHEMA)
+        data = extract_json(require_content(reply))
+        if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
+            raise ModelOutputError('topics: the answer is not {"topics": [...]}')
+        topics = []
+        for raw in data["topics"][:max_topics]:
+            topic = _checked(raw, candidates[:len(lines)])
+            if topic is not None:
+                topics.append(topic)
+        if not topics:
+            raise ModelOutputError("topics: no topic named a unit it was given")
+        return topics
+
+
+TOPICS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"topics": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"title": {"type": "string"}, "reason": {"type": "string"},
+                       "keywords": {"type": "array", "items": {"type": "string"}},
+                       "units": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["title", "reason", "keywords", "units"]}}},
+    "required": ["topics"],
+}
+
+
+def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A model's topic made safe: known unit numbers only, text cut to size."""
+    if not isinstance(raw, dict):
+        return None
+    numbers = [n for n in raw.get("units") or [] if isinstance(n, int)
+               and not isinstance(n, bool) and 1 <= n <= len(candidates)]
+    title = " ".join(str(raw.get("title") or "").split())[:80]
+    if not numbers or not title:
+        return None
+    chosen = [candidates[n - 1] for n in dict.fromkeys(numbers)]
+    reason = " ".join(str(raw.get("reason") or "").split())[:300] or chosen[0]["reason"]
+    words = [w for w in (str(k).strip().lower() for k in raw.get("keywords") or []
+                         if isinstance(k, str)) if w and len(w) <= 40][:5]
+    return {"title": title, "reason": reason,
+            "evidence": list(dict.fromkeys(p for c in chosen for p in c["evidence"])),
+            "keywords": words or chosen[0]["keywords"],
+            "paths": list(dict.fromkeys(p for c in chosen for p in c["paths"]))}
+
+
 def topics_step(ctx: DreamContext, run: RunState) -> None:
     """Write the day's topics for every day the run touched."""
     done = [r for r in run.results if r.status == "integrated" and r.target]
@@ -72,8 +151,18 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
     for day, results in sorted(by_day.items()):
         results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
         path = topics_path(ctx.vault, day)
+        candidates = [topic_of(r) for r in results]
+        if ctx.topic_picker is not None:
+            try:
+                candidates = ctx.topic_picker.pick(
+                    candidates, results, recent_titles(ctx.vault, day, ctx.lookback_days),
+                    ctx.max_topics)
+            except (ModelError, VaultError) as exc:  # one topic per unit instead
+                run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
+                                    "one topic per unit instead")
+                log.warning("topics of %s: %s; one topic per unit instead", day, exc)
         try:
-            written = write_topics(ctx.vault, path, day, [topic_of(r) for r in results],
+            written = write_topics(ctx.vault, path, day, candidates,
                                    ctx.max_topics, ctx.lookback_days, ctx.dry_run)
         except (NoteUnreadable, VaultError) as exc:
             run.warnings.append(f"topics file {path} left untouched: {exc}")
