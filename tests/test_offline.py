@@ -369,6 +369,39 @@ def test_an_unreadable_target_falls_back_to_create() -> None:
     assert step == ToolCall("frontmatter_read", {"path": "digest/procedure/vacuum.md"})
 
 
+@pytest.mark.parametrize("sims, top_slug, reads_top", [
+    ([0.52, 0.15], "n0", True),    # one close node and nothing near it: the same topic
+    ([0.52, 0.40], "n0", False),   # two candidates close together: a neighbourhood
+    ([0.40, 0.05], "n0", False),   # alone, but not close enough to be the same thing
+    ([0.52, 0.40], "starter-fridge-feed", True),  # a close namesake: no `-2` twin
+    ([0.30, 0.05], "starter-fridge-feed", False),  # a far namesake: another topic
+])
+def test_a_lone_or_namesake_close_node_is_the_same_abstraction(
+        sims: list[float], top_slug: str, reads_top: bool) -> None:
+    """In a young digest the same topic written from another angle scores 0.45-0.6;
+    above the threshold alone it would be created twice."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("starter-fridge-feed", "wiki", "Feed the starter from the fridge.",
+                ["daily/2026-07-01.md"])
+    hits = [{"path": f"digest/procedure/{top_slug if i == 0 else f'n{i}'}.md", "score": 0.01,
+             "similarity": sim, "name": f"N{i}", "description": "d"}
+            for i, sim in enumerate(sims)]
+    node = "---\nname: N\ndescription: d\n---\nKeep it warm.\n\n## Sources\n\n- From [[x]].\n"
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits})]
+    step = policy.decide(unit, turns)
+    while isinstance(step, ToolCall) and step.name == "read":  # nearby nodes are read too
+        lines = node.split("\n")
+        turns.append(Turn("read", step.arguments, {"text": node, "start_line": 1,
+                                                   "end_line": len(lines),
+                                                   "total_lines": len(lines)}))
+        step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall)
+    if reads_top:  # the unit grows the lone node
+        assert (step.name, step.arguments["path"]) == ("edit", f"digest/procedure/{top_slug}.md")
+    else:
+        assert step.name == "frontmatter_read"  # on the way to CREATE
+
+
 def test_a_second_refusal_ends_with_a_receipt_that_explains() -> None:
     policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.2)
     unit = Unit("x", "wiki", "Something worth keeping here.", ["daily/2026-07-01.md"])
@@ -441,5 +474,6 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
     lost = tmp_path / "lost"
     shutil.copytree(root, lost, ignore=shutil.ignore_patterns(".vaultlink"))
     replay = dream_offline(lost)
+
     assert replay.counts()["integrated"] == 0 and replay.failed_units == []
     assert snapshot(lost) == after

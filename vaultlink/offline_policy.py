@@ -9,8 +9,14 @@ takes the next step of one plan:
 1. ``node_search`` with the unit's name words and summary (limit 20).
 2. Classify hits by cosine ``similarity``: ``same_abstraction`` at or above
    ``same_threshold`` (the best one is the update target), ``related`` at or above
-   ``related_threshold``, else ``unrelated``.
-3. With a target: ``read`` it (in pages), then
+   ``related_threshold``, else ``unrelated``. A best hit over 0.45 with nothing within
+   0.25 of it counts as the same abstraction too: in a young digest, the same topic
+   from another angle scores there, and without neighbours it is no neighbour. So
+   does a node over 0.45 named exactly as the unit (else the CREATE would be
+   ``<slug>-2``); a namesake further off is another topic under the same name.
+3. ``read`` the targets and the two closest related nodes (in pages): one that already
+   cites the source and holds every sentence is where the unit went before (a replay,
+   or a node that since drifted below the cut). With a target:
    - the node already cites the source and holds every sentence: a replay; answer
      CORROBORATE without writing (the agent loop records it as already integrated);
    - the unit brings sentences the node lacks: REFINE, one ``edit`` that inserts them
@@ -62,6 +68,11 @@ MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing 
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
 COVERED = 0.7         # share of a sentence's words the node must hold to already say it
 MAX_DESCRIPTION = 280
+# Same abstraction below same_threshold (a young digest scores the same topic from
+# another angle at 0.45-0.6): a close best hit with nothing near it, or a close namesake.
+CLOSE = 0.45
+STANDS_ALONE_GAP = 0.25
+REPLAY_READS = 2     # closest related nodes read to find a unit already integrated
 _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
@@ -113,23 +124,38 @@ class OfflinePolicy:
             return ToolCall("node_search", {"query": unit_query(unit), "limit": SEARCH_LIMIT})
         hits = self._hits(searches)
         classes = {p: self._classify(h["similarity"]) for p, h in hits.items()}
+        slug = slugify(unit.name)
+        for p, c in classes.items():
+            if (c == "related" and p.rsplit("/", 1)[-1] == f"{slug}.md"
+                    and hits[p]["similarity"] >= CLOSE):
+                classes[p] = "same_abstraction"  # named alike and close: not a `<slug>-2`
+        ranked = sorted(hits, key=lambda p: -hits[p]["similarity"])
+        if ranked and classes[ranked[0]] != "same_abstraction":
+            top = hits[ranked[0]]["similarity"]
+            runner = hits[ranked[1]]["similarity"] if len(ranked) > 1 else 0.0
+            if top >= CLOSE and top - runner >= STANDS_ALONE_GAP:
+                classes[ranked[0]] = "same_abstraction"
         same = sorted((p for p, c in classes.items() if c == "same_abstraction"),
                       key=lambda p: -hits[p]["similarity"])[:MAX_SAME_READS]
+        # Where this unit went before, if anywhere: a replay after lost state must not
+        # write it again, and the node it grew may since have drifted below the cut.
+        nearby = [p for p in ranked if classes[p] == "related"][:REPLAY_READS]
         texts: dict[str, str] = {}
-        for path in same:
+        for path in [*same, *nearby]:
             text, call = self._read_node(turns, path)
             if call is not None:
                 return call
             if text is not None:
                 texts[path] = text
-            else:
+            elif path in same:
                 classes[path] = "related"  # unreadable: adapt by not updating it
-        if texts:
-            # A node that already cites the source and says every sentence is where
-            # this unit went before (a replay after lost state); else the most similar.
-            # Citing alone is no sign: other units of the same note cite it too.
-            target = next((p for p in texts if set(unit.paths) <= cited(texts[p])
-                           and not self._fresh(unit, texts[p])), next(iter(texts)))
+        # Citing alone is no sign: other units of the same note cite it too.
+        done = next((p for p in texts if set(unit.paths) <= cited(texts[p])
+                     and not self._fresh(unit, texts[p])), None)
+        if done is not None:
+            return self._update(unit, turns, done, texts[done], hits, classes)
+        target = next((p for p in same if p in texts), None)
+        if target is not None:
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
 
