@@ -20,6 +20,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -336,3 +337,16 @@ class IndexBase(IndexTables):
         similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
         fused = rrf_fuse(ids, keyword)[:limit]
         return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
+
+    def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
+                  select: str) -> list[tuple[tuple[Any, ...], float, float]]:
+        """(row, score, similarity) of the fused hits, best first. ``select`` reads the
+        docs table as ``d``, selects ``d.id`` first and ends in ``d.id IN ({marks})``."""
+        ranked = self._ranked(query, limit, bm25_weights)
+        if not ranked:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(ranked))
+            rows = {r[0]: tuple(r[1:]) for r in self._db.execute(
+                select.format(marks=marks), [i for i, _, _ in ranked])}
+        return [(rows[i], score, sim) for i, score, sim in ranked if i in rows]

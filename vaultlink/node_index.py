@@ -70,14 +70,9 @@ class NodeIndex(IndexBase):
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
-        ranked = self._ranked(query, limit, self.bm25_weights)
-        if not ranked:
-            return []
-        with self._lock:
-            marks = ",".join("?" * len(ranked))
-            rows = {r[0]: r[1:] for r in self._db.execute(
-                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
-                f"JOIN {self._files_t} f ON f.path = d.path WHERE d.id IN ({marks})",
-                [i for i, _, _ in ranked])}
-        return [NodeHit(rows[i][0], score, rows[i][1], rows[i][2], sim)
-                for i, score, sim in ranked if i in rows]
+        found = self._hit_rows(query, limit, self.bm25_weights,
+                               f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
+                               f"JOIN {self._files_t} f ON f.path = d.path "
+                               "WHERE d.id IN ({marks})")
+        return [NodeHit(path, score, name, description, sim)
+                for (path, name, description), score, sim in found]

@@ -165,25 +165,17 @@ class ChunkIndex(IndexBase):
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
-        ranked = self._ranked(query, limit, self.bm25_weights)
-        if not ranked:
-            return []
-        with self._lock:
-            marks = ",".join("?" * len(ranked))
-            rows = {r[0]: r[1:] for r in self._db.execute(
-                f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text FROM {self._docs_t} d "
-                f"JOIN {self._fts_t} t ON t.rowid = d.id WHERE d.id IN ({marks})",
-                [i for i, _, _ in ranked])}
-            links: dict[str, tuple[list[LinkRef], list[LinkRef]]] = {}
-            hits = []
-            for doc_id, score, sim in ranked:
-                if doc_id not in rows:
-                    continue
-                path, line, crumb, text = rows[doc_id]
-                if path not in links:
-                    links[path] = self.links_of(path)
-                hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path]))
-            return hits
+        found = self._hit_rows(query, limit, self.bm25_weights,
+                               f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text "
+                               f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
+                               "WHERE d.id IN ({marks})")
+        links: dict[str, tuple[list[LinkRef], list[LinkRef]]] = {}
+        hits = []
+        for (path, line, crumb, text), score, sim in found:
+            if path not in links:
+                links[path] = self.links_of(path)
+            hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path]))
+        return hits
 
 
 @dataclass
