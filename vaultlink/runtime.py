@@ -78,7 +78,9 @@ def ask_daemon(state_dir: Path, method: str, path: str, body: dict[str, Any] | N
 
     info, token = read_info(state_dir), read_token(state_dir)
     if info is None or token is None:
-        raise DaemonError(f"no vaultlink daemon is running for {state_dir.parent}")
+        raise DaemonError(f"no vaultlink daemon answers for {state_dir.parent}: none is "
+                          f"running, or it is still starting (it serves once {INFO_NAME} "
+                          "appears in .vaultlink/); try again in a moment")
     data = json.dumps(body).encode("utf-8") if body is not None else None
     req = urllib.request.Request(
         f"http://127.0.0.1:{int(info['port'])}{path}", data=data, method=method,
