@@ -347,5 +347,7 @@ def test_cli_undo_goes_through_the_daemon(daemon: Daemon) -> None:
     assert result.exit_code == 0, result.output
     assert f"undid decision #{entry.id}" in result.output
     assert not (daemon.vault.root / entry.target).exists()  # a CREATE undone is removed
+    name = entry.target.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+    assert entry.target not in [h.path for h in daemon.parts.index.node_search(name)]
     again = cli("undo", str(entry.id), "--vault", str(daemon.vault.root))
     assert isinstance(again.exception, DaemonError) and "refused" in str(again.exception)

@@ -9,11 +9,13 @@ with a deadline; nothing sleeps for a fixed time.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -174,10 +176,10 @@ def test_second_daemon_on_a_vault_is_refused_naming_the_pid(tmp_path: Path, fake
         Daemon(root, settings_for(root, fake.url)).start()
 
 
-def test_one_writer_between_the_daemon_and_cli_commands(tmp_path: Path,
-                                                        fake: FakeOllama) -> None:
-    """A command holding the vault (a long reindex) keeps the daemon and other commands
-    out, each told who holds it; once it is done, they start."""
+def test_one_writer_between_the_daemon_and_cli_commands(
+        tmp_path: Path, fake: FakeOllama, caplog: pytest.LogCaptureFixture) -> None:
+    """A command holding the vault (a long reindex) keeps other commands out, told who
+    holds it, and makes a starting daemon wait (a service must not give up on it)."""
     from typer.testing import CliRunner
 
     from vaultlink.cli import app
@@ -185,16 +187,46 @@ def test_one_writer_between_the_daemon_and_cli_commands(tmp_path: Path,
     root = make_vault(tmp_path)
     command = VaultLock(root / ".vaultlink", "reindex")
     command.acquire()
+    daemon = Daemon(root, settings_for(root, fake.url))
+    starter = threading.Thread(target=daemon.start)
     try:
-        with pytest.raises(VaultBusy, match=rf"`vaultlink reindex` \(pid {os.getpid()}\)"):
-            Daemon(root, settings_for(root, fake.url)).start()
         result = CliRunner().invoke(app, ["node-search", "x", "--vault", str(root)])
         assert isinstance(result.exception, VaultBusy)
+        assert f"`vaultlink reindex` (pid {os.getpid()})" in str(result.exception)
         assert "wait for it to finish" in str(result.exception)
+        with caplog.at_level(logging.WARNING, logger="vaultlink.runtime"):
+            starter.start()
+            assert wait_for(lambda: "waiting for it before starting" in caplog.text,
+                            what="the daemon to wait for the command")
+        time.sleep(0.5)
+        assert starter.is_alive() and not (root / ".vaultlink/daemon.json").exists()
     finally:
         command.release()
-    result = CliRunner().invoke(app, ["node-search", "x", "--vault", str(root)])
-    assert result.exit_code == 0, result.output
+    try:
+        starter.join(60)
+        assert not starter.is_alive() and (root / ".vaultlink/daemon.json").exists()
+    finally:
+        daemon.stop()
+
+
+def test_a_daemon_waiting_for_the_lock_can_be_stopped(tmp_path: Path, fake: FakeOllama) -> None:
+    root = make_vault(tmp_path)
+    command = VaultLock(root / ".vaultlink", "dream")
+    command.acquire()
+    try:
+        stopping = threading.Event()
+        threading.Timer(0.3, stopping.set).start()
+        with pytest.raises(DaemonError, match="stopped while waiting"):
+            VaultLock(root / ".vaultlink").acquire_after_commands(stopping, poll=0.05)
+    finally:
+        command.release()
+    with pytest.raises(VaultBusy, match="daemon"):  # another daemon: no waiting, exit 3
+        other = VaultLock(root / ".vaultlink")
+        other.acquire()
+        try:
+            VaultLock(root / ".vaultlink").acquire_after_commands(threading.Event())
+        finally:
+            other.release()
 
 
 def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:

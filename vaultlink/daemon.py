@@ -1,10 +1,10 @@
 """The daemon: the composition root of ``vaultlink watch``.
 
-One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (an flock the kernel
-releases when the process dies) for its life, and while it runs the CLI's search and
-undo ask it through the API instead of opening the index themselves. Start-up reconciles the
-vault with the checkpoint (notes changed while the daemon was off are queued, ready at
-once; the node index catches up with the user's digest edits), then a watchdog thread
+One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (waiting for a CLI
+command that holds it) for its life; meanwhile the CLI's search and undo go through the
+API. Start-up reconciles the vault with the checkpoint (notes changed while the daemon
+was off are queued, ready at once; the node index catches up with the user's digest
+edits), then a watchdog thread
 feeds the durable queue in ``state.sqlite`` and one worker thread integrates notes
 once they have been quiet for ``watch.quiet_seconds``. The worker sleeps on an event
 until the next item settles: idle means no wake-ups at all.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import logging.handlers
 import os
 import threading
 import time
@@ -111,7 +110,7 @@ class Daemon:
         """Lock the vault, open its parts, reconcile, then watch, work and serve."""
         from vaultlink.api import ApiServer
 
-        self._lock.acquire()
+        self._lock.acquire_after_commands(self._stop)
         try:
             self._parts = open_parts(self.vault, self.settings)
             self._api = ApiServer(self, self.host, int(self.settings.get("api.port")))
@@ -229,11 +228,14 @@ class Daemon:
         return paths
 
     def digest_changed(self, path: str) -> None:
-        """Re-index a digest node soon (the API's undo wrote it)."""
+        """Re-index a digest node the API's undo just rewrote or removed, now: the
+        watcher takes the daemon's own writes for no change and would skip it."""
+        try:
+            self.parts.index.upsert([path])
+        except VaultlinkError as exc:  # the next full sync catches up
+            log.warning("could not re-index %s after the undo: %s", path, exc)
         with self._mu:
-            self._digest_due[path] = time.time()
             self.generation += 1
-        self._wake.set()
 
     # -- the worker -------------------------------------------------------------------
 

@@ -168,6 +168,9 @@ class VaultBusy(DaemonError):
         if holder == "daemon":
             what = f"the vaultlink daemon (pid {pid}) is running on this vault"
             hint = hint or f"stop it first (`kill {pid}`)"
+        elif holder == "unknown":
+            what = "another vaultlink process is just taking this vault"
+            hint = hint or "try again in a moment"
         else:
             what = f"`vaultlink {holder}` (pid {pid}) is working on this vault"
             hint = hint or "wait for it to finish, then try again"

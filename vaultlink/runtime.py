@@ -150,8 +150,9 @@ class VaultLock:
         except OSError:
             words = os.read(fd, 200).decode("utf-8", "replace").split()
             os.close(fd)
+            # An empty file is a holder between its flock and its pwrite: not known yet.
             raise VaultBusy(words[0] if words else "unknown",
-                            words[1] if len(words) > 1 else "daemon", hint) from None
+                            words[1] if len(words) > 1 else "unknown", hint) from None
         old = os.read(fd, 200).decode("utf-8", "replace").split()
         if old and old[0] != str(os.getpid()):
             # the kernel dropped the flock when that process died: the lock is stale
@@ -160,6 +161,24 @@ class VaultLock:
         os.pwrite(fd, mine, 0)  # written before the cut, so a reader never sees it empty
         os.ftruncate(fd, len(mine))
         self._fd = fd
+
+    def acquire_after_commands(self, stopping: threading.Event, poll: float = 1.0) -> None:
+        """Take the lock, waiting while a CLI command holds it (a reindex may take
+        minutes; the service must not give up on it). Raises ``VaultBusy`` at once when
+        another daemon holds it, and ``DaemonError`` if ``stopping`` is set meanwhile."""
+        waited: str | None = None
+        while True:
+            try:
+                self.acquire()
+                return
+            except VaultBusy as busy:
+                if busy.holder == "daemon":
+                    raise
+                if waited != busy.pid:
+                    log.warning("%s; waiting for it before starting", busy)
+                    waited = busy.pid
+            if stopping.wait(poll):
+                raise DaemonError("stopped while waiting for the vault's writer lock")
 
     @property
     def held(self) -> bool:
