@@ -160,6 +160,8 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         {"title": "Greek letters", "reason": "Alpha and beta were settled.",
          "keywords": ["greek"], "units": [1, 2, 99], "paths": ["../secret.md"]},
         {"title": "Nothing real", "reason": "x", "keywords": [], "units": [42]},
+        {"title": "Wrong types", "reason": 3, "keywords": 7, "units": 1},
+        "not a topic",
         {"title": "Gamma steps", "reason": "Gamma got a runbook.", "keywords": ["gamma"],
          "units": [3]}]}]
 

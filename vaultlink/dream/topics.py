@@ -101,10 +101,10 @@ class ModelTopicPicker:
         data = extract_json(require_content(reply))
         if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
             raise ModelOutputError('topics: the answer is not {"topics": [...]}')
-        topics = []
-        for raw in data["topics"][:max_topics]:
+        topics: list[dict[str, Any]] = []
+        for raw in data["topics"][:50]:  # the usable ones, up to max_topics
             topic = _checked(raw, candidates[:len(lines)])
-            if topic is not None:
+            if topic is not None and len(topics) < max_topics:
                 topics.append(topic)
         if not topics:
             raise ModelOutputError("topics: no topic named a unit it was given")
@@ -125,17 +125,18 @@ TOPICS_SCHEMA: dict[str, Any] = {
 
 def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
     """A model's topic made safe: known unit numbers only, text cut to size."""
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or not isinstance(raw.get("units"), list):
         return None
-    numbers = [n for n in raw.get("units") or [] if isinstance(n, int)
+    numbers = [n for n in raw["units"] if isinstance(n, int)
                and not isinstance(n, bool) and 1 <= n <= len(candidates)]
     title = " ".join(str(raw.get("title") or "").split())[:80]
     if not numbers or not title:
         return None
     chosen = [candidates[n - 1] for n in dict.fromkeys(numbers)]
     reason = " ".join(str(raw.get("reason") or "").split())[:300] or chosen[0]["reason"]
-    words = [w for w in (str(k).strip().lower() for k in raw.get("keywords") or []
-                         if isinstance(k, str)) if w and len(w) <= 40][:5]
+    given: list[Any] = raw["keywords"] if isinstance(raw.get("keywords"), list) else []
+    words = [w for w in (k.strip().lower() for k in given if isinstance(k, str))
+             if w and len(w) <= 40][:5]
     return {"title": title, "reason": reason,
             "evidence": list(dict.fromkeys(p for c in chosen for p in c["evidence"])),
             "keywords": words or chosen[0]["keywords"],
