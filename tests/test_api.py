@@ -326,14 +326,17 @@ def test_cli_search_asks_the_daemon_instead_of_opening_chroma(daemon: Daemon) ->
 @pytest.mark.slow
 def test_cli_dream_and_reindex_refuse_while_the_daemon_runs(daemon: Daemon) -> None:
     root = str(daemon.vault.root)
-    before = {p: p.stat().st_mtime_ns for p in (daemon.vault.root / "digest").rglob("*.md")}
+    def digest() -> dict[Path, bytes]:
+        return {p: p.read_bytes() for p in (daemon.vault.root / "digest").rglob("*.md")}
+
+    before = digest()
     for command, advice in (("dream", "stop it first"), ("reindex", "stop it, reindex")):
         result = cli(command, "--vault", root, "--llm", "offline") if command == "dream" \
             else cli(command, "--vault", root)
         assert isinstance(result.exception, VaultBusy), result.output
         assert f"daemon (pid {os.getpid()})" in str(result.exception)
         assert advice in str(result.exception)
-    assert {p: p.stat().st_mtime_ns for p in before} == before
+    assert digest() == before  # nothing written, nothing created
 
 
 @pytest.mark.slow

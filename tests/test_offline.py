@@ -402,6 +402,36 @@ def test_a_lone_or_namesake_close_node_is_the_same_abstraction(
         assert step.name == "frontmatter_read"  # on the way to CREATE
 
 
+def test_reading_long_neighbours_leaves_turns_for_the_write() -> None:
+    """Three close nodes and two neighbours, each over a page long: the optional reads
+    stop in time, so the edit and the receipt still fit in llm.max_steps."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24, max_steps=12)
+    unit = Unit("vacuum", "procedure", "Run VACUUM on the big table every night.",
+                ["daily/2026-07-01.md"])
+    paths = [f"digest/procedure/n{i}.md" for i in range(5)]
+    hits = [{"path": p, "score": 0.01, "similarity": sim, "name": "N", "description": "d"}
+            for p, sim in zip(paths, (0.9, 0.8, 0.7, 0.5, 0.4), strict=True)]
+    lines = ["---", "name: N", "description: d", "---",
+             *[f"Line {i} about tables." for i in range(60)],
+             "", "## Sources", "", "- From [[daily/2026-06-01.md]] at the time."]
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits})]
+    for _ in range(policy.max_steps):
+        step = policy.decide(unit, turns)
+        if not isinstance(step, ToolCall):
+            break
+        if step.name == "read":
+            a, b = int(step.arguments["start_line"]), int(step.arguments["end_line"])
+            b = min(b, len(lines))
+            answer = {"text": "\n".join(lines[a - 1:b]), "start_line": a, "end_line": b,
+                      "total_lines": len(lines)}
+        else:
+            answer = {"ok": True}
+        turns.append(Turn(step.name, step.arguments, answer))
+    assert isinstance(step, dict), "no receipt within max_steps"
+    assert step["action"] == "REFINE" and len(turns) + 1 <= policy.max_steps
+    assert [t.name for t in turns].count("edit") == 1
+
+
 def test_a_second_refusal_ends_with_a_receipt_that_explains() -> None:
     policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.2)
     unit = Unit("x", "wiki", "Something worth keeping here.", ["daily/2026-07-01.md"])

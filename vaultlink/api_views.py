@@ -176,11 +176,15 @@ class Views:
         if kind == "sections":
             # The daemon keeps digest nodes indexed as they change, sections only on
             # demand: the first section search after changes pays for their embedding.
-            indexes.chunks.sync()
+            indexes.chunks.sync(self._stop_if_stopping)
             hits = indexes.chunks.search(text, int(raw_limit))
         else:
             hits = indexes.nodes.node_search(text, int(raw_limit))
         return {"hits": [dataclasses.asdict(h) for h in hits]}
+
+    def _stop_if_stopping(self, done: int, total: int) -> None:
+        """A sync's progress hook: a stopping daemon must not wait for a long sync."""
+        self.daemon.parts  # noqa: B018 - raises DaemonError once the daemon stops
 
     def rerun(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /rerun``: one note, or every failed unit's notes, queued ready now."""

@@ -92,7 +92,8 @@ def models_for(provider: str, settings: Settings, index: NodeIndex) -> tuple[Ext
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=float(settings.get("integrate.same_threshold")),
             related_threshold=float(settings.get("integrate.related_threshold")),
-            digest=str(settings.get("folders.digest")))
+            digest=str(settings.get("folders.digest")),
+            max_steps=int(settings.get("llm.max_steps")))
     chat = OllamaChat(str(settings.get("llm.host")), str(settings.get("llm.model")),
                       int(settings.get("llm.num_ctx")), float(settings.get("llm.timeout_seconds")),
                       int(settings.get("llm.retries")))

@@ -96,8 +96,8 @@ class Daemon:
 
     @property
     def parts(self) -> Parts:
-        """The vault's open parts (state, indexes) while the daemon runs."""
-        if self._parts is None:
+        """The open parts (state, indexes) while the daemon runs and is not stopping."""
+        if self._parts is None or self._stop.is_set():
             raise DaemonError("the daemon is not running (starting or stopping); try again")
         return self._parts
 

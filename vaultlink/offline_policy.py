@@ -9,14 +9,15 @@ takes the next step of one plan:
 1. ``node_search`` with the unit's name words and summary (limit 20).
 2. Classify hits by cosine ``similarity``: ``same_abstraction`` at or above
    ``same_threshold`` (the best one is the update target), ``related`` at or above
-   ``related_threshold``, else ``unrelated``. A best hit over 0.45 with nothing within
-   0.25 of it counts as the same abstraction too: in a young digest, the same topic
-   from another angle scores there, and without neighbours it is no neighbour. So
-   does a node over 0.45 named exactly as the unit (else the CREATE would be
-   ``<slug>-2``); a namesake further off is another topic under the same name.
-3. ``read`` the targets and the two closest related nodes (in pages): one that already
-   cites the source and holds every sentence is where the unit went before (a replay,
-   or a node that since drifted below the cut). With a target:
+   ``related_threshold``, else ``unrelated``. A related best hit at 0.45 or more with
+   nothing within 0.25 of it counts as the same abstraction too: in a young digest,
+   the same topic from another angle scores there, and without neighbours it is no
+   neighbour. So does a related node at 0.45 or more named exactly as the unit (else
+   the CREATE would be ``<slug>-2``); a namesake further off is another topic.
+3. ``read`` the targets and the two closest related nodes (in pages, the latter only
+   while ``max_steps`` leaves five turns for the write): one that already cites the
+   source and holds every sentence is where the unit went before (a replay, or a node
+   that since drifted below the cut). With a target:
    - the node already cites the source and holds every sentence: a replay; answer
      CORROBORATE without writing (the agent loop records it as already integrated);
    - the unit brings sentences the node lacks: REFINE, one ``edit`` that inserts them
@@ -73,6 +74,7 @@ MAX_DESCRIPTION = 280
 CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
 REPLAY_READS = 2     # closest related nodes read to find a unit already integrated
+RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
 _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
@@ -93,12 +95,13 @@ class OfflinePolicy:
     """A ``ChatModel`` with no model behind it: the deterministic integrate plan above."""
 
     def __init__(self, same_threshold: float, related_threshold: float,
-                 digest: str = "digest") -> None:
+                 digest: str = "digest", max_steps: int = 12) -> None:
         if related_threshold > same_threshold:
             raise ValueError("related_threshold must not exceed same_threshold")
         self.same_threshold = same_threshold
         self.related_threshold = related_threshold
         self.digest = digest
+        self.max_steps = max_steps  # the session's turns (llm.max_steps): reads must leave room
 
     # -- the chat interface ------------------------------------------------------------
 
@@ -130,7 +133,7 @@ class OfflinePolicy:
                     and hits[p]["similarity"] >= CLOSE):
                 classes[p] = "same_abstraction"  # named alike and close: not a `<slug>-2`
         ranked = sorted(hits, key=lambda p: -hits[p]["similarity"])
-        if ranked and classes[ranked[0]] != "same_abstraction":
+        if ranked and classes[ranked[0]] == "related":
             top = hits[ranked[0]]["similarity"]
             runner = hits[ranked[1]]["similarity"] if len(ranked) > 1 else 0.0
             if top >= CLOSE and top - runner >= STANDS_ALONE_GAP:
@@ -143,6 +146,9 @@ class OfflinePolicy:
         texts: dict[str, str] = {}
         for path in [*same, *nearby]:
             text, call = self._read_node(turns, path)
+            if call is not None and path in nearby and \
+                    len(turns) + 1 + RESERVED_STEPS > self.max_steps:
+                break  # a long neighbour: the write and the receipt need the turns left
             if call is not None:
                 return call
             if text is not None:

@@ -82,9 +82,10 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
     unusable = 0
     tokens: list[int] = []
     for attempt in range(1, ATTEMPTS + 1):
-        files = frozenset(ctx.vault.iter_files())  # one walk: nodes to update, link targets
-        existed = frozenset(p for p in files
-                            if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
+        # digest/ on its own: the whole-vault walk does not enter a symlinked digest/
+        existed = frozenset(p for p in ctx.vault.iter_files([ctx.vault.digest])
+                            if p.endswith(".md"))
+        files = frozenset(ctx.vault.iter_files()) | existed  # link targets, until a write
         guard = Guard(unit, existed, ctx.vault.iter_files, digest=ctx.vault.digest,
                       files=files)
         toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run)
