@@ -410,6 +410,15 @@ def test_bad_model_answers_lose_nothing_and_work_resumes(tmp_path: Path, started
 def test_status_without_a_daemon_reads_state_sqlite(tmp_path: Path, fake: FakeOllama) -> None:
     root = make_vault(tmp_path)
     assert daemon_status(root / ".vaultlink")["running"] is False
+    command = VaultLock(root / ".vaultlink", "reindex")
+    command.acquire()
+    try:  # a command at work is named, read without taking the lock
+        data = daemon_status(root / ".vaultlink")
+        assert data["writer"] == {"pid": os.getpid(), "holder": "reindex"}
+        assert "no daemon is running" in data["reason"]
+    finally:
+        command.release()
+    assert daemon_status(root / ".vaultlink")["writer"] is None
     d = Daemon(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 600}))
     d.start()
     assert daemon_status(root / ".vaultlink")["running"] is True

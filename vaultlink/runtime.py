@@ -108,18 +108,38 @@ def live_status(state_dir: Path, timeout: float = 5.0) -> tuple[dict[str, Any] |
         return None, str(exc)
 
 
+def lock_holder(state_dir: Path) -> dict[str, Any] | None:
+    """Who holds the vault's writer lock, as its file says: ``{"pid", "holder"}`` of a
+    live process, else None. Read without locking, so it never gets in anyone's way."""
+    try:
+        words = (state_dir / LOCK_NAME).read_text("utf-8").split()
+        pid = int(words[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return None  # no file, released (empty), or its process is gone
+    return {"pid": pid, "holder": words[1] if len(words) > 1 else "unknown"}
+
+
 def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
-    """``vaultlink status``: the running daemon's GET /status, else the durable state."""
+    """``vaultlink status``: the running daemon's GET /status, else the durable state
+    and ``writer``: the process holding the vault, if any (a CLI command, or a daemon
+    still starting)."""
     live, reason = live_status(state_dir, timeout)
     if live is not None:
         return {"running": True, **live}
+    writer = lock_holder(state_dir)
+    if writer is None or writer["holder"] != "daemon":
+        reason = "no daemon is running on this vault"
+    else:
+        reason = (f"the daemon (pid {writer['pid']}) holds the vault but its API does not "
+                  f"answer: still starting up? ({reason})")
+    head = {"running": False, "reason": reason, "writer": writer}
     db = state_dir / "state.sqlite"
     if not db.exists():
-        return {"running": False, "reason": reason, "queue": [], "queue_length": 0,
-                "last_run": None, "failed": []}
+        return {**head, "queue": [], "queue_length": 0, "last_run": None, "failed": []}
     state = State(db)
     try:
-        return {"running": False, "reason": reason, **durable_status(state, time.time())}
+        return {**head, **durable_status(state, time.time())}
     finally:
         state.close()
 

@@ -168,6 +168,9 @@ def status(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
 def _status_lines(data: dict[str, Any]) -> list[str]:
     if not data.get("running"):
         head = f"daemon not running ({data.get('reason', 'no daemon')})"
+        writer = data.get("writer")
+        if writer and writer["holder"] != "daemon":
+            head += f"; `vaultlink {writer['holder']}` (pid {writer['pid']}) is working on it"
     else:
         m = data["model"]
         reach = "reachable" if m["reachable"] else "NOT reachable"
