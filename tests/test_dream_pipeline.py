@@ -163,7 +163,8 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         {"title": "Wrong types", "reason": 3, "keywords": 7, "units": 1},
         "not a topic",
         {"title": "Gamma steps", "reason": "Gamma got a runbook.", "keywords": ["gamma"],
-         "units": [3]}]}]
+         "units": [3]},
+        {"title": "Odd fields", "reason": ["x"], "keywords": 7, "units": [2]}]}]
 
     def model(request: dict[str, Any]) -> Any:
         if is_topics_request(request):
@@ -173,7 +174,11 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     with FakeOllama(model=model) as server:
         run = dream(root, server.url)
     meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
-    assert [t["title"] for t in meta["topics"]] == ["Greek letters", "Gamma steps"]
+    assert [t["title"] for t in meta["topics"]] == ["Greek letters", "Gamma steps",
+                                                    "Odd fields"]
+    odd = meta["topics"][2]  # unusable reason and keywords: the unit's own instead
+    assert odd["keywords"] and all(isinstance(k, str) for k in odd["keywords"])
+    assert odd["reason"] == "Create: All about beta." and odd["paths"] == ["digest/wiki/beta.md"]
     greek = meta["topics"][0]
     assert greek["evidence"] == [day]
     assert set(greek["paths"]) == {"digest/wiki/alpha.md", "digest/wiki/beta.md"}
@@ -183,7 +188,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     (root / "daily/2026-07-01.md").write_text("## D\n\nDelta.\n")
     units[:] = [unit("delta", day)]
     with FakeOllama(model=model) as server:
-        run = dream(root, server.url)
+        run = dream(root, server.url, **{"topics.max_topics": 4})
     meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
     assert meta["topics"][-1]["title"] == "Delta"  # one topic per unit, as without a model
     assert any("one topic per unit instead" in w for w in run.warnings)

@@ -402,6 +402,16 @@ def test_a_lone_or_namesake_close_node_is_the_same_abstraction(
         assert step.name == "frontmatter_read"  # on the way to CREATE
 
 
+def test_the_lone_hit_rule_respects_a_high_related_threshold() -> None:
+    """A user who set related_threshold above 0.45 calls a 0.47 hit unrelated: no merge."""
+    policy = OfflinePolicy(same_threshold=0.8, related_threshold=0.5)
+    unit = Unit("x", "wiki", "Something worth keeping here.", ["daily/2026-07-01.md"])
+    hits = [{"path": "digest/wiki/x.md", "score": 0.01, "similarity": 0.47, "name": "X",
+             "description": "d"}]
+    step = policy.decide(unit, [Turn("node_search", {"query": "q"}, {"hits": hits})])
+    assert isinstance(step, ToolCall) and step.name == "frontmatter_read"
+
+
 def test_reading_long_neighbours_leaves_turns_for_the_write() -> None:
     """Three close nodes and two neighbours, each over a page long: the optional reads
     stop in time, so the edit and the receipt still fit in llm.max_steps."""

@@ -4,14 +4,13 @@ One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (waiting for a
 command that holds it) for its life; meanwhile the CLI's search and undo go through the
 API. Start-up reconciles the vault with the checkpoint (notes changed while the daemon
 was off are queued, ready at once; the node index catches up with the user's digest
-edits), then a watchdog thread
-feeds the durable queue in ``state.sqlite`` and one worker thread integrates notes
-once they have been quiet for ``watch.quiet_seconds``. The worker sleeps on an event
-until the next item settles: idle means no wake-ups at all.
+edits), then a watchdog thread feeds the durable queue in ``state.sqlite`` and one
+worker thread integrates notes once they have been quiet for ``watch.quiet_seconds``.
+The worker sleeps on an event until the next item settles: idle means no wake-ups.
 
-Failures never lose work: a failed unit's notes are requeued with exponential
-backoff; with ``llm.provider: ollama`` and no server answering, the queue waits
-(backoff up to five minutes) and resumes by itself when Ollama is back.
+Failures never lose work: a failed unit's notes are requeued with exponential backoff;
+with ``llm.provider: ollama`` and no server answering, the queue waits (up to five
+minutes between tries) and resumes by itself.
 """
 
 from __future__ import annotations
@@ -110,7 +109,8 @@ class Daemon:
         """Lock the vault, open its parts, reconcile, then watch, work and serve."""
         from vaultlink.api import ApiServer
 
-        self._lock.acquire_after_commands(self._stop)
+        if not self._lock.acquire_after_commands(self._stop):
+            return  # stopped while waiting for a CLI command: a clean exit
         try:
             self._parts = open_parts(self.vault, self.settings)
             self._api = ApiServer(self, self.host, int(self.settings.get("api.port")))

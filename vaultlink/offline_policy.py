@@ -146,9 +146,9 @@ class OfflinePolicy:
         texts: dict[str, str] = {}
         for path in [*same, *nearby]:
             text, call = self._read_node(turns, path)
-            if call is not None and path in nearby and \
+            if call is not None and path not in same[:1] and \
                     len(turns) + 1 + RESERVED_STEPS > self.max_steps:
-                break  # a long neighbour: the write and the receipt need the turns left
+                break  # only the best target must be read; the write needs the turns left
             if call is not None:
                 return call
             if text is not None:

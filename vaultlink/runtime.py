@@ -115,6 +115,8 @@ def lock_holder(state_dir: Path) -> dict[str, Any] | None:
         words = (state_dir / LOCK_NAME).read_text("utf-8").split()
         pid = int(words[0])
         os.kill(pid, 0)
+    except PermissionError:
+        pass  # alive, another user's process
     except (OSError, ValueError, IndexError):
         return None  # no file, released (empty), or its process is gone
     return {"pid": pid, "holder": words[1] if len(words) > 1 else "unknown"}
@@ -129,10 +131,9 @@ def daemon_status(state_dir: Path, timeout: float = 5.0) -> dict[str, Any]:
         return {"running": True, **live}
     writer = lock_holder(state_dir)
     if writer is None or writer["holder"] != "daemon":
-        reason = "no daemon is running on this vault"
+        reason = "no daemon answers on this vault"
     else:
-        reason = (f"the daemon (pid {writer['pid']}) holds the vault but its API does not "
-                  f"answer: still starting up? ({reason})")
+        reason = f"the daemon holds the vault but does not answer yet ({reason})"
     head = {"running": False, "reason": reason, "writer": writer}
     db = state_dir / "state.sqlite"
     if not db.exists():
@@ -182,23 +183,26 @@ class VaultLock:
         os.ftruncate(fd, len(mine))
         self._fd = fd
 
-    def acquire_after_commands(self, stopping: threading.Event, poll: float = 1.0) -> None:
+    def acquire_after_commands(self, stopping: threading.Event, poll: float = 1.0) -> bool:
         """Take the lock, waiting while a CLI command holds it (a reindex may take
-        minutes; the service must not give up on it). Raises ``VaultBusy`` at once when
-        another daemon holds it, and ``DaemonError`` if ``stopping`` is set meanwhile."""
+        minutes; the service must not give up on it). False, holding nothing, when
+        ``stopping`` is set first; ``VaultBusy`` at once when another daemon holds it."""
         waited: str | None = None
-        while True:
+        while not stopping.is_set():
             try:
                 self.acquire()
-                return
             except VaultBusy as busy:
                 if busy.holder == "daemon":
                     raise
                 if waited != busy.pid:
                     log.warning("%s; waiting for it before starting", busy)
                     waited = busy.pid
-            if stopping.wait(poll):
-                raise DaemonError("stopped while waiting for the vault's writer lock")
+                stopping.wait(poll)
+                continue
+            if not stopping.is_set():
+                return True
+            self.release()  # stopped in the very instant it was taken
+        return False
 
     @property
     def held(self) -> bool:

@@ -166,11 +166,15 @@ def status(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
 
 
 def _status_lines(data: dict[str, Any]) -> list[str]:
-    if not data.get("running"):
-        head = f"daemon not running ({data.get('reason', 'no daemon')})"
-        writer = data.get("writer")
-        if writer and writer["holder"] != "daemon":
-            head += f"; `vaultlink {writer['holder']}` (pid {writer['pid']}) is working on it"
+    writer = data.get("writer")
+    if not data.get("running") and writer and writer["holder"] == "daemon":
+        head = f"daemon pid {writer['pid']} holds the vault but does not answer yet (starting?)"
+    elif not data.get("running"):
+        head = "daemon not running"
+        if writer:
+            who = (f"`vaultlink {writer['holder']}`" if writer["holder"] != "unknown"
+                   else "another vaultlink process")
+            head += f"; {who} (pid {writer['pid']}) is working on the vault"
     else:
         m = data["model"]
         reach = "reachable" if m["reachable"] else "NOT reachable"

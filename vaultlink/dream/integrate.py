@@ -20,6 +20,7 @@ from vaultlink.errors import ModelError, VaultlinkError
 from vaultlink.guard import Guard
 from vaultlink.tools import Toolbox
 from vaultlink.units import Unit
+from vaultlink.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -76,17 +77,22 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
                    error=result.error)
 
 
+def vault_files(vault: Vault) -> frozenset[str]:
+    """Every file of the vault, digest/ walked on its own: the whole-vault walk does not
+    enter a symlinked folder, and a symlinked digest/ must still hold its nodes."""
+    return frozenset(vault.iter_files()) | frozenset(vault.iter_files([vault.digest]))
+
+
 def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
     """Up to two sessions for one unit; the outcome is journaled either way."""
     errors: list[str] = []
     unusable = 0
     tokens: list[int] = []
     for attempt in range(1, ATTEMPTS + 1):
-        # digest/ on its own: the whole-vault walk does not enter a symlinked digest/
-        existed = frozenset(p for p in ctx.vault.iter_files([ctx.vault.digest])
-                            if p.endswith(".md"))
-        files = frozenset(ctx.vault.iter_files()) | existed  # link targets, until a write
-        guard = Guard(unit, existed, ctx.vault.iter_files, digest=ctx.vault.digest,
+        files = vault_files(ctx.vault)  # link targets, until a write lands
+        existed = frozenset(p for p in files
+                            if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
+        guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
                       files=files)
         toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run)
         try:

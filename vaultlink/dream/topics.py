@@ -102,10 +102,12 @@ class ModelTopicPicker:
         if not isinstance(data, dict) or not isinstance(data.get("topics"), list):
             raise ModelOutputError('topics: the answer is not {"topics": [...]}')
         topics: list[dict[str, Any]] = []
-        for raw in data["topics"][:50]:  # the usable ones, up to max_topics
+        for raw in data["topics"]:  # the first usable ones, up to max_topics
             topic = _checked(raw, candidates[:len(lines)])
-            if topic is not None and len(topics) < max_topics:
+            if topic is not None:
                 topics.append(topic)
+            if len(topics) == max_topics:
+                break
         if not topics:
             raise ModelOutputError("topics: no topic named a unit it was given")
         return topics
@@ -129,11 +131,12 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
         return None
     numbers = [n for n in raw["units"] if isinstance(n, int)
                and not isinstance(n, bool) and 1 <= n <= len(candidates)]
-    title = " ".join(str(raw.get("title") or "").split())[:80]
+    title = " ".join(raw["title"].split())[:80] if isinstance(raw.get("title"), str) else ""
     if not numbers or not title:
         return None
     chosen = [candidates[n - 1] for n in dict.fromkeys(numbers)]
-    reason = " ".join(str(raw.get("reason") or "").split())[:300] or chosen[0]["reason"]
+    given_reason: str = raw["reason"] if isinstance(raw.get("reason"), str) else ""
+    reason = " ".join(given_reason.split())[:300] or chosen[0]["reason"]
     given: list[Any] = raw["keywords"] if isinstance(raw.get("keywords"), list) else []
     words = [w for w in (k.strip().lower() for k in given if isinstance(k, str))
              if w and len(w) <= 40][:5]
