@@ -189,6 +189,16 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     units[:] = [unit("delta", day)]
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **{"topics.max_topics": 4})
+        asked = [r for r in server.chat_requests() if is_topics_request(r)]
     meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
     assert meta["topics"][-1]["title"] == "Delta"  # one topic per unit, as without a model
     assert any("one topic per unit instead" in w for w in run.warnings)
+    prompt = asked[0]["messages"][-1]["content"]  # the day's own topics count as taken
+    assert "Pick at most 1 topics" in prompt and "greek letters" in prompt
+
+    (root / "daily/2026-07-01.md").write_text("## E\n\nEpsilon.\n")
+    units[:] = [unit("epsilon", day)]
+    with FakeOllama(model=model) as server:  # the day is full: no call for topics at all
+        run = dream(root, server.url, **{"topics.max_topics": 4})
+        assert not [r for r in server.chat_requests() if is_topics_request(r)]
+    assert run.counts()["integrated"] == 1

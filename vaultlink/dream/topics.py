@@ -156,11 +156,13 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
         results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
         path = topics_path(ctx.vault, day)
         candidates = [topic_of(r) for r in results]
-        if ctx.topic_picker is not None:
-            try:
+        today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
+        if ctx.topic_picker is not None and today is not None and len(today) < ctx.max_topics:
+            try:  # the model sees what is taken, and is asked only for the room left
                 candidates = ctx.topic_picker.pick(
-                    candidates, results, recent_titles(ctx.vault, day, ctx.lookback_days),
-                    ctx.max_topics)
+                    candidates, results,
+                    recent_titles(ctx.vault, day, ctx.lookback_days) | set(today),
+                    ctx.max_topics - len(today))
             except (ModelError, VaultError) as exc:  # one topic per unit instead
                 run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
                                     "one topic per unit instead")
@@ -180,6 +182,20 @@ def topics_path(vault: Vault, day: dt.date) -> str:
     """``digest/topics/<date>-topics.md``: not ``<date>.md``, which would make the user's
     ``[[2026-06-20]]`` links to day notes ambiguous."""
     return f"{vault.digest}/topics/{day.isoformat()}-topics.md"
+
+
+def day_titles(vault: Vault, path: str) -> list[str] | None:
+    """Normalised titles already in a day's topics file; None if it cannot be parsed."""
+    try:
+        topics = vault.read_note(path).frontmatter.get("topics")
+    except NoteNotFound:
+        return []
+    except (NoteUnreadable, VaultError):
+        return None
+    if not isinstance(topics, list):
+        return None
+    return [normalize_title(str(t["title"])) for t in topics
+            if isinstance(t, dict) and t.get("title")]
 
 
 def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
