@@ -149,6 +149,30 @@ def test_limits_and_routes(daemon: Daemon) -> None:
     assert call(daemon, "GET", "/decisions?limit=abc")[0] == 400
 
 
+def test_a_stopping_daemon_answers_503(tmp_path: Path) -> None:
+    """While the daemon stops, a search (which needs its indexes) is told to retry."""
+    from vaultlink.vault import Vault
+
+    class Stopping:
+        vault, generation = Vault(tmp_path), 0
+
+        @property
+        def parts(self) -> Any:
+            raise DaemonError("the daemon is not running (starting or stopping); try again")
+
+    api = ApiServer(Stopping(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    api.start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=10)
+        token = (tmp_path / ".vaultlink/token").read_text().strip()
+        conn.request("GET", "/search?q=x", headers={"Authorization": f"Bearer {token}"})
+        resp = conn.getresponse()
+        assert resp.status == 503 and "try again" in json.loads(resp.read())["error"]
+        conn.close()
+    finally:
+        api.stop()
+
+
 # -- the contract --------------------------------------------------------------------------
 
 

@@ -108,6 +108,8 @@ class _Handler(BaseHTTPRequestHandler):
             status, data = 404, {"error": str(exc)}
         except NoteUnreadable as exc:
             status, data = 422, {"error": str(exc)}
+        except DaemonError as exc:  # stopping, or not started: the client may retry
+            status, data = 503, {"error": str(exc)}
         except VaultlinkError as exc:
             log.warning("api %s %s: %s", method, self.path, exc)
             status, data = 500, {"error": str(exc)}
