@@ -75,11 +75,11 @@ def one_round(url: str, num_ctx: int) -> tuple[float, float, float, int, list[in
         settings = load_settings(root, environ={}).with_overrides(
             {"llm.provider": "ollama", "llm.host": url, "auto_dream.max_units": 50,
              "llm.num_ctx": num_ctx})
-        parts = open_parts(Vault(root), settings)
+        parts = open_parts(Vault(root), settings.pipeline())
         parts.index.sync()  # the index build is measured by bench_index.py, not here
         embedder = TimedEmbedder(parts.index.embedder)
         parts.index.embedder = embedder
-        ctx = dream_context(parts, settings, "ollama")
+        ctx = dream_context(parts, settings.pipeline(), "ollama")
         integrator = Timed(ctx.integrator)
         ctx.integrator = integrator
         extractor_model = Timed(ctx.extractor.model)  # type: ignore[attr-defined]

@@ -101,7 +101,7 @@ def test_dream_and_search_share_the_vaults_collection(server: int, tmp_path: Pat
     vault = Vault(root)
     settings = load_settings(root, environ={}).with_overrides(
         {"index.chroma.mode": "http", "index.chroma.port": server})
-    parts = open_parts(vault, settings)
+    parts = open_parts(vault, settings.pipeline())
     ix = open_indexes(vault, MiniLMEmbedder(), chroma_mode="http", chroma_host="127.0.0.1",
                       chroma_port=server)
     try:

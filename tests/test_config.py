@@ -196,3 +196,14 @@ def test_with_overrides_replaces_given_keys_and_ignores_none(tmp_path: Path) -> 
         base.with_overrides({"llm.provider": "gpt"})
     with pytest.raises(ConfigError):
         base.with_overrides({"llm.nope": 1})
+
+
+def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
+    """compose receives only these: each comes from the merged settings, typed."""
+    (tmp_path / ".vaultlink").mkdir()
+    config_path(tmp_path).write_text("integrate:\n  same_threshold: 0.7\n")
+    settings = load_settings(tmp_path, environ={"VAULTLINK_LLM__NUM_CTX": "4096"})
+    options = settings.with_overrides({"llm.model": "llama3.2:3b"}).pipeline()
+    assert (options.num_ctx, options.same_threshold, options.model) == (4096, 0.7, "llama3.2:3b")
+    assert options.provider == DEFAULTS["llm"]["provider"] and options.digest == "digest"
+    assert isinstance(options.timeout, float) and isinstance(options.chroma_port, int)

@@ -477,10 +477,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def dream_offline(root: Path) -> Any:
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "offline", "auto_dream.max_units": 100})
-    parts = open_parts(Vault(root), settings)
+    parts = open_parts(Vault(root), settings.pipeline())
     try:
         parts.index.sync()
-        return run_dream(dream_context(parts, settings, "offline"),
+        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
                          build_steps(settings.get("auto_dream.steps")))
     finally:
         parts.close()

@@ -1,7 +1,7 @@
-"""Building the pipeline's parts from settings: the composition root's toolkit.
+"""Building the pipeline's parts: the composition root's toolkit.
 
-Called only by ``cli.py`` and ``daemon.py``, which read the configuration and pass the
-``Settings`` in; everything built here receives plain values.
+Called only by the CLI and ``daemon.py``, which read the configuration and pass its
+values in as ``PipelineOptions``; everything built here receives plain values.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from vaultlink.config import Settings
+from vaultlink.config import PipelineOptions
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.dream.topics import ModelTopicPicker
@@ -51,67 +51,58 @@ class Parts:
         self.state.close()
 
 
-def open_recall(vault: Vault, settings: Settings) -> Indexes:
-    """Both search indexes of a vault, with the embedder the settings name."""
-    embedder = make_embedder(settings.get("embedding.provider"), settings.get("embedding.model"),
-                             settings.get("llm.host"), float(settings.get("llm.timeout_seconds")))
-    return open_indexes(vault, embedder, chroma_mode=settings.get("index.chroma.mode"),
-                        chroma_host=settings.get("index.chroma.host"),
-                        chroma_port=settings.get("index.chroma.port"),
-                        body_chars=settings.get("index.body_chars"))
+def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
+    """Both search indexes of a vault, with the embedder the options name."""
+    embedder = make_embedder(options.embedding_provider, options.embedding_model,
+                             options.llm_host, options.timeout)
+    return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
+                        chroma_host=options.chroma_host, chroma_port=options.chroma_port,
+                        body_chars=options.body_chars)
 
 
-def open_parts(vault: Vault, settings: Settings) -> Parts:
+def open_parts(vault: Vault, options: PipelineOptions) -> Parts:
     """Open state.sqlite, the embedder and the search indexes of a vault."""
     state = State(vault.state_dir / "state.sqlite")
     try:
-        indexes = open_recall(vault, settings)
+        indexes = open_recall(vault, options)
     except BaseException:
         state.close()
         raise
     return Parts(vault, state, indexes.nodes.embedder, indexes)
 
 
-def choose_provider(settings: Settings) -> str:
+def choose_provider(options: PipelineOptions) -> str:
     """``ollama`` or ``offline``: ``auto`` asks the server once, cheaply."""
-    provider = str(settings.get("llm.provider"))
-    if provider != "auto":
-        return provider
-    host = str(settings.get("llm.host"))
-    if is_reachable(host):
+    if options.provider != "auto":
+        return options.provider
+    if is_reachable(options.llm_host):
         return "ollama"
-    log.warning(OFFLINE_NOTICE.format(host=host, model=settings.get("llm.model")))
+    log.warning(OFFLINE_NOTICE.format(host=options.llm_host, model=options.model))
     return "offline"
 
 
-def models_for(provider: str, settings: Settings, index: NodeIndex) -> tuple[Extractor, Any]:
+def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider."""
     if provider == "offline":
         from vaultlink.offline import OfflineExtractor, OfflinePolicy
 
         return OfflineExtractor(), OfflinePolicy(
-            same_threshold=float(settings.get("integrate.same_threshold")),
-            related_threshold=float(settings.get("integrate.related_threshold")),
-            digest=str(settings.get("folders.digest")),
-            max_steps=int(settings.get("llm.max_steps")))
-    chat = OllamaChat(str(settings.get("llm.host")), str(settings.get("llm.model")),
-                      int(settings.get("llm.num_ctx")), float(settings.get("llm.timeout_seconds")),
-                      int(settings.get("llm.retries")))
-    return ModelExtractor(chat, int(settings.get("llm.num_ctx"))), chat
+            same_threshold=options.same_threshold, related_threshold=options.related_threshold,
+            digest=options.digest, max_steps=options.max_steps)
+    chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
+                      options.retries)
+    return ModelExtractor(chat, options.num_ctx), chat
 
 
-def dream_context(parts: Parts, settings: Settings, provider: str, *, dry_run: bool = False,
-                  only: frozenset[str] | None = None,
+def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
+                  dry_run: bool = False, only: frozenset[str] | None = None,
                   progress: Progress | None = None) -> DreamContext:
     """A ready DreamContext for one run."""
-    extractor, integrator = models_for(provider, settings, parts.index)
-    picker = (ModelTopicPicker(integrator, int(settings.get("llm.num_ctx")))
-              if provider == "ollama" else None)
+    extractor, integrator = models_for(provider, options)
+    picker = ModelTopicPicker(integrator, options.num_ctx) if provider == "ollama" else None
     return DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,
-        integrator=integrator, provider=provider,
-        max_units=int(settings.get("auto_dream.max_units")),
-        max_steps=int(settings.get("llm.max_steps")), dry_run=dry_run,
-        max_topics=int(settings.get("topics.max_topics")),
-        lookback_days=int(settings.get("topics.lookback_days")), topic_picker=picker,
-        only=only, progress=progress)
+        integrator=integrator, provider=provider, max_units=options.max_units,
+        max_steps=options.max_steps, dry_run=dry_run, max_topics=options.max_topics,
+        lookback_days=options.lookback_days, topic_picker=picker, only=only,
+        progress=progress)

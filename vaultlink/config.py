@@ -83,6 +83,32 @@ DEFAULTS: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG_YAML)
 
 
 @dataclass(frozen=True)
+class PipelineOptions:
+    """What ``compose`` builds the pipeline's parts from: read once from the settings by
+    the CLI or the daemon (``Settings.pipeline()``), so nothing past them reads config."""
+
+    provider: str  # llm.provider: auto | ollama | offline
+    llm_host: str
+    model: str
+    num_ctx: int
+    timeout: float
+    retries: int
+    max_steps: int
+    embedding_provider: str
+    embedding_model: str
+    chroma_mode: str
+    chroma_host: str
+    chroma_port: int
+    body_chars: int
+    same_threshold: float
+    related_threshold: float
+    digest: str
+    max_units: int
+    max_topics: int
+    lookback_days: int
+
+
+@dataclass(frozen=True)
 class Settings:
     """The merged settings, as a nested mapping with typed accessors for common keys."""
 
@@ -97,6 +123,24 @@ class Settings:
                 raise ConfigError(f"unknown setting {dotted!r}")
             node = node[part]
         return node
+
+    def pipeline(self) -> PipelineOptions:
+        """The values the pipeline's parts are built from, typed (see ``compose``)."""
+        g = self.get
+        return PipelineOptions(
+            provider=str(g("llm.provider")), llm_host=str(g("llm.host")),
+            model=str(g("llm.model")), num_ctx=int(g("llm.num_ctx")),
+            timeout=float(g("llm.timeout_seconds")), retries=int(g("llm.retries")),
+            max_steps=int(g("llm.max_steps")),
+            embedding_provider=str(g("embedding.provider")),
+            embedding_model=str(g("embedding.model")),
+            chroma_mode=str(g("index.chroma.mode")), chroma_host=str(g("index.chroma.host")),
+            chroma_port=int(g("index.chroma.port")), body_chars=int(g("index.body_chars")),
+            same_threshold=float(g("integrate.same_threshold")),
+            related_threshold=float(g("integrate.related_threshold")),
+            digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
+            max_topics=int(g("topics.max_topics")),
+            lookback_days=int(g("topics.lookback_days")))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
         """A copy with dotted keys replaced (command-line flags); ``None`` values are ignored."""

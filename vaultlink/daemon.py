@@ -61,8 +61,8 @@ class Daemon:
             max_note_bytes=settings.get("vault.max_note_bytes"))
         self.host = host
         self.quiet = float(settings.get("watch.quiet_seconds"))
-        self.provider = str(settings.get("llm.provider"))
-        self.llm_host = str(settings.get("llm.host"))
+        self.options = settings.pipeline()
+        self.provider, self.llm_host = self.options.provider, self.options.llm_host
         self.retry_backoff = retry_backoff
         self.gate = ModelGate(self.provider, self.llm_host, is_reachable, model_backoff)
         self.steps = build_steps(settings.get("auto_dream.steps"))
@@ -112,7 +112,7 @@ class Daemon:
         if not self._lock.acquire_after_commands(self._stop):
             return  # stopped while waiting for a CLI command: a clean exit
         try:
-            self._parts = open_parts(self.vault, self.settings)
+            self._parts = open_parts(self.vault, self.options)
             self._api = ApiServer(self, self.host, int(self.settings.get("api.port")))
             self.reconcile()
             self._watcher = Watcher(self.vault, self.on_changes)
@@ -347,9 +347,9 @@ class Daemon:
 
     def _run(self, only: frozenset[str] | None) -> Any:
         assert self._parts is not None
-        provider = choose_provider(self.settings)
+        provider = choose_provider(self.options)
         self._last_provider = provider
-        ctx = dream_context(self._parts, self.settings, provider, only=only,
+        ctx = dream_context(self._parts, self.options, provider, only=only,
                             progress=self._progress)
         ctx.should_stop = self._stop.is_set
         self._working = True

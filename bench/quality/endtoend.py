@@ -98,7 +98,7 @@ def run_stream(provider: str = "offline", host: str | None = None, model: str | 
             {"llm.provider": provider, "llm.host": host, "llm.model": model,
              "integrate.same_threshold": same, "integrate.related_threshold": related})
         vault = Vault(root)
-        parts = open_parts(vault, settings)
+        parts = open_parts(vault, settings.pipeline())
         sections: dict[str, dict[str, str]] = {}
         by_node: dict[str, list[str | None]] = defaultdict(list)
         started = time.monotonic()
@@ -108,7 +108,7 @@ def run_stream(provider: str = "offline", host: str | None = None, model: str | 
                 rel = f"daily/{note.name}"
                 shutil.copy(note, root / rel)
                 sections[rel] = section_texts(note, rel)
-                ctx = dream_context(parts, settings, provider)
+                ctx = dream_context(parts, settings.pipeline(), provider)
                 run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
                 result.units += len(run.units)
                 result.failed += len(run.failed_units)

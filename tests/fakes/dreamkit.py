@@ -47,10 +47,10 @@ def dream(root: Path, host: str, **overrides: Any) -> RunState:
         {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
          **overrides})
     vault = Vault(root)
-    parts = open_parts(vault, settings)
+    parts = open_parts(vault, settings.pipeline())
     try:
         parts.index.sync()
-        ctx = dream_context(parts, settings, "ollama")
+        ctx = dream_context(parts, settings.pipeline(), "ollama")
         return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
     finally:
         parts.close()

@@ -61,14 +61,14 @@ def dream(
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
-    steps = build_steps(settings.get("auto_dream.steps"))
+    steps, options = build_steps(settings.get("auto_dream.steps")), settings.pipeline()
     with vault_writer(v, "dream", if_daemon=DAEMON_DREAMS):
-        parts = open_parts(v, settings)
+        parts = open_parts(v, options)
         try:
             parts.index.sync()
-            provider = choose_provider(settings)
+            provider = choose_provider(options)
             echo = (lambda *a, **k: None) if as_json else typer.echo
-            ctx = dream_context(parts, settings, provider, dry_run=dry_run,
+            ctx = dream_context(parts, options, provider, dry_run=dry_run,
                                 progress=ProgressPrinter(echo))
             run = run_dream(ctx, steps)
         finally:

@@ -30,7 +30,7 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
     # commands never touch the index.
     from vaultlink.compose import open_recall
 
-    return open_recall(v, settings)
+    return open_recall(v, settings.pipeline())
 
 
 def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
