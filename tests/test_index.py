@@ -331,6 +331,27 @@ def test_progress_reports_to_the_end(opened: Opened) -> None:
     assert seen[0] == (0, 4) and seen[-1] == (4, 4)
 
 
+def test_a_sync_stopped_between_batches_leaves_a_whole_index(
+        opened: Opened, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon stops a long sync from its progress hook: what was flushed stays,
+    the rest is indexed by the next sync, and rows and vectors stay in step."""
+    index = opened.index
+    assert index is not None
+    monkeypatch.setattr("vaultlink.index.EMBED_BATCH", 1)  # one note per flush
+
+    def stop_after_two(done: int, total: int) -> None:
+        if done >= 2:
+            raise SearchIndexError("stopping")
+
+    with pytest.raises(SearchIndexError, match="stopping"):
+        index.sync(stop_after_two)
+    assert len(index._stored()) == 2 and index._collection.count() == 2
+    report = index.sync()
+    assert len(report.added) == 2 and report.unchanged == 2
+    assert index._collection.count() == len(NODES)
+    assert index.node_search("postgres autovacuum", limit=1)[0].path.endswith("autovacuum.md")
+
+
 def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
                                             caplog: pytest.LogCaptureFixture) -> None:
     bad = {
