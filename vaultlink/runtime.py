@@ -159,9 +159,8 @@ class VaultLock:
         self.holder = holder
         self._fd: int | None = None
 
-    def acquire(self, hint: str = "") -> None:
-        """Take the lock, or raise ``VaultBusy`` naming the process that holds it
-        (``hint``, when given, replaces the advice in its message)."""
+    def acquire(self) -> None:
+        """Take the lock, or raise ``VaultBusy`` naming the process that holds it."""
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,7 +172,7 @@ class VaultLock:
             os.close(fd)
             # An empty file is a holder between its flock and its pwrite: not known yet.
             raise VaultBusy(words[0] if words else "unknown",
-                            words[1] if len(words) > 1 else "unknown", hint) from None
+                            words[1] if len(words) > 1 else "unknown") from None
         old = os.read(fd, 200).decode("utf-8", "replace").split()
         if old and old[0] != str(os.getpid()):
             # the kernel dropped the flock when that process died: the lock is stale
