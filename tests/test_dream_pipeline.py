@@ -202,3 +202,32 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         run = dream(root, server.url, **{"topics.max_topics": 4})
         assert not [r for r in server.chat_requests() if is_topics_request(r)]
     assert run.counts()["integrated"] == 1
+
+
+def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
+    """digest/ may be a link to a folder inside the vault: its nodes still existed, so a
+    model may refine them (the whole-vault walk alone does not enter the link)."""
+    day = "daily/2026-07-01.md"
+    root = make_vault(tmp_path / "v", {day: "## A\n\nThe rebuild now takes ten minutes.\n",
+                                       "store/wiki/rebuild.md": (
+                                           "---\nname: Rebuild\ndescription: d\n---\n"
+                                           "The rebuild takes an hour.\n\n## Sources\n\n"
+                                           "- First noted in [[daily/2026-06-01.md]].\n"),
+                                       "daily/2026-06-01.md": "old\n"})
+    (root / "digest/wiki").rmdir()
+    (root / "digest").rmdir()
+    (root / "digest").symlink_to("store")
+    node = "digest/wiki/rebuild.md"
+    first = "- First noted in [[daily/2026-06-01.md]]."
+    edit = {"path": node, "old": first,
+            "new": f"{first}\n- The rebuild down to ten minutes is in [[{day}]]."}
+    receipt = json.dumps({"action": "CORROBORATE", "target_path": node, "note": "faster"})
+
+    def integrate(request: dict[str, Any]) -> Any:
+        done = any(m["role"] == "tool" for m in request["messages"])
+        return reply(receipt) if done else reply(tool_calls=[("edit", edit)])
+
+    with FakeOllama(model=with_extract(integrate, unit("rebuild-faster", day))) as server:
+        run = dream(root, server.url)
+    assert [(r.action, r.target) for r in run.results] == [("CORROBORATE", node)], run.results
+    assert "ten minutes" in (root / "store/wiki/rebuild.md").read_text()
