@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -199,11 +200,23 @@ def test_with_overrides_replaces_given_keys_and_ignores_none(tmp_path: Path) -> 
 
 
 def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
-    """compose receives only these: each comes from the merged settings, typed."""
+    """compose receives only these: each field from its own setting, typed (distinct
+    values everywhere, so two swapped fields cannot pass)."""
     (tmp_path / ".vaultlink").mkdir()
-    config_path(tmp_path).write_text("integrate:\n  same_threshold: 0.7\n")
+    config_path(tmp_path).write_text("integrate:\n  same_threshold: 0.71\n")
     settings = load_settings(tmp_path, environ={"VAULTLINK_LLM__NUM_CTX": "4096"})
-    options = settings.with_overrides({"llm.model": "llama3.2:3b"}).pipeline()
-    assert (options.num_ctx, options.same_threshold, options.model) == (4096, 0.7, "llama3.2:3b")
-    assert options.provider == DEFAULTS["llm"]["provider"] and options.digest == "digest"
-    assert isinstance(options.timeout, float) and isinstance(options.chroma_port, int)
+    table = {"provider": ("llm.provider", "ollama"), "llm_host": ("llm.host", "http://h:1"),
+             "model": ("llm.model", "m:1b"), "timeout": ("llm.timeout_seconds", 7.5),
+             "retries": ("llm.retries", 3), "max_steps": ("llm.max_steps", 9),
+             "embedding_provider": ("embedding.provider", "ollama"),
+             "embedding_model": ("embedding.model", "e-model"),
+             "chroma_mode": ("index.chroma.mode", "http"),
+             "chroma_host": ("index.chroma.host", "c-host"),
+             "chroma_port": ("index.chroma.port", 8123), "body_chars": ("index.body_chars", 777),
+             "related_threshold": ("integrate.related_threshold", 0.33),
+             "digest": ("folders.digest", "memory"), "max_units": ("auto_dream.max_units", 11),
+             "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6)}
+    options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
+    expected = {field: value for field, (_, value) in table.items()}
+    expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file
+    assert dataclasses.asdict(options) == expected

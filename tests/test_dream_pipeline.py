@@ -149,6 +149,24 @@ def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
     assert any("2026-07-02" in w for w in run.warnings)
 
 
+def test_topics_files_the_user_reshaped_are_left_alone_and_the_run_goes_on(
+        tmp_path: Path) -> None:
+    """`topics: 5` a few days back, or a list of plain strings today: never a crash (the
+    notes would be redone on every retry), never a rewrite that drops the user's lines."""
+    root = make_vault(tmp_path, {"daily/2026-07-03.md": "## A\n\nAlpha beta.\n"})
+    (root / "digest/topics").mkdir(parents=True)
+    old = root / "digest/topics/2026-07-01-topics.md"
+    old.write_text("---\ntopics: 5\n---\nmine\n")
+    today = root / "digest/topics/2026-07-03-topics.md"
+    today.write_text("---\ntopics:\n- My own topic\n- Another\n---\nmine\n")
+    with FakeOllama(model=with_extract(creator, unit("alpha", "daily/2026-07-03.md"))) as server:
+        run = dream(root, server.url)
+    assert run.counts()["integrated"] == 1 and run.checkpointed == ["daily/2026-07-03.md"]
+    assert old.read_text() == "---\ntopics: 5\n---\nmine\n"
+    assert today.read_text() == "---\ntopics:\n- My own topic\n- Another\n---\nmine\n"
+    assert any("2026-07-03-topics.md left untouched" in w for w in run.warnings)
+
+
 def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         tmp_path: Path) -> None:
     """A topic is named by the model; its evidence and nodes are those of the units it

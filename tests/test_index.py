@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vaultlink.embed import MiniLMEmbedder
-from vaultlink.errors import SearchIndexError
+from vaultlink.errors import DaemonError, SearchIndexError
 from vaultlink.fusion import fts_match, rrf_fuse
 from vaultlink.index_store import open_chroma
 from vaultlink.node_index import NodeIndex
@@ -341,9 +341,9 @@ def test_a_sync_stopped_between_batches_leaves_a_whole_index(
 
     def stop_after_two(done: int, total: int) -> None:
         if done >= 2:
-            raise SearchIndexError("stopping")
+            raise DaemonError("stopping")  # what the daemon's hook raises
 
-    with pytest.raises(SearchIndexError, match="stopping"):
+    with pytest.raises(DaemonError, match="stopping"):
         index.sync(stop_after_two)
     assert len(index._stored()) == 2 and index._collection.count() == 2
     report = index.sync()

@@ -1,8 +1,9 @@
 """Settings: defaults < ``.vaultlink/config.yaml`` < ``VAULTLINK_*`` environment.
 
-Only ``cli.py`` and ``daemon.py`` call ``load_settings``; every other module receives
-plain values. The commented default file that ``vaultlink init`` writes is the single
-source of the defaults, so documentation and behaviour cannot drift apart.
+Only the ``cli`` package and ``daemon.py`` call ``load_settings``; every other module
+receives plain values (``compose`` a typed ``PipelineOptions``). The commented default
+file that ``vaultlink init`` writes is the single source of the defaults, so
+documentation and behaviour cannot drift apart.
 """
 
 from __future__ import annotations

@@ -89,14 +89,13 @@ class Daemon:
 
     @property
     def state(self) -> State:
-        """The vault's state database (open while started)."""
-        assert self._parts is not None, "the daemon is not started"
-        return self._parts.state
+        """The vault's state database (open while started, and while a unit finishes)."""
+        return (self._parts or self.parts).state  # none open: `parts` raises DaemonError
 
     @property
     def parts(self) -> Parts:
         """The open parts (state, indexes) while the daemon runs and is not stopping."""
-        if self._parts is None or self._stop.is_set():
+        if self._parts is None or self._stop.is_set():  # the API answers 503: try again
             raise DaemonError("the daemon is not running (starting or stopping); try again")
         return self._parts
 
@@ -168,8 +167,7 @@ class Daemon:
         assert parts is not None
         recover_work_files(self.vault)
         try:
-            report = parts.index.sync()
-            if report.changed:
+            if (report := parts.index.sync()).changed:
                 log.info("node index caught up with digest/: %s", report)
         except VaultlinkError as exc:
             log.warning("node index sync failed: %s", exc)

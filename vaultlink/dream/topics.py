@@ -184,50 +184,47 @@ def topics_path(vault: Vault, day: dt.date) -> str:
     return f"{vault.digest}/topics/{day.isoformat()}-topics.md"
 
 
-def day_titles(vault: Vault, path: str) -> list[str] | None:
-    """Normalised titles already in a day's topics file; None if it cannot be parsed."""
+def read_topics(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None]:
+    """A day's topics and the file's hash ([] and None: no file yet).
+
+    Raises ``NoteUnreadable`` for a file that is not a topics file vaultlink wrote: a
+    ``topics`` entry that is not a list of ``{title: ...}`` mappings is the user's own,
+    and the file is left alone (reported) rather than rewritten without it.
+    """
     try:
-        topics = vault.read_note(path).frontmatter.get("topics")
+        note = vault.read_note(path)
     except NoteNotFound:
-        return []
+        return [], None
+    topics = note.frontmatter.get("topics")
+    if not isinstance(topics, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("title"), str) for t in topics):
+        raise NoteUnreadable(path, "its frontmatter 'topics' is not a list of titled topics")
+    return topics, note.hash
+
+
+def day_titles(vault: Vault, path: str) -> list[str] | None:
+    """Normalised titles already in a day's topics file; None if it is left alone."""
+    try:
+        return [normalize_title(t["title"]) for t in read_topics(vault, path)[0]]
     except (NoteUnreadable, VaultError):
         return None
-    if not isinstance(topics, list):
-        return None
-    return [normalize_title(str(t["title"])) for t in topics
-            if isinstance(t, dict) and t.get("title")]
 
 
 def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
-    """Normalised titles of topics in the days before ``day``."""
+    """Normalised titles of topics in the days before ``day`` (unreadable files skipped)."""
     seen: set[str] = set()
     for back in range(1, lookback_days + 1):
-        path = topics_path(vault, day - dt.timedelta(days=back))
-        try:
-            meta = vault.read_note(path).frontmatter
-        except (NoteNotFound, NoteUnreadable):
-            continue
-        for t in meta.get("topics") or []:
-            if isinstance(t, dict) and t.get("title"):
-                seen.add(normalize_title(str(t["title"])))
+        seen.update(day_titles(vault, topics_path(vault, day - dt.timedelta(days=back)))
+                    or [])
     return seen
 
 
 def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[str, Any]],
                  max_topics: int, lookback_days: int, dry_run: bool) -> bool:
     """Merge new topics into the day's file; returns whether anything was written."""
-    existing: list[dict[str, Any]] = []
-    expected: str | None = None
-    try:
-        note = vault.read_note(path)  # NoteUnreadable propagates: never overwrite it
-        topics = note.frontmatter.get("topics")
-        if not isinstance(topics, list):
-            raise NoteUnreadable(path, "its frontmatter has no 'topics' list")
-        existing, expected = [t for t in topics if isinstance(t, dict)], note.hash
-    except NoteNotFound:
-        pass
+    existing, expected = read_topics(vault, path)  # NoteUnreadable: never overwrite it
     seen = recent_titles(vault, day, lookback_days)
-    seen |= {normalize_title(str(t.get("title", ""))) for t in existing}
+    seen |= {normalize_title(t["title"]) for t in existing}
     fresh: list[dict[str, Any]] = []
     for topic in candidates:
         key = normalize_title(topic["title"])
