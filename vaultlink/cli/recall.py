@@ -67,7 +67,9 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
 
         from vaultlink.runtime import ask_daemon
 
-        # Sections are indexed on demand by the daemon: the first search may embed a while.
+        if kind == "sections":  # the daemon indexes sections on demand, without progress
+            typer.echo("asking the running daemon; after many changed notes it indexes "
+                       "them first, which can take minutes", err=True)
         answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
             {"q": query, "limit": limit, "in": kind}), timeout=3600)
         hits: list[dict[str, Any]] = answer["hits"]
