@@ -64,7 +64,7 @@ from vaultlink.vault import parse_note
 log = logging.getLogger(__name__)
 
 SEARCH_LIMIT = 20
-MAX_RELATED = 4       # links woven into a new node; an update adds at most two
+MAX_RELATED = 3       # links woven into a new node (best F1 in bench.quality); an update: 2
 MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
 COVERED = 0.7         # share of a sentence's words the node must hold to already say it

@@ -26,6 +26,7 @@ from bench.quality.linkrecall import run_link_recall
 from vaultlink.config import DEFAULTS
 from vaultlink.embed import MiniLMEmbedder
 from vaultlink.llm import is_reachable
+from vaultlink.offline_policy import MAX_RELATED
 
 
 def row(name: str, value: object, note: str = "") -> str:
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
               row("notes / human links hidden", f"{links.notes} / {links.links}"),
               row("node_search recall@20 of hidden outlinks", links.recall_at_20,
                   "query: the note's name + description"),
-              row("woven links (>= related, max 4 per note)", links.woven,
+              row(f"woven links (>= related, max {MAX_RELATED} per note)", links.woven,
                   f"{links.per_note_woven:.1f} per note"),
               row("woven link precision", links.woven_precision,
                   "a human link either way between the two notes"),
