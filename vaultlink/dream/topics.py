@@ -156,20 +156,19 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
         results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
         path = topics_path(ctx.vault, day)
         candidates = [topic_of(r) for r in results]
+        recent = recent_titles(ctx.vault, day, ctx.lookback_days)
         today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
         if ctx.topic_picker is not None and today is not None and len(today) < ctx.max_topics:
             try:  # the model sees what is taken, and is asked only for the room left
                 candidates = ctx.topic_picker.pick(
-                    candidates, results,
-                    recent_titles(ctx.vault, day, ctx.lookback_days) | set(today),
-                    ctx.max_topics - len(today))
+                    candidates, results, recent | set(today), ctx.max_topics - len(today))
             except (ModelError, VaultError) as exc:  # one topic per unit instead
                 run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
                                     "one topic per unit instead")
                 log.warning("topics of %s: %s; one topic per unit instead", day, exc)
         try:
-            written = write_topics(ctx.vault, path, day, candidates,
-                                   ctx.max_topics, ctx.lookback_days, ctx.dry_run)
+            written = write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
+                                   ctx.dry_run)
         except (NoteUnreadable, VaultError) as exc:
             run.warnings.append(f"topics file {path} left untouched: {exc}")
             log.warning("topics file %s left untouched: %s", path, exc)
@@ -220,11 +219,11 @@ def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
 
 
 def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[str, Any]],
-                 max_topics: int, lookback_days: int, dry_run: bool) -> bool:
-    """Merge new topics into the day's file; returns whether anything was written."""
+                 max_topics: int, recent: set[str], dry_run: bool) -> bool:
+    """Merge new topics into the day's file, skipping titles in ``recent`` (earlier
+    days, see :func:`recent_titles`); returns whether anything was written."""
     existing, expected = read_topics(vault, path)  # NoteUnreadable: never overwrite it
-    seen = recent_titles(vault, day, lookback_days)
-    seen |= {normalize_title(t["title"]) for t in existing}
+    seen = recent | {normalize_title(t["title"]) for t in existing}
     fresh: list[dict[str, Any]] = []
     for topic in candidates:
         key = normalize_title(topic["title"])
