@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -196,13 +197,23 @@ def test_weird_queries_do_not_raise(opened: Opened, query: str) -> None:
 
 
 class KeywordWorld:
-    """Vectors by rule: texts mentioning 'stripes' point one way, all others the other."""
+    """Vectors by rule: texts mentioning 'stripes' point one way, all others the other.
+
+    Filler N sits at a small angle N/1000 from the query, so the fillers are distinct
+    points in a known order: HNSW search over many identical vectors is not exact (its
+    neighbour lists cannot link them all), and let the orthogonal zebra into the top 270.
+    """
 
     model_id = "rule-2d"
     dimension = 2
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [[0.0, 1.0] if "stripes" in t else [1.0, 0.0] for t in texts]
+        return [[0.0, 1.0] if "stripes" in t else [1.0, self._filler(t) / 1000] for t in texts]
+
+    @staticmethod
+    def _filler(text: str) -> int:
+        found = re.search(r"Filler (\d+)", text)
+        return 0 if found is None else int(found.group(1))
 
 
 def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
