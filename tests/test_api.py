@@ -49,8 +49,9 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
 
 
 def call(d: Daemon, method: str, path: str, body: Any = None, token: str | None = "ok",
-         raw: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+         raw: bytes | None = None, headers: dict[str, str] | None = None,
+         timeout: float = 60) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=timeout)
     hdrs = dict(headers or {})
     if token == "ok":
         token = (d.vault.state_dir / "token").read_text().strip()
@@ -171,6 +172,107 @@ def test_a_stopping_daemon_answers_503(tmp_path: Path) -> None:
         conn.close()
     finally:
         api.stop()
+
+
+def test_stop_hangs_up_an_idle_keep_alive_connection(tmp_path: Path) -> None:
+    """A client that keeps its connection open between requests (HTTP/1.1 keep-alive)
+    does not hold the daemon's stop for the handler's 30 s read timeout."""
+    import threading
+
+    from vaultlink.vault import Vault
+
+    class Idle:
+        vault, generation = Vault(tmp_path), 0
+
+        def status(self) -> dict[str, str]:
+            return {"state": "idle"}
+
+    api = ApiServer(Idle(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    api.start()
+    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=60)
+    token = (tmp_path / ".vaultlink/token").read_text().strip()
+    conn.request("GET", "/status", headers={"Authorization": f"Bearer {token}"})
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.getheader("Connection") != "close"
+    resp.read()
+    stopper = threading.Thread(target=api.stop)
+    stopper.start()
+    stopper.join(timeout=15)  # half the handler's timeout: a hang, not a speed, is measured
+    try:
+        assert not stopper.is_alive(), "stop() waited for the idle client"
+    finally:
+        conn.close()
+        stopper.join()
+
+
+class Slow:
+    """A daemon whose status takes until ``release`` is set."""
+
+    def __init__(self, root: Path) -> None:
+        import threading
+
+        from vaultlink.vault import Vault
+        self.vault, self.generation = Vault(root), 0
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def status(self) -> dict[str, str]:
+        self.entered.set()
+        self.release.wait(30)
+        return {"state": "idle"}
+
+
+def _ask_status_in_background(api: ApiServer, root: Path) -> tuple[Any, list[int]]:
+    import threading
+
+    got: list[int] = []
+    token = (root / ".vaultlink/token").read_text().strip()
+
+    def ask() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=60)
+        conn.request("GET", "/status", headers={"Authorization": f"Bearer {token}"})
+        got.append(conn.getresponse().status)
+        conn.close()
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    return asker, got
+
+
+def test_stop_lets_a_request_in_flight_answer_before_returning(tmp_path: Path) -> None:
+    """The daemon closes its indexes after the API stops, so stop() must not return while
+    a request still runs: that request would read closed indexes and answer 500."""
+    import threading
+
+    slow = Slow(tmp_path)
+    api = ApiServer(slow, "127.0.0.1", 0)  # type: ignore[arg-type]
+    api.start()
+    asker, got = _ask_status_in_background(api, tmp_path)
+    assert slow.entered.wait(10)
+    result: list[bool] = []
+    stopper = threading.Thread(target=lambda: result.append(api.stop()))
+    stopper.start()
+    stopper.join(timeout=0.5)
+    assert stopper.is_alive(), "stop() returned while a request was still being answered"
+    slow.release.set()
+    stopper.join(timeout=30)
+    asker.join(timeout=30)
+    assert result == [True] and got == [200]
+
+
+def test_stop_gives_up_on_a_request_that_outlives_the_wait(tmp_path: Path) -> None:
+    """stop() says so (False) when a request is still running at its timeout; the daemon
+    then leaves its indexes open rather than close them under that request."""
+    slow = Slow(tmp_path)
+    api = ApiServer(slow, "127.0.0.1", 0)  # type: ignore[arg-type]
+    api.start()
+    asker, got = _ask_status_in_background(api, tmp_path)
+    assert slow.entered.wait(10)
+    try:
+        assert api.stop(timeout=0.2) is False
+    finally:
+        slow.release.set()
+        asker.join(timeout=30)
+    assert got == [200]
 
 
 # -- the contract --------------------------------------------------------------------------
@@ -312,7 +414,9 @@ def test_search_answers_nodes_and_sections(daemon: Daemon) -> None:
     hit = body["hits"][0]
     assert set(hit) == {"path", "score", "name", "description", "similarity"}
     assert hit["path"].startswith("digest/") and hit["path"].endswith(".md")
-    status, body = call(daemon, "GET", "/search?q=autovacuum&in=sections&limit=2")
+    # the first section search embeds every section first: ~10 s on a loaded 2-core machine
+    status, body = call(daemon, "GET", "/search?q=autovacuum&in=sections&limit=2",
+                        timeout=120)
     assert status == 200 and body["hits"]
     assert set(body["hits"][0]) == {"path", "score", "breadcrumb", "text", "line",
                                     "similarity", "outlinks", "inlinks"}

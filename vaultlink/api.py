@@ -16,7 +16,9 @@ import logging
 import os
 import secrets
 import selectors
+import socket
 import threading
+from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,6 +176,42 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
 
+class _Server(ThreadingHTTPServer):
+    """Keeps track of its open connections, so stopping can hang up the idle ones and
+    wait for the answers in flight before the daemon closes the indexes they read."""
+
+    daemon_threads = True  # a request that outlives the wait must not keep the process up
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]
+                 ) -> None:
+        self._open: set[socket.socket] = set()
+        self._settled = threading.Condition()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._settled:  # registered before its thread starts: stop() cannot miss it
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        with self._settled:
+            self._open.discard(request)
+            self._settled.notify_all()
+
+    def close_connections(self, timeout: float) -> bool:
+        """Stop reading from every connection and wait for their threads to end.
+
+        A keep-alive client waiting between requests reads end-of-file at once; a request
+        being answered still gets its answer. False if some were still busy at ``timeout``.
+        """
+        with self._settled:
+            for sock in self._open:
+                with suppress(OSError):
+                    sock.shutdown(socket.SHUT_RD)
+            return self._settled.wait_for(lambda: not self._open, timeout)
+
+
 class ApiServer:
     """The HTTP server in its own thread; ``port`` is the bound port (api.port 0: any)."""
 
@@ -186,12 +224,11 @@ class ApiServer:
         self._token = ensure_token(daemon.vault.state_dir).encode("ascii")
         handler = type("Handler", (_Handler,), {"api": self})
         try:
-            self._httpd = ThreadingHTTPServer((LOOPBACK, port), handler)
+            self._httpd = _Server((LOOPBACK, port), handler)
         except OSError as exc:
             raise DaemonError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); is another "
                               "program using it? Set api.port in .vaultlink/config.yaml"
                               ) from None
-        self._httpd.daemon_threads = True
         self.port = int(self._httpd.server_address[1])
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
@@ -221,15 +258,24 @@ class ApiServer:
                         return
                     self._httpd.handle_request()
 
-    def stop(self) -> None:
-        """Stop serving and close the socket (idempotent)."""
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop accepting, let the requests in flight answer (up to ``timeout`` s), close.
+
+        Idempotent. False if a request was still running at ``timeout``: the caller must
+        not close what it reads.
+        """
         if self._closed:
-            return
+            return True
         self._closed = True
         if self._thread is not None:
             os.write(self._wake_w, b"x")
             self._thread.join(timeout=5)
             self._thread = None
+        settled = self._httpd.close_connections(timeout)
+        if not settled:
+            log.warning("an API request was still running after %.0f s; stopping without it",
+                        timeout)
         self._httpd.server_close()
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
+        return settled

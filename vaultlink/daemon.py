@@ -133,18 +133,18 @@ class Daemon:
         self._wake.set()
         if self._watcher is not None:
             self._watcher.stop()
-        worker_done = True
+        parts_idle = True
         if self._worker is not None and self._worker is not threading.current_thread():
             self._worker.join(timeout)
-            worker_done = not self._worker.is_alive()
-            if not worker_done:
+            parts_idle = not self._worker.is_alive()
+            if not parts_idle:
                 log.warning("the current unit did not finish within %.0f s; abandoning it "
                             "(its note is not checkpointed and is redone next start)", timeout)
         if self._api is not None:
-            self._api.stop()
-        if self._parts is not None and worker_done:
+            parts_idle = self._api.stop() and parts_idle  # a late request still reads parts
+        if self._parts is not None and parts_idle:
             self._parts.close()
-        self._parts = None if worker_done else self._parts
+        self._parts = None if parts_idle else self._parts
         if self._lock.held:  # daemon.json belongs to whoever holds the lock
             with contextlib.suppress(OSError):
                 (self.vault.state_dir / INFO_NAME).unlink()
