@@ -80,7 +80,10 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
 def vault_files(vault: Vault) -> frozenset[str]:
     """Every file of the vault, digest/ walked on its own: the whole-vault walk does not
     enter a symlinked folder, and a symlinked digest/ must still hold its nodes."""
-    return frozenset(vault.iter_files()) | frozenset(vault.iter_files([vault.digest]))
+    files = frozenset(vault.iter_files())
+    if (vault.root / vault.digest).is_symlink():  # otherwise the first walk covered it
+        files |= frozenset(vault.iter_files([vault.digest]))
+    return files
 
 
 def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
