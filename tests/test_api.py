@@ -283,7 +283,7 @@ def test_status_shape(daemon: Daemon) -> None:
     status, s = call(daemon, "GET", "/status")
     assert status == 200
     assert {"api_version", "version", "vault", "pid", "started_at", "state", "model", "queue",
-            "current", "last_run", "failed"} <= set(s)
+            "current", "last_run", "failed", "unreadable"} <= set(s)
     assert s["api_version"] == 1 and s["pid"] == os.getpid() and ISO.match(s["started_at"])
     assert s["vault"] == str(daemon.vault.root)
     assert s["state"] in {"idle", "working", "waiting-for-model", "stopping"}
@@ -297,6 +297,12 @@ def test_status_shape(daemon: Daemon) -> None:
     for c in run["changes"]:
         assert set(c) == {"target", "action", "note"}
     assert isinstance(s["queue"], list) and isinstance(s["failed"], list)
+    # the sample vault plants a note with broken YAML: the plugin must be able to show it
+    broken = next(u for u in s["unreadable"] if u["path"] == "daily/2026-06-15.md")
+    assert set(broken) == {"path", "since", "reason"} and ISO.match(broken["since"])
+    assert "YAML" in broken["reason"]
+    status, note = call(daemon, "GET", "/note?path=daily/2026-06-15.md")
+    assert status == 200 and note["state"] == "failed" and note["error"] == broken["reason"]
 
 
 @pytest.mark.slow

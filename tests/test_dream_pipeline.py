@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.fakes.competent import is_topics_request
 from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from vaultlink.cli import app
 from vaultlink.dream import build_steps
 from vaultlink.errors import ConfigError, UndoConflict
 from vaultlink.history import undo_decision
@@ -64,6 +66,26 @@ def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
         assert len(extract_requests(server)) == 1
     assert second.checkpointed == ["daily/2026-07-03.md"]
     assert (root / "digest/wiki/topic-3.md").exists()
+
+
+@pytest.mark.parametrize("name", ["issue #42", "a|b", "[[weird]] name"])
+def test_a_note_no_wikilink_can_name_waits_unextracted_with_a_rename_hint(
+        tmp_path: Path, name: str) -> None:
+    """Its units could not cite it, so it is neither extracted nor checkpointed: it is
+    reported as skipped each run until renamed, and its words are not lost."""
+    odd, plain = f"daily/2026-07-01/{name}.md", "daily/2026-07-02.md"
+    root = make_vault(tmp_path, {odd: "## A\n\nThe deploy window moved to Tuesday.\n",
+                                 plain: "## B\n\nThe rebuild ran fine.\n"})
+    with FakeOllama(model=with_extract(creator, unit("rebuild", plain))) as server:
+        run = dream(root, server.url)
+        sent = "".join(m["content"] for r in extract_requests(server) for m in r["messages"])
+    assert odd in run.skipped and "rename the file" in run.skipped[odd]
+    assert odd not in sent and plain in sent
+    assert run.checkpointed == [plain]
+    (root / odd).rename(root / "daily/2026-07-01/issue 42.md")
+    with FakeOllama(model=with_extract(creator)) as server:
+        again = dream(root, server.url)
+    assert again.checkpointed == ["daily/2026-07-01/issue 42.md"] and not again.skipped
 
 
 def test_only_new_sections_are_marked_new(tmp_path: Path) -> None:
@@ -249,3 +271,27 @@ def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
         run = dream(root, server.url)
     assert [(r.action, r.target) for r in run.results] == [("CORROBORATE", node)], run.results
     assert "ten minutes" in (root / "store/wiki/rebuild.md").read_text()
+
+
+def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -> None:
+    """`status` lists the notes a run could not read, with why, until a run reads them
+    (the user fixed them) or they are gone; the first time seen stays put."""
+    broken, binary = "daily/2026-07-01.md", "daily/2026-07-02.md"
+    root = make_vault(tmp_path, {broken: "---\nname: [oops\n---\n## A\n\nText.\n"})
+    (root / binary).write_bytes(b"\x00\x01\xff binary")
+    with FakeOllama(model=with_extract(creator)) as server:
+        dream(root, server.url)
+        state = State(root / ".vaultlink/state.sqlite")
+        try:
+            first = {u["path"]: u for u in state.unread_notes()}
+            assert set(first) == {broken, binary} and "YAML" in first[broken]["reason"]
+            out = CliRunner().invoke(app, ["status", "--vault", str(root)])
+            assert f"not read {broken} (since " in out.output
+            dream(root, server.url)
+            assert state.unread_notes()[0]["since"] == first[broken]["since"]
+            (root / broken).write_text("## A\n\nText, fixed.\n")
+            (root / binary).unlink()
+            dream(root, server.url)
+            assert state.unread_notes() == []
+        finally:
+            state.close()

@@ -110,6 +110,7 @@ class Views:
         state, now = self.daemon.state, time.time()
         item = next((i for i in state.queue() if i.path == rel), None)
         failed = [f for f in state.failures() if rel in f["paths"]]
+        failed += [{"error": u["reason"]} for u in state.unread_notes() if u["path"] == rel]
         error: str | None = failed[0]["error"] if failed else None
         settles: float | None = None
         if item is not None:

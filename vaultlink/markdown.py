@@ -225,6 +225,20 @@ class LinkResolver:
 _HAS_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}$")
 
 
+_LINK_BREAKERS = ("[", "]", "|", "#", "\n")
+
+
+def unlinkable_reason(path: str) -> str | None:
+    """Why no wikilink can name ``path`` (None if one can): ``#`` starts a heading,
+    ``|`` an alias and brackets end the link, so Obsidian itself refuses these in names."""
+    bad = [c for c in _LINK_BREAKERS if c in path]
+    if not bad:
+        return None
+    shown = " ".join(repr(c) for c in bad)
+    return (f"its path holds {shown}, which no wikilink can carry, so a digest note "
+            "could not cite it; rename the file without those characters")
+
+
 def render_link(path: str, anchor: str = "", alias: str = "") -> str:
     """A wikilink as vaultlink writes it: the full vault path with its extension."""
     target = path if _HAS_EXTENSION.search(path) else path + ".md"

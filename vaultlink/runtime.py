@@ -51,6 +51,7 @@ def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[st
         "queue_length": len(items),
         "last_run": last,
         "failed": [{**f, "failed_at": iso(f["failed_at"])} for f in state.failures()],
+        "unreadable": [{**u, "since": iso(u["since"])} for u in state.unread_notes()],
     }
 
 

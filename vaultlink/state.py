@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS journal (
     diff TEXT NOT NULL DEFAULT '', before_text TEXT, after_text TEXT,
     undone_by INTEGER, undo_of INTEGER);
 CREATE INDEX IF NOT EXISTS journal_target ON journal(target);
+CREATE TABLE IF NOT EXISTS unread_notes (
+    path TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
@@ -234,6 +236,24 @@ class State:
             for r in list(db.execute("SELECT id, paths FROM failed_units WHERE resolved=0")):
                 if set(json.loads(r["paths"])) <= done:
                     db.execute("UPDATE failed_units SET resolved=1 WHERE id=?", (r["id"],))
+
+    # -- notes that could not be read ------------------------------------------
+
+    def note_unread(self, unread: dict[str, str], settled: Iterable[str]) -> None:
+        """Remember why notes were not read (until fixed); forget the ``settled`` ones
+        (integrated or deleted since)."""
+        now = time.time()
+        with self.transaction() as db:
+            db.executemany("DELETE FROM unread_notes WHERE path=?", [(p,) for p in settled])
+            for path, reason in unread.items():
+                # ``at`` stays the first time: how long a note has waited matters to its owner
+                db.execute("INSERT INTO unread_notes VALUES (?,?,?) ON CONFLICT(path) DO "
+                           "UPDATE SET reason=excluded.reason", (path, reason, now))
+
+    def unread_notes(self) -> list[dict[str, Any]]:
+        """Notes left unread by the last runs that saw them: path, reason, since."""
+        return [{"path": r["path"], "reason": r["reason"], "since": r["at"]}
+                for r in self._all("SELECT * FROM unread_notes ORDER BY path")]
 
     # -- journal ---------------------------------------------------------------
 

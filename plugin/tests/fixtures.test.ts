@@ -13,7 +13,7 @@ import { fixture } from "./fake-daemon";
 const DOC = readFileSync(join(__dirname, "..", "..", "..", "docs", "status-api.md"), "utf8");
 
 const KEYS = {
-	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed"],
+	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed", "unreadable"],
 	model: ["provider", "host", "model", "reachable"],
 	queue: ["path", "settles_in_seconds", "state"],
 	current: ["unit", "paths"],
@@ -21,6 +21,7 @@ const KEYS = {
 	counts: ["scanned", "changed", "extracted", "integrated", "skipped", "failed", "checkpointed"],
 	change: ["target", "action", "note"],
 	failed: ["unit", "paths", "error", "attempts", "failed_at"],
+	unreadable: ["path", "since", "reason"],
 	digest: ["path", "kind", "name", "description", "sources", "related", "backlinks", "decisions"],
 	source_ref: ["path", "sentence"],
 	node_ref: ["path", "name", "description"],
@@ -62,6 +63,7 @@ test("status fixtures have exactly the documented keys", () => {
 		keys(s.model, KEYS.model, `${name} model`);
 		for (const q of s.queue) keys(q, KEYS.queue, `${name} queue`);
 		for (const f of s.failed) keys(f, KEYS.failed, `${name} failed`);
+		for (const u of s.unreadable) keys(u, KEYS.unreadable, `${name} unreadable`);
 		if (s.current) keys(s.current, KEYS.current, `${name} current`);
 		if (s.last_run) {
 			keys(s.last_run, KEYS.last_run, `${name} last_run`);

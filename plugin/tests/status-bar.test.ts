@@ -8,9 +8,9 @@ import { fixture } from "./fake-daemon";
 
 const ok = (data: Status): ClientResult<Status> => ({ kind: "ok", data });
 
-test("status text: queued and failed counts", () => {
-	assert.equal(statusText(ok(fixture("status.json"))), "vaultlink: 3 queued, 1 failed");
-	const onlyFailed = { ...fixture<Status>("status.json"), queue: [] };
+test("status text: queued, failed and unreadable counts", () => {
+	assert.equal(statusText(ok(fixture("status.json"))), "vaultlink: 3 queued, 1 failed, 1 unreadable");
+	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [] };
 	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 1 failed");
 });
 
@@ -32,6 +32,7 @@ test("tooltip: current unit, failures and an unreachable model", () => {
 	assert.match(tip, /^vaultlink 0\.1\.0: working/);
 	assert.match(tip, /working on rebuild-index/);
 	assert.match(tip, /failed sync-conflicts: model timed out after 120 s/);
+	assert.match(tip, /cannot read daily\/2026-06-15\.md: its YAML frontmatter does not parse/);
 	assert.doesNotMatch(tip, /unreachable/);
 	const offline = statusTooltip(ok(fixture("status-idle.json")));
 	assert.match(offline, /offline integrator \(no model\)/);
@@ -49,7 +50,7 @@ test("status bar item: poll writes text and tooltip; click opens the panel", asy
 	const item = new StatusBarItem(el, async () => answer, () => opened++);
 	assert.ok(el.classList.contains("mod-clickable"));
 	await item.poll();
-	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed");
+	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable");
 	assert.match(el.getAttribute("aria-label") ?? "", /sync-conflicts/);
 	answer = { kind: "down", message: "gone" };
 	await item.poll();

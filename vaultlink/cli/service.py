@@ -197,4 +197,6 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  {c['target']} [{c['action']}]: {c['note']}")
     for f in data.get("failed") or []:
         lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
+    for u in data.get("unreadable") or []:
+        lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
     return lines

@@ -20,6 +20,7 @@ from vaultlink.agent import ChatModelLike, extract_json, require_content
 from vaultlink.dream.pipeline import DreamContext, RunState, SourceNote
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
 from vaultlink.llm import estimate_tokens
+from vaultlink.markdown import unlinkable_reason
 from vaultlink.sections import chunk_note
 from vaultlink.units import UNIT_SCHEMA, Unit
 from vaultlink.vault import Note
@@ -54,9 +55,10 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     run.scanned = len(infos)
     checkpoints = state.checkpoints()
     present = {i.path for i in infos}
-    gone = [p for p in checkpoints if p not in present]
-    if gone and not ctx.dry_run:
-        state.drop_checkpoints(gone)
+    known = {*checkpoints, *(u["path"] for u in state.unread_notes())}
+    run.gone = sorted(p for p in known if p not in present)
+    if run.gone and not ctx.dry_run:
+        state.drop_checkpoints(run.gone)
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
@@ -64,12 +66,17 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
             continue
         if ctx.only is not None and info.path not in ctx.only:
             continue
-        try:
-            note = vault.read_note(info.path)
-        except (NoteUnreadable, VaultError) as exc:
-            reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
-            run.skipped[info.path] = reason
-            log.info("skipping %s: %s", info.path, reason)
+        # A note no wikilink can name would give units that cannot cite it: it waits,
+        # not checkpointed, until the user renames it.
+        reason, note = unlinkable_reason(info.path), None
+        if reason is None:
+            try:
+                note = vault.read_note(info.path)
+            except (NoteUnreadable, VaultError) as exc:
+                reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
+        if note is None:
+            run.skipped[info.path] = run.unread[info.path] = reason or "unreadable"
+            log.warning("skipping %s: %s", info.path, reason)
             ctx.report("note_skipped", path=info.path, reason=reason)
             continue
         src, prints = source_note(note, frozenset(cp.sections if cp else ()))

@@ -119,6 +119,8 @@ class RunState:
     deferred_paths: set[str] = field(default_factory=set)
     results: list[UnitResult] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
+    unread: dict[str, str] = field(default_factory=dict)  # note path -> why not read
+    gone: list[str] = field(default_factory=list)  # known notes no longer in the vault
     failed_units: list[Unit] = field(default_factory=list)
     failed_paths: set[str] = field(default_factory=set)
     changes: list[dict[str, str]] = field(default_factory=list)

@@ -19,6 +19,13 @@ export interface FailedUnit {
 	failed_at: string;
 }
 
+/** A daily/resource note the daemon could not read; it waits, unchecked, until fixed. */
+export interface UnreadableNote {
+	path: string;
+	since: string;
+	reason: string;
+}
+
 export interface Status {
 	api_version: number;
 	version: string;
@@ -37,6 +44,7 @@ export interface Status {
 		changes: { target: string; action: string; note: string }[];
 	} | null;
 	failed: FailedUnit[];
+	unreadable: UnreadableNote[];
 }
 
 export type DecisionAction =

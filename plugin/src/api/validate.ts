@@ -47,7 +47,8 @@ export function isStatus(x: unknown): x is Status {
 		isObj(x) &&
 		isStr(x.state) &&
 		arrayOf(x.queue, (q) => isObj(q) && isStr(q.path)) &&
-		arrayOf(x.failed, (f) => isObj(f) && isStr(f.unit) && isStr(f.error))
+		arrayOf(x.failed, (f) => isObj(f) && isStr(f.unit) && isStr(f.error)) &&
+		arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason))
 	);
 }
 
