@@ -273,6 +273,19 @@ def test_the_installed_entry_point_reports_a_missing_vault_without_traceback(
         f"vaultlink: {missing} is not a folder; pass --vault PATH or set VAULTLINK_VAULT"]
 
 
+def test_a_folder_that_is_no_vault_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    """Run in the wrong folder, a command says so instead of building an index there and
+    reporting nothing to do; `init` is how to adopt such a folder on purpose."""
+    (tmp_path / "src").mkdir()
+    for args in (["dream", "--llm", "offline"], ["search", "hello"], ["check"], ["status"]):
+        result = run_main(*args, "--vault", str(tmp_path))
+        assert result.returncode != 0, args
+        assert "does not look like a vault" in result.stderr and "vaultlink init" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]
+    assert runner.invoke(app, ["init", "--vault", str(tmp_path)]).exit_code == 0
+    assert runner.invoke(app, ["check", "--vault", str(tmp_path)]).exit_code == 0
+
+
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 
 

@@ -24,7 +24,7 @@ from vaultlink.dream import SourceNote, build_steps, run_dream
 from vaultlink.dream.extract import source_note
 from vaultlink.dream.integrate import system_prompt, user_prompt
 from vaultlink.embed import MiniLMEmbedder
-from vaultlink.errors import NoteUnreadable
+from vaultlink.errors import NoteUnreadable, VaultlinkError
 from vaultlink.graph import build_graph, check_vault
 from vaultlink.guard import Guard
 from vaultlink.index_store import open_chroma
@@ -206,7 +206,10 @@ def integrate(world: World, unit: Unit) -> tuple[SessionOutcome, Toolbox, Record
     existed = frozenset(p for p in vault.iter_files([vault.digest]) if p.endswith(".md"))
     box = Toolbox(vault, world.index, Guard(unit, existed, vault.iter_files))
     model = Recording(OfflinePolicy(same_threshold=SAME, related_threshold=RELATED))
-    outcome = run_session(model, box, system_prompt(unit.bucket), user_prompt(unit), 12)
+    try:
+        outcome = run_session(model, box, system_prompt(unit.bucket), user_prompt(unit), 12)
+    except VaultlinkError as exc:  # as integrate_unit records it
+        outcome = SessionOutcome("error", error=str(exc))
     if outcome.status == "done" and outcome.receipt is not None:
         world.index.upsert([outcome.receipt.target_path])
     return outcome, box, model
@@ -273,6 +276,24 @@ def test_new_steps_refine_the_node_before_its_sources(world: World) -> None:
     old_links = {w.edge for w in find_wikilinks(before)}
     assert old_links <= {w.edge for w in find_wikilinks(after)}
     assert digest_errors(world.vault) == []
+
+
+def test_a_node_with_broken_yaml_is_recalled_and_reported_not_duplicated(
+        world: World) -> None:
+    """A digest node whose frontmatter the user broke stays in recall (by its body), so a
+    unit on its subject fails with the fix to make, instead of creating a second node."""
+    node = "digest/wiki/hybrid-search.md"
+    path = world.vault.root / node
+    lines = path.read_text().split("\n")
+    path.write_text("\n".join([lines[0], "name: [broken", *lines[2:]]))
+    world.index.sync()
+    assert node in [h.path for h in world.index.node_search("reciprocal rank fusion BM25")]
+    before = sorted(world.vault.iter_files([world.vault.digest]))
+    outcome, _, _ = integrate(world, extract_one("daily/2026-06-10/design-review.md",
+                                                 "Open questions"))
+    assert outcome.status == "error" and f"{node}: its YAML frontmatter does not parse" \
+        in outcome.error
+    assert sorted(world.vault.iter_files([world.vault.digest])) == before
 
 
 def test_a_replay_writes_nothing(world: World) -> None:

@@ -88,6 +88,10 @@ class IndexBase(IndexTables):
         """The texts to index for one note."""
         raise NotImplementedError
 
+    def parse(self, path: str, data: bytes) -> Note:
+        """The note to index from its bytes; ``NoteUnreadable`` leaves it out."""
+        return parse_note(path, data)
+
     def _indexed(self, db: sqlite3.Connection, change: _Change) -> None:
         """Hook inside the write transaction after a note's docs are stored."""
 
@@ -197,7 +201,7 @@ class IndexBase(IndexTables):
                     continue
                 if not data.strip():
                     raise NoteUnreadable(path, "the note is empty")
-                note = parse_note(path, data)
+                note = self.parse(path, data)
             except NoteNotFound:
                 continue  # vanished since the scan; the next sync removes it
             except (NoteUnreadable, PathRefused) as exc:

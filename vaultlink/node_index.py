@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,11 +10,14 @@ from pathlib import Path
 from chromadb.api import ClientAPI
 
 from vaultlink.embed import Embedder
+from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index import IndexBase
 from vaultlink.index_store import walk_notes
 from vaultlink.index_tables import Doc
 from vaultlink.sections import without_sources
-from vaultlink.vault import Note, Vault
+from vaultlink.vault import Note, Vault, body_only_note, parse_note
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,16 @@ class NodeIndex(IndexBase):
     def params(self) -> str:
         """What shapes every embedded text; an index built otherwise is rebuilt."""
         return f"body_chars={self.body_chars} without sources"
+
+    def parse(self, path: str, data: bytes) -> Note:
+        """A node whose YAML broke is still recalled by its body: dropped from recall, it
+        would be created again as a duplicate by the next unit on its subject. Writes to
+        it go through the tools, which read it strictly and report the broken block."""
+        try:
+            return parse_note(path, data)
+        except BrokenFrontmatter as exc:
+            log.warning("recalling %s by its body only: %s", path, exc.reason)
+            return body_only_note(path, data)
 
     def docs_of(self, note: Note) -> list[Doc]:
         """One text: name, description and the opening of the body.

@@ -332,6 +332,14 @@ def parse_note(rel: str, data: bytes) -> Note:
     return Note(rel, text, dict(meta), post.content, content_hash(data))
 
 
+def body_only_note(rel: str, data: bytes) -> Note:
+    """A UTF-8 note whose frontmatter does not parse, read as its body with no keys:
+    enough to recall it by what it says while its owner fixes the block."""
+    text = data.decode("utf-8").removeprefix("\ufeff")
+    block = re.match(r"\A---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z)", text, re.DOTALL)
+    return Note(rel, text, {}, text[block.end():] if block else text, content_hash(data))
+
+
 def render_note(meta: dict[str, Any], body: str) -> str:
     """Frontmatter and body as note text, keys in the order given."""
     if not meta:

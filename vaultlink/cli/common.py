@@ -41,13 +41,26 @@ VaultOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
-def open_vault(vault: Path, overrides: dict[str, Any] | None = None) -> tuple[Vault, Settings]:
-    """The vault and its merged settings; the only place commands read configuration."""
+def open_vault(vault: Path, overrides: dict[str, Any] | None = None,
+               any_folder: bool = False) -> tuple[Vault, Settings]:
+    """The vault and its merged settings; the only place commands read configuration.
+
+    A folder with none of ``.obsidian/``, ``.vaultlink/`` and the configured note folders
+    is refused (unless ``any_folder``): running in the wrong folder would otherwise build
+    an index and state there and report, falsely, that there was nothing to do.
+    """
     if not vault.is_dir():
         raise ConfigError(f"{vault} is not a folder; pass --vault PATH or set VAULTLINK_VAULT")
     settings = load_settings(vault)
     if overrides:
         settings = settings.with_overrides(overrides)
+    marks = [".obsidian", ".vaultlink", *(str(settings.get(f"folders.{k}"))
+                                          for k in ("daily", "resource", "digest"))]
+    if not any_folder and not any((vault / m).is_dir() for m in marks):
+        raise ConfigError(
+            f"{vault} does not look like a vault: it has none of "
+            f"{', '.join(m + '/' for m in marks)}. Pass --vault PATH (or set "
+            f"VAULTLINK_VAULT), or run `vaultlink init --vault {vault}` to use it anyway")
     v = Vault(
         vault,
         daily=settings.get("folders.daily"),

@@ -39,7 +39,7 @@ def init(
     if print_only:
         typer.echo(DEFAULT_CONFIG_YAML, nl=False)
         return
-    v, _ = open_vault(vault)
+    v, _ = open_vault(vault, any_folder=True)
     path = config_path(v.root)
     if path.exists() and not force:
         typer.echo(f"{path} exists already; edit it, or pass --force to start over.")
