@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import unicodedata
@@ -106,6 +107,21 @@ def test_symlink_inside_pointing_outside_is_refused_and_skipped(
     paths = [info.path for info in vault.scan()]
     assert "daily/evil.md" not in paths
     assert not any("secret" in p for p in paths)
+
+
+def test_a_file_leading_out_is_warned_about_once_not_at_every_walk(
+    vault: Vault, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The vault is walked before every unit: a run of 50 units must not print the same
+    warning 50 times between its progress lines."""
+    (tmp_path / "secret.md").write_text("secret\n")
+    (vault.root / "daily" / "evil.md").symlink_to(tmp_path / "secret.md")
+    with caplog.at_level(logging.WARNING, logger="vaultlink.vault"):
+        for _ in range(3):
+            assert "daily/evil.md" not in list(vault.iter_files())
+    assert [r.getMessage() for r in caplog.records if "evil.md" in r.getMessage()] == [
+        f"skipping {vault.root / 'daily' / 'evil.md'}: 'daily/evil.md' refused: it is a "
+        "symlink whose target is outside the vault"]
 
 
 def test_symlink_inside_pointing_inside_is_fine(vault: Vault) -> None:

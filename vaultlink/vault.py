@@ -129,6 +129,7 @@ class Vault:
     digest: str = "digest"
     max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
     _real_root: Path = field(init=False, repr=False)
+    _warned: set[str] = field(init=False, repr=False, compare=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).expanduser().absolute()
@@ -203,7 +204,7 @@ class Vault:
                 try:
                     self.abs(top_rel)
                 except PathRefused as exc:
-                    log.warning("skipping %s: %s", top, exc)
+                    self._warn_once(f"skipping {top}: {exc}")
                     continue
             for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames
@@ -219,10 +220,18 @@ class Vault:
                         if os.path.islink(full):
                             self.abs(rel)
                     except (PathRefused, ValueError) as exc:
-                        log.warning("skipping %s: %s", full, exc)
+                        self._warn_once(f"skipping {full}: {exc}")
                         continue
                     found.append(rel)
         return iter(sorted(found))
+
+    def _warn_once(self, message: str) -> None:
+        # The vault is walked before every unit: one warning per odd file is enough.
+        if message in self._warned:
+            log.debug("%s", message)
+            return
+        self._warned.add(message)
+        log.warning("%s", message)
 
     def scan(self, folders: Iterable[str] | None = None) -> list[NoteInfo]:
         """Size, mtime and content hash of every ``.md`` note below ``folders``.
