@@ -284,6 +284,7 @@ def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
     if not local_embeddings:
         env |= {"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
                 "VAULTLINK_EMBEDDING__MODEL": "all-minilm"}
+    (vault / "daily").mkdir(exist_ok=True)  # a vault, if an empty one
     result = CliRunner().invoke(app, ["doctor", "--vault", str(vault), *extra], env=env)
     return result.exit_code, result.output
 
