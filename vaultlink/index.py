@@ -67,7 +67,6 @@ class _Change:
     docs: list[Doc]
     reuse: list[int | None]
     drop: list[int]
-    recycle: list[int | None]
     old_path: str | None = None
 
 
@@ -241,12 +240,11 @@ class IndexBase(IndexTables):
                 ids = free.get(doc.text_hash)
                 reuse.append(ids.pop(0) if ids else None)
         kept = {i for i in reuse if i is not None}
+        # A changed text gets a new id, never its old one: Chroma updating a vector in
+        # place (upsert of an existing id) left nodes unreachable by its HNSW search
+        # (a node recalled by keywords only, then duplicated); delete and add does not.
         drop = [r[0] for r in rows if r[0] not in kept]
-        # A changed text takes over a dropped text's id: Chroma's upsert then replaces
-        # the vector in place, which costs less than a delete and an insert.
-        recycle: list[int | None] = [drop.pop(0) if r is None and drop else None
-                                     for r in reuse]
-        return _Change(path, st, digest, note, docs, reuse, drop, recycle, old_path)
+        return _Change(path, st, digest, note, docs, reuse, drop, old_path)
 
     def _flush(self, batch: list[_Change], stored: _Stored, report: SyncReport) -> None:
         texts = [d.embed_text for c in batch for d, r in zip(c.docs, c.reuse, strict=True)
@@ -263,24 +261,18 @@ class IndexBase(IndexTables):
                 self._delete_docs(db, c.drop)
                 dropped += c.drop
                 for ord_, doc in enumerate(c.docs):
-                    reused, recycled = c.reuse[ord_], c.recycle[ord_]
+                    reused = c.reuse[ord_]
                     if reused is not None:
                         db.execute(f"UPDATE {self._docs_t} SET path=?, ord=?, line=? WHERE id=?",
                                    (c.path, ord_, doc.line, reused))
                         if c.old_path is not None:  # breadcrumbs may name the file
                             self._fts_write(db, reused, doc, replace=True)
                         continue
-                    if recycled is not None:
-                        db.execute(f"UPDATE {self._docs_t} SET path=?, ord=?, line=?, "
-                                   "text_hash=? WHERE id=?",
-                                   (c.path, ord_, doc.line, doc.text_hash, recycled))
-                        doc_id = recycled
-                    else:
-                        doc_id = int(db.execute(
-                            f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
-                            "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash)
-                        ).lastrowid or 0)
-                    self._fts_write(db, doc_id, doc, replace=recycled is not None)
+                    doc_id = int(db.execute(
+                        f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
+                        "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash)
+                    ).lastrowid or 0)
+                    self._fts_write(db, doc_id, doc)
                     new_ids.append(str(doc_id))
                     new_vectors.append(next(vectors))
                 db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",

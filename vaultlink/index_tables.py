@@ -178,7 +178,8 @@ class IndexTables:
         return [r[0] for r in self._db.execute(
             f"SELECT id FROM {self._docs_t} WHERE path = ? ORDER BY ord", (path,))]
 
-    def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc, replace: bool) -> None:
+    def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc,
+                   replace: bool = False) -> None:
         if replace:
             db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
         marks = ",".join("?" * (len(self.fts_columns) + 1))
