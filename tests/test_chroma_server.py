@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import socket
 import subprocess
 import sys
@@ -50,7 +51,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
                         f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as r:
                     if r.status == 200:
                         break
-            except OSError:
+            except (OSError, http.client.HTTPException):  # not up yet, or half up
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("chroma server did not start: " +

@@ -265,13 +265,19 @@ def test_new_note_settles_is_integrated_and_own_writes_cause_no_work(
     assert status["last_run"]["changes"][0]["action"] == "CREATE"
     assert NOTE in d.state.checkpoints()
     assert "## Sources" in node.read_text() and f"[[{NOTE}]]" in node.read_text()
-    # The run's own writes (node, topics file) must start nothing: watch a while.
+    # last_run is recorded by the run's last step, before the worker counts the run
+    # and dequeues the note: wait for both.
+    wait_for(lambda: d.runs == runs_before + 1 and not d.state.queue(),
+             what="the run to be counted and its note dequeued")
+    # The run's own writes (node, topics file) must start nothing: watch a while. A late
+    # duplicate event for the user's note may queue it again; it drains without a run.
     deadline = time.monotonic() + 1.5
     while time.monotonic() < deadline:
-        assert not d.state.queue(), "own writes were queued"
+        assert all(i.path == NOTE for i in d.state.queue()), "own writes were queued"
         assert d.runs == runs_before + 1, "own writes caused a second run"
         assert not d.user_digest_edits, "own writes were taken for user edits"
         time.sleep(0.05)
+    wait_for(lambda: not d.state.queue(), what="a duplicate event for the note to drain")
     assert get(d, "/status")[1]["state"] == "idle"
 
 
@@ -466,7 +472,8 @@ def test_stop_finishes_the_current_unit_and_keeps_the_rest(tmp_path: Path,
     wait_for(lambda: d.status()["current"], what="a unit to start")
     t0 = time.monotonic()
     d.stop()
-    assert time.monotonic() - t0 < 5, "stop waited for more than the current unit"
+    # generous on a loaded machine, yet below the 30 s after which stop abandons the unit
+    assert time.monotonic() - t0 < 20, "stop waited for more than the current unit"
     state = State(root / ".vaultlink/state.sqlite")
     try:
         decided = len([e for e in state.journal(limit=50) if e.action == "CREATE"])

@@ -167,7 +167,7 @@ class Sink:
         with self.lock:
             self.changes.extend(changes)
 
-    def wait_for(self, pred: Callable[[list[Change]], bool], timeout: float = 5.0) -> None:
+    def wait_for(self, pred: Callable[[list[Change]], bool], timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:

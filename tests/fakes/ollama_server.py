@@ -388,7 +388,7 @@ def down_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
     """Poll ``predicate`` until true or ``timeout``; for assertions on async effects."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
