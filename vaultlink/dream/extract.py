@@ -76,7 +76,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
                 reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
         if note is None:
             run.skipped[info.path] = run.unread[info.path] = reason or "unreadable"
-            log.warning("skipping %s: %s", info.path, reason)
+            log.info("skipping %s: %s", info.path, reason)  # progress shows it; status too
             ctx.report("note_skipped", path=info.path, reason=reason)
             continue
         src, prints = source_note(note, frozenset(cp.sections if cp else ()))
