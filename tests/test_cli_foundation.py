@@ -211,6 +211,15 @@ def test_links_json(vault: Path) -> None:
     assert data["backlinks"] == []
 
 
+@pytest.mark.parametrize("given", ["[[2026-06-20]]", "[[2026-06-20|that day]]", "ABS"])
+def test_links_takes_a_note_as_a_link_or_an_absolute_path(vault: Path, given: str) -> None:
+    """What a user pastes from Obsidian or a shell names the note, as a name does."""
+    given = str(vault / "daily/2026-06-20.md") if given == "ABS" else given
+    result = runner.invoke(app, ["links", given, "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("daily/2026-06-20.md\n")
+
+
 def test_links_of_an_unknown_note_is_a_readable_error(
     vault: Path, call_main: Callable[..., Ran]
 ) -> None:

@@ -70,6 +70,17 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
     corrected = (vault_copy / "digest/procedure/rebuild-index.md").read_text()
     assert "~~" in corrected and "Corrected:" in corrected
     assert "[[daily/2026-06-19.md]]" in corrected
+    # `vaultlink log --note` takes the node as a path or a name, and says when none match.
+    node = "digest/procedure/rebuild-index.md"
+    by_path, by_name = ([json.loads(runner.invoke(app, ["log", "--vault", str(vault_copy),
+                                                        "--note", n, "--json"]).output)
+                         ["decisions"] for n in (node, "[[rebuild-index]]")])
+    assert by_path == by_name and any(d["action"] == "CORRECT" for d in by_path)
+    assert all(d["target"] == node or node in d["unit"]["paths"] for d in by_path)
+    quiet = runner.invoke(app, ["log", "--vault", str(vault_copy), "--note",
+                                "digest/wiki/gone.md"])
+    assert quiet.exit_code == 0 and "no decision touches digest/wiki/gone.md" in quiet.output
+    assert runner.invoke(app, ["log", "--vault", str(vault_copy), "-n", "0"]).exit_code == 2
 
 
 @pytest.mark.slow

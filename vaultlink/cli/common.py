@@ -14,7 +14,7 @@ import typer
 
 from vaultlink import __version__
 from vaultlink.config import Settings, load_settings
-from vaultlink.errors import ConfigError, VaultBusy
+from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
 from vaultlink.runtime import VaultLock
 from vaultlink.vault import Vault
 
@@ -103,6 +103,30 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
             raise
         return None
     return lock
+
+
+def note_argument(v: Vault, given: str, gone_ok: bool = False) -> str:
+    """The vault path a user means by a note argument: a vault path, an absolute path
+    inside the vault, or a name as written in a link (``hybrid-search``,
+    ``[[hybrid-search|alias]]``), resolved the way Obsidian resolves links. With
+    ``gone_ok``, a vault path that no longer exists is taken as given (the journal
+    remembers deleted notes)."""
+    from vaultlink.markdown import LinkResolver, parse_link_body
+
+    text = given.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = parse_link_body(text[2:-2])[0]
+    elif Path(text).is_absolute():
+        try:
+            text = v.relative_of(Path(text))
+        except ValueError:
+            raise VaultlinkError(f"{given} is not inside the vault {v.root}") from None
+    res = LinkResolver(v.iter_files()).resolve(text)
+    if res.path is not None:
+        return res.path
+    if gone_ok and "/" in text:
+        return v.rel(text)
+    raise VaultlinkError(f"{given}: {res.reason}")
 
 
 def emit_json(data: Any) -> None:

@@ -12,10 +12,10 @@ from vaultlink.cli.common import (
     VaultOpt,
     app,
     emit_json,
+    note_argument,
     open_vault,
 )
 from vaultlink.config import DEFAULT_CONFIG_YAML, config_path
-from vaultlink.errors import VaultlinkError
 from vaultlink.graph import build_graph, check_vault
 
 
@@ -105,18 +105,16 @@ def links(
       vaultlink links 2026-06-20 --json
     """
     v, _ = open_vault(vault)
+    path = note_argument(v, note)
     graph = build_graph(v)
-    res = graph.resolver.resolve(note)
-    if res.path is None:
-        raise VaultlinkError(f"{note}: {res.reason}")
     out = [{"target": e.target, "raw": e.raw, "line": e.line, "broken": e.target is None,
-            "reason": e.reason} for e in graph.outlinks.get(res.path, [])]
+            "reason": e.reason} for e in graph.outlinks.get(path, [])]
     back = [{"source": e.source, "raw": e.raw, "line": e.line}
-            for e in graph.backlinks.get(res.path, [])]
+            for e in graph.backlinks.get(path, [])]
     if as_json:
-        emit_json({"path": res.path, "outlinks": out, "backlinks": back})
+        emit_json({"path": path, "outlinks": out, "backlinks": back})
         return
-    typer.echo(f"{res.path}\n\noutlinks ({len(out)}):")
+    typer.echo(f"{path}\n\noutlinks ({len(out)}):")
     for o in out:
         mark = f"  BROKEN: {o['reason']}" if o["broken"] else ""
         typer.echo(f"  line {o['line']}: {o['raw']} -> {o['target']}{mark}")

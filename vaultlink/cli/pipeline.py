@@ -17,6 +17,7 @@ from vaultlink.cli.common import (
     app,
     emit_json,
     model_overrides,
+    note_argument,
     open_vault,
     vault_writer,
     writer_or_daemon,
@@ -85,8 +86,10 @@ def dream(
 @app.command()
 def log(
     vault: VaultOpt = Path("."),
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many decisions.")] = 20,
-    note: Annotated[str | None, typer.Option("--note", help="Only decisions about this note.")]
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1,
+                                       help="How many decisions.")] = 20,
+    note: Annotated[str | None, typer.Option(
+        "--note", help="Only decisions about this note: a path or a name, as in links.")]
     = None,
     diff: Annotated[bool, typer.Option("--diff", help="Show each decision's diff.")] = False,
     as_json: JsonOpt = False,
@@ -98,21 +101,25 @@ def log(
       vaultlink log
 
       vaultlink log --note digest/wiki/hybrid-search.md --diff
+
+      vaultlink log --note hybrid-search -n 5
     """
     from vaultlink.history import describe
     from vaultlink.state import State
 
     v, _ = open_vault(vault)
+    path = note_argument(v, note, gone_ok=True) if note else None
     state = State(v.state_dir / "state.sqlite")
     try:
-        entries = state.journal(limit, v.rel(note) if note else None)
+        entries = state.journal(limit, path)
     finally:
         state.close()
     if as_json:
         emit_json({"decisions": [e.public() for e in entries]})
         return
     if not entries:
-        typer.echo("no decisions yet: run `vaultlink dream`")
+        typer.echo(f"no decision touches {path} yet" if path
+                   else "no decisions yet: run `vaultlink dream`")
     for e in entries:
         typer.echo(describe(e))
         if diff and e.diff:
