@@ -108,3 +108,21 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(tmp_path: Path) 
     assert "new digest nodes (" in result.output and "failed 0" in result.output
     assert _snapshot(SAMPLE) == before  # the checkout is never touched
     assert any((dest / "digest").rglob("*.md"))
+
+
+def test_a_note_that_gives_no_unit_is_named_with_why(tmp_path: Path) -> None:
+    """The note is checkpointed all the same, so the run says what the extractor passes
+    over instead of letting it look lost; a dry run says what it would checkpoint."""
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "daily/2026-07-01.md").write_text(
+        "## Standup\n\nWe decided to move the deploy window to Tuesday mornings because "
+        "Monday releases kept colliding with the weekly planning meeting and support.\n")
+    runner = CliRunner()
+    dry = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline",
+                              "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "would checkpoint 1" in dry.output and "checkpointed" not in dry.output
+    real = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline"])
+    assert ("nothing to keep in daily/2026-07-01.md: the offline extractor keeps passages "
+            "of at least 25 words and passes over logistics sections (Standup") in real.output
+    assert "checkpointed 1" in real.output

@@ -325,6 +325,10 @@ class OfflineExtractor:
 
     def __init__(self, min_words: int = MIN_WORDS) -> None:
         self.min_words = min_words
+        self.passes_over = (
+            f"the offline extractor keeps passages of at least {min_words} words and "
+            "passes over logistics sections (Standup, Status, TODO, Agenda, Weekend, ...); "
+            "a model reads everything (see vaultlink doctor)")
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units from every note, in note order; a unit's only path is its note."""

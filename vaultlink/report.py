@@ -27,9 +27,11 @@ class ProgressPrinter:
             units = detail.get("units", [])
             self.echo(f"  {detail.get('changed', 0)} changed note(s), {len(units)} unit(s) "
                       "to integrate")
+        elif event == "note_without_units":
+            self.echo(f"  nothing to keep in {detail['path']}: {detail['reason']}")
         elif event == "units_deferred":
-            self.echo(f"  {detail['count']} more unit(s) wait for the next run "
-                      "(auto_dream.max_units)")
+            self.echo(f"  {detail['count']} more unit(s) wait for the next run (at most "
+                      "auto_dream.max_units per run: run again, or pass --max-units N)")
         elif event == "unit_started":
             self.echo(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...", nl=False)
         elif event == "unit_finished":
@@ -42,6 +44,8 @@ class ProgressPrinter:
 def summary_lines(run: RunState, dry_run: bool) -> list[str]:
     """The run summary: counts, then one ``target [ACTION]: note`` line per change."""
     counts = run.counts()
+    if dry_run:  # nothing was recorded
+        counts["would checkpoint"] = counts.pop("checkpointed")
     lines = ["", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())]
     results = [r for r in run.results if r.status == "integrated"]
     if results:

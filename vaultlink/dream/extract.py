@@ -87,8 +87,13 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     pending = state.pending_units()
     # Pending units are for notes already extracted: don't extract those notes again.
     pending_paths = {p for _, u in pending for p in u.get("paths", [])}
-    fresh = ctx.extractor.extract([n for n in notes if n.path not in pending_paths]) \
-        if notes else []
+    sent = [n for n in notes if n.path not in pending_paths]
+    fresh = ctx.extractor.extract(sent) if sent else []
+    found = {p for u in fresh for p in u.paths}
+    for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
+        if sent_note.path not in found:
+            ctx.report("note_without_units", path=sent_note.path,
+                       reason=ctx.extractor.passes_over)
     if ctx.dry_run:
         queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
         queued += [(0, u) for u in fresh]
@@ -115,6 +120,7 @@ class ModelExtractor:
         self.model = model
         self.num_ctx = num_ctx
         self.system = prompt("extract")
+        self.passes_over = "the model found nothing worth keeping in its new sections"
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """One structured-output call per batch of notes that fits the context."""

@@ -46,6 +46,9 @@ class SourceNote:
 class Extractor(Protocol):
     """Turns changed notes into memory units (the model, or the offline extractor)."""
 
+    #: Why a note can give no unit, in words for the person reading the run.
+    passes_over: str
+
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units found in ``notes``; each unit's paths are among the notes' paths."""
         ...
