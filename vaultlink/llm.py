@@ -354,9 +354,10 @@ def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> P
 
     try:
         version = server_version(host, timeout)
-    except ModelUnavailable as exc:
-        add("reachable", False, str(exc), "start Ollama with `ollama serve`, or set "
-            "llm.provider: offline (or auto) to work without a model")
+    except ModelUnavailable:  # its message carries a fix too: say each thing once
+        add("reachable", False, f"no Ollama server answers at {host}",
+            "start Ollama with `ollama serve`, or set llm.provider: auto to fall back to "
+            "the offline integrator while it is down")
         skip_rest("Ollama is not reachable")
         return ProbeReport(host, model, checks)
     add("reachable", True, f"Ollama {version} at {host}")
