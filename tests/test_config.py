@@ -162,6 +162,18 @@ def test_broken_yaml_is_a_config_error(tmp_path: Path, text: str) -> None:
         load_settings(tmp_path, environ={})
 
 
+def test_broken_yaml_error_says_where(tmp_path: Path) -> None:
+    write_config(tmp_path, "llm:\n  model: qwen3\n  host: [oops\n")
+    with pytest.raises(ConfigError, match=r"does not parse at line \d+, column \d+ \("):
+        load_settings(tmp_path, environ={})
+
+
+def test_a_quoted_number_is_told_to_lose_its_quotes(tmp_path: Path) -> None:
+    write_config(tmp_path, 'llm:\n  num_ctx: "8192"\n')
+    with pytest.raises(ConfigError, match="remove the quotes around it"):
+        load_settings(tmp_path, environ={})
+
+
 def test_config_that_is_not_a_mapping_is_a_config_error(tmp_path: Path) -> None:
     write_config(tmp_path, "- llm\n")
     with pytest.raises(ConfigError, match="mapping"):

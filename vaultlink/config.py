@@ -167,7 +167,10 @@ def load_settings(vault: Path, environ: Mapping[str, str] | None = None) -> Sett
         try:
             user = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path} does not parse ({exc.__class__.__name__}); fix it, "
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            what = getattr(exc, "problem", None) or exc.__class__.__name__
+            raise ConfigError(f"{path} does not parse{where} ({what}); fix it, "
                               "or delete it and run `vaultlink init`") from None
         if not isinstance(user, dict):
             raise ConfigError(f"{path} must be a mapping of sections to keys")
@@ -248,12 +251,22 @@ _CHOICES = {
 }
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _validated(data: dict[str, Any]) -> dict[str, Any]:
     settings = Settings(data)
     for dotted, kind in _TYPES.items():
         value: Any = settings.get(dotted)
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise ConfigError(f"setting {dotted!r} must be a number, not {value!r}")
+            hint = ("; remove the quotes around it in config.yaml"
+                    if isinstance(value, str) and _is_number(value) else "")
+            raise ConfigError(f"setting {dotted!r} must be a number, not {value!r}{hint}")
         if isinstance(value, (int, float)) and value < 0:
             raise ConfigError(f"setting {dotted!r} must not be negative")
     for dotted, choices in _CHOICES.items():
