@@ -205,6 +205,27 @@ def test_stop_hangs_up_an_idle_keep_alive_connection(tmp_path: Path) -> None:
         stopper.join()
 
 
+def test_a_port_taken_by_another_vaults_daemon_is_named_as_such(tmp_path: Path) -> None:
+    """Two vaults with the default api.port: the second daemon says who holds the port."""
+    from vaultlink.vault import Vault
+
+    class Idle:
+        generation = 0
+
+        def __init__(self, root: Path) -> None:
+            root.mkdir()
+            self.vault = Vault(root)
+
+    first = ApiServer(Idle(tmp_path / "a"), "127.0.0.1", 0)  # type: ignore[arg-type]
+    first.start()
+    try:
+        with pytest.raises(DaemonError, match=r"another vaultlink daemon \(of another vault\) "
+                                              r"uses it\. Give this vault its own api.port"):
+            ApiServer(Idle(tmp_path / "b"), "127.0.0.1", first.port)  # type: ignore[arg-type]
+    finally:
+        first.stop()
+
+
 class Slow:
     """A daemon whose status takes until ``release`` is set."""
 

@@ -176,6 +176,20 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
 
+def _vaultlink_listens(port: int) -> bool:
+    """Whether the program on ``port`` answers as vaultlink's API does."""
+    import http.client
+
+    conn = http.client.HTTPConnection(LOOPBACK, port, timeout=1)
+    try:
+        conn.request("GET", "/status")
+        return (conn.getresponse().getheader("Server") or "").startswith("vaultlink")
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
 class _Server(ThreadingHTTPServer):
     """Keeps track of its open connections, so stopping can hang up the idle ones and
     wait for the answers in flight before the daemon closes the indexes they read."""
@@ -226,8 +240,10 @@ class ApiServer:
         try:
             self._httpd = _Server((LOOPBACK, port), handler)
         except OSError as exc:
-            raise DaemonError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); is another "
-                              "program using it? Set api.port in .vaultlink/config.yaml"
+            who = ("another vaultlink daemon (of another vault) uses it."
+                   if _vaultlink_listens(port) else "is another program using it?")
+            raise DaemonError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); {who} "
+                              "Give this vault its own api.port in .vaultlink/config.yaml"
                               ) from None
         self.port = int(self._httpd.server_address[1])
         self._wake_r, self._wake_w = os.pipe()

@@ -142,7 +142,7 @@ def watch(
         typer.echo("vaultlink: running in the foreground (Ctrl-C stops it); to start it at "
                    "login see docs/daemon.md", err=True)
     log_path = setup_logging(v.state_dir)
-    typer.echo(f"watching {v.root}; log: {log_path}", err=True)
+    typer.echo(f"starting on {v.root}; log: {log_path}", err=True)
     Daemon(v.root, settings).run_forever()
 
 
