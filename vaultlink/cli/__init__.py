@@ -27,5 +27,7 @@ def main() -> None:
         typer.echo(f"vaultlink: {exc}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        typer.echo("vaultlink: interrupted", err=True)
+        # Writes are atomic and the journal commits per decision: nothing is half done.
+        typer.echo("vaultlink: interrupted; what was done is recorded, and the rest waits "
+                   "for the next run", err=True)
         sys.exit(130)
