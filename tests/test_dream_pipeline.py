@@ -218,7 +218,8 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
                                                     "Odd fields"]
     odd = meta["topics"][2]  # unusable reason and keywords: the unit's own instead
     assert odd["keywords"] and all(isinstance(k, str) for k in odd["keywords"])
-    assert odd["reason"] == "Create: All about beta." and odd["paths"] == ["digest/wiki/beta.md"]
+    assert odd["reason"] == "New in the digest: All about beta."
+    assert odd["paths"] == ["digest/wiki/beta.md"]
     greek = meta["topics"][0]
     assert greek["evidence"] == [day]
     assert set(greek["paths"]) == {"digest/wiki/alpha.md", "digest/wiki/beta.md"}
@@ -295,3 +296,18 @@ def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -
             assert state.unread_notes() == []
         finally:
             state.close()
+
+
+def test_a_topic_reason_reads_as_prose_even_for_a_runbook() -> None:
+    """The first real sentence, without its list marker, after what the action did."""
+    from vaultlink.dream.pipeline import UnitResult
+    from vaultlink.dream.topics import topic_of
+    from vaultlink.units import Unit
+
+    steps = Unit("rebuild", "procedure", "1. Announce the rebuild in the ops channel.\n"
+                 "2. Silence the latency alert for the window.", ["daily/2026-06-09.md"])
+    topic = topic_of(UnitResult(steps, "integrated", "CREATE", "digest/procedure/rebuild.md"))
+    assert topic["reason"] == "New in the digest: Announce the rebuild in the ops channel."
+    fixed = UnitResult(steps, "integrated", "CORRECT", "digest/procedure/rebuild.md")
+    assert topic_of(fixed)["reason"].startswith("Corrected: Announce")
+    assert "the" not in topic["keywords"] and "for" not in topic["keywords"]

@@ -24,6 +24,7 @@ from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
 from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnreadable, VaultError
 from vaultlink.llm import estimate_tokens
 from vaultlink.markdown import render_link
+from vaultlink.offline_text import LIST_MARK
 from vaultlink.vault import Vault, render_note
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,12 @@ log = logging.getLogger(__name__)
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _STOP = frozenset("""a an and are as at be but by for from has have in into is it its of on
 or that the this to was were with we i you our they not no can will should when which what
-how why so if then than also more most very just about after before over under""".split())
+how why so if then than also more most very just about after before over under may might
+must one two first use used using would could there their them these those been being each
+other such only some any all""".split())
+# What each action did, in words for the reader of the topics note.
+_ACTION_WORDS = {"CREATE": "New in the digest:", "CORROBORATE": "Confirmed again:",
+                 "REFINE": "Added detail:", "CORRECT": "Corrected:"}
 _ACTION_WEIGHT = {"CORRECT": 4, "CREATE": 3, "REFINE": 2, "CORROBORATE": 1}
 
 
@@ -61,9 +67,13 @@ def keywords(text: str, n: int = 5) -> list[str]:
 def topic_of(result: UnitResult) -> dict[str, Any]:
     """A topic from one integrated unit."""
     unit = result.unit
-    first = re.split(r"(?<=[.!?])\s+", unit.summary.strip(), maxsplit=1)[0]
+    # A runbook summary starts "1. Announce ...": the marker is no sentence.
+    prose = " ".join(LIST_MARK.sub("", line) for line in unit.summary.strip().split("\n"))
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(prose.split()))
+    first = next((s for s in sentences if len(s.split()) >= 3), sentences[0])[:300]
+    said = _ACTION_WORDS.get(result.action, f"{result.action.capitalize()}:")
     return {"title": unit.name.replace("-", " ").capitalize(),
-            "reason": f"{result.action.capitalize()}: {first}",
+            "reason": f"{said} {first}",
             "evidence": list(unit.paths), "keywords": keywords(unit.summary),
             "paths": [result.target]}
 
