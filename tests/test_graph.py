@@ -174,7 +174,8 @@ def test_check_reports_a_broken_digest_link_as_an_error_with_its_line(clean: Vau
     problems = check_vault(clean)
     assert messages(problems, "error") == [
         "error: digest/wiki/bad.md:5: broken link [[digest/wiki/missing.md]]: "
-        "no note named 'digest/wiki/missing.md' in the vault"]
+        "no note named 'digest/wiki/missing.md' in the vault; restore the note it names, "
+        "or edit the link"]
     assert messages(problems, "warning") == []
 
 

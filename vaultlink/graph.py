@@ -160,10 +160,12 @@ def check_vault(vault: Vault, graph: LinkGraph | None = None) -> list[Problem]:
     for rel, edges in sorted(graph.outlinks.items()):
         is_digest = rel.startswith(digest_prefix)
         level = "error" if is_digest else "warning"
+        # vaultlink never removes a link it wrote, so the fix is the user's to choose
+        fix = "; restore the note it names, or edit the link" if is_digest else ""
         for edge in edges:
             if edge.target is None:
                 problems.append(Problem(level, rel, edge.line,
-                                        f"broken link {edge.raw}: {edge.reason}"))
+                                        f"broken link {edge.raw}: {edge.reason}{fix}"))
         if not is_digest or _is_topics(rel, vault):
             continue
         body = graph.texts[rel]  # full text, so line numbers are the file's
