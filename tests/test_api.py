@@ -226,6 +226,30 @@ def test_a_port_taken_by_another_vaults_daemon_is_named_as_such(tmp_path: Path) 
         first.stop()
 
 
+def test_a_body_cut_short_is_a_retryable_503(tmp_path: Path) -> None:
+    """A body that stops before its Content-Length (the client hung up, or stop() stopped
+    reading) is not the client's bad JSON: 503, try again."""
+    import socket
+
+    from vaultlink.vault import Vault
+
+    class Plain:
+        vault, generation = Vault(tmp_path), 0
+
+    api = ApiServer(Plain(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    api.start()
+    try:
+        token = (tmp_path / ".vaultlink/token").read_text().strip()
+        with socket.create_connection(("127.0.0.1", api.port), timeout=30) as sock:
+            sock.sendall(f"POST /undo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                         "Content-Length: 20\r\n\r\n{\"id\"".encode())
+            sock.shutdown(socket.SHUT_WR)
+            answer = sock.makefile("rb").read().decode()
+        assert answer.startswith("HTTP/1.1 503") and "try again" in answer
+    finally:
+        api.stop()
+
+
 class Slow:
     """A daemon whose status takes until ``release`` is set."""
 

@@ -211,7 +211,8 @@ def test_links_json(vault: Path) -> None:
     assert data["backlinks"] == []
 
 
-@pytest.mark.parametrize("given", ["[[2026-06-20]]", "[[2026-06-20|that day]]", "ABS"])
+@pytest.mark.parametrize("given", ["[[2026-06-20]]", "[[2026-06-20|that day]]", "ABS",
+                                   "/daily/2026-06-20.md"])
 def test_links_takes_a_note_as_a_link_or_an_absolute_path(vault: Path, given: str) -> None:
     """What a user pastes from Obsidian or a shell names the note, as a name does."""
     given = str(vault / "daily/2026-06-20.md") if given == "ABS" else given

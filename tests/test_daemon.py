@@ -278,6 +278,7 @@ def test_new_note_settles_is_integrated_and_own_writes_cause_no_work(
         assert not d.user_digest_edits, "own writes were taken for user edits"
         time.sleep(0.05)
     wait_for(lambda: not d.state.queue(), what="a duplicate event for the note to drain")
+    assert d.runs == runs_before + 1, "the duplicate event caused a second run"
     assert get(d, "/status")[1]["state"] == "idle"
 
 
@@ -562,4 +563,20 @@ def test_a_note_moved_out_of_the_vault_is_forgotten_without_a_run(
     (root / "daily/2026-06-01.md").rename(tmp_path / "moved-out.md")
     wait_for(lambda: "daily/2026-06-01.md" not in d.state.checkpoints()
              and not d.state.queue(), what="the checkpoint to be dropped")
+    assert d.runs == runs
+
+
+def test_an_unreadable_note_leaves_status_when_deleted_without_a_run(
+        tmp_path: Path, fake: FakeOllama, started: Any) -> None:
+    """The daemon drops a deleted note from the queue without a run: it must still leave
+    the 'unreadable' list the plugin shows."""
+    root = make_vault(tmp_path)
+    d = started(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 0.2}))
+    odd = root / "daily/C# notes.md"
+    odd.write_text("## A\n\nThe deploy window moved to Tuesday.\n")
+    wait_for(lambda: [u["path"] for u in d.status()["unreadable"]] == ["daily/C# notes.md"],
+             what="the note no link can name to be listed")
+    runs = d.runs
+    odd.unlink()
+    wait_for(lambda: d.status()["unreadable"] == [], what="the deleted note to leave the list")
     assert d.runs == runs

@@ -80,6 +80,11 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
     quiet = runner.invoke(app, ["log", "--vault", str(vault_copy), "--note",
                                 "digest/wiki/gone.md"])
     assert quiet.exit_code == 0 and "no decision touches digest/wiki/gone.md" in quiet.output
+    (vault_copy / node).unlink()  # the journal still knows a deleted node, by link too
+    gone = json.loads(runner.invoke(app, ["log", "--vault", str(vault_copy), "--note",
+                                          "[[digest/procedure/rebuild-index]]", "--json"]
+                                    ).output)["decisions"]
+    assert gone == by_path
     assert runner.invoke(app, ["log", "--vault", str(vault_copy), "-n", "0"]).exit_code == 2
 
 

@@ -294,6 +294,15 @@ def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -
             (root / binary).unlink()
             dream(root, server.url)
             assert state.unread_notes() == []
+            # broken, then put back as it was when integrated: no change to integrate,
+            # and no longer unreadable either
+            good = (root / broken).read_bytes()
+            (root / broken).write_bytes(b"---\ntags: [x\n---\n" + good)
+            dream(root, server.url)
+            assert [u["path"] for u in state.unread_notes()] == [broken]
+            (root / broken).write_bytes(good)
+            assert dream(root, server.url).changed == {}
+            assert state.unread_notes() == []
         finally:
             state.close()
 

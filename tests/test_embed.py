@@ -133,7 +133,9 @@ def test_chroma_collection_add_and_query(tmp_path: Path, minilm: MiniLMEmbedder,
                 documents=[CLOSE, FAR, "Baking sourdough bread at home"])
         got = col.query(query_texts=[QUERY], n_results=2)
     # Chroma warns (DeprecationWarning) about "legacy" or incomplete embedding functions.
-    assert [f"{w.category.__name__}: {w.message}" for w in caught] == []
+    # A ResourceWarning is some earlier test's object collected meanwhile: not Chroma's.
+    assert [f"{w.category.__name__}: {w.message}" for w in caught
+            if not issubclass(w.category, ResourceWarning)] == []
     assert got["ids"][0][0] == "reindex"
     assert got["distances"] is not None and got["distances"][0][0] < 0.5
     assert col.configuration_json["hnsw"]["space"] == "cosine"

@@ -167,6 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(413, f"the body is over {MAX_BODY // 1024} KiB")
         raw = self.rfile.read(length) if length > 0 else b""
         self._body_read = True
+        if len(raw) < length:  # the client hung up, or stop() stopped reading: retryable
+            raise DaemonError("the body was cut short (the daemon may be stopping); try again")
         try:
             body = json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError):
@@ -208,10 +210,10 @@ class _Server(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
-        super().shutdown_request(request)
-        with self._settled:
+        with self._settled:  # out of _open before it closes: its fd number may be reused
             self._open.discard(request)
             self._settled.notify_all()
+        super().shutdown_request(request)
 
     def close_connections(self, timeout: float) -> bool:
         """Stop reading from every connection and wait for their threads to end.

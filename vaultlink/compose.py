@@ -94,6 +94,12 @@ def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]
     return ModelExtractor(chat, options.num_ctx), chat
 
 
+def close_models(ctx: DreamContext) -> None:
+    """Release what a run's model holds open: the HTTP connections of its client."""
+    if isinstance(ctx.integrator, OllamaChat):
+        ctx.integrator.close()
+
+
 def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
                   dry_run: bool = False, only: frozenset[str] | None = None,
                   progress: Progress | None = None) -> DreamContext:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink import __version__
-from vaultlink.compose import Parts, choose_provider, dream_context, open_parts
+from vaultlink.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.config import Settings
 from vaultlink.dream import build_steps, run_dream
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
@@ -308,6 +308,7 @@ class Daemon:
                 todo.append(item)
         if gone:
             state.drop_checkpoints(i.path for i in gone)
+        state.note_unread({}, settled=[i.path for i in gone + unchanged])  # read, or gone
         state.dequeue(gone + unchanged)
         if not todo:
             return
@@ -355,6 +356,7 @@ class Daemon:
             run = run_dream(ctx, self.steps)
         finally:
             self._working, self._current = False, None
+            close_models(ctx)
         self.runs += 1
         log.info("run %d (%s, %d note(s)): %s", run.run_id, provider,
                  len(only) if only is not None else -1, run.counts())

@@ -185,6 +185,10 @@ class OllamaChat:
         """Tokens a prompt may use with this model's ``num_ctx``."""
         return budget_tokens(self.num_ctx)
 
+    def close(self) -> None:
+        """Close the client's connections (a daemon makes one model per run)."""
+        self._client.close()  # type: ignore[no-untyped-call]
+
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              schema: dict[str, Any] | None = None) -> ChatReply:
         """One chat call; raises a ``ModelError`` subclass, never a client exception."""

@@ -56,7 +56,7 @@ class NodeIndex(IndexBase):
 
     def params(self) -> str:
         """What shapes every embedded text; an index built otherwise is rebuilt."""
-        return f"body_chars={self.body_chars} without sources"
+        return f"body_chars={self.body_chars} without sources (broken YAML by body)"
 
     def parse(self, path: str, data: bytes) -> Note:
         """A node whose YAML broke is still recalled by its body: dropped from recall, it

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.quality.common import DATA
-from vaultlink.compose import dream_context, open_parts
+from vaultlink.compose import close_models, dream_context, open_parts
 from vaultlink.config import load_settings
 from vaultlink.dream import build_steps, run_dream
 from vaultlink.graph import build_graph, check_vault
@@ -110,6 +110,7 @@ def run_stream(provider: str = "offline", host: str | None = None, model: str | 
                 sections[rel] = section_texts(note, rel)
                 ctx = dream_context(parts, settings.pipeline(), provider)
                 run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+                close_models(ctx)
                 result.units += len(run.units)
                 result.failed += len(run.failed_units)
                 for r in run.results:

@@ -7,7 +7,7 @@ import type { Status } from "./api/types";
 export function statusText(result: ClientResult<Status>): string {
 	switch (result.kind) {
 		case "ok": {
-			const { queue, failed, unreadable, state } = result.data;
+			const { queue, failed, unreadable = [], state } = result.data;
 			const parts: string[] = [];
 			if (queue.length) parts.push(`${queue.length} queued`);
 			if (failed.length) parts.push(`${failed.length} failed`);
@@ -35,7 +35,7 @@ export function statusTooltip(result: ClientResult<Status>): string {
 	const lines = [`vaultlink ${s.version}: ${s.state}`];
 	if (s.current) lines.push(`working on ${s.current.unit}`);
 	for (const f of s.failed) lines.push(`failed ${f.unit}: ${f.error}`);
-	for (const u of s.unreadable) lines.push(`cannot read ${u.path}: ${u.reason}`);
+	for (const u of s.unreadable ?? []) lines.push(`cannot read ${u.path}: ${u.reason}`);
 	// offline is a choice, not a fault: the daemon integrates without a model
 	if (s.model.provider === "offline") lines.push("offline integrator (no model)");
 	else if (!s.model.reachable) lines.push(`model ${s.model.model} at ${s.model.host} unreachable`);

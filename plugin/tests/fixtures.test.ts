@@ -63,7 +63,7 @@ test("status fixtures have exactly the documented keys", () => {
 		keys(s.model, KEYS.model, `${name} model`);
 		for (const q of s.queue) keys(q, KEYS.queue, `${name} queue`);
 		for (const f of s.failed) keys(f, KEYS.failed, `${name} failed`);
-		for (const u of s.unreadable) keys(u, KEYS.unreadable, `${name} unreadable`);
+		for (const u of s.unreadable ?? []) keys(u, KEYS.unreadable, `${name} unreadable`);
 		if (s.current) keys(s.current, KEYS.current, `${name} current`);
 		if (s.last_run) {
 			keys(s.last_run, KEYS.last_run, `${name} last_run`);

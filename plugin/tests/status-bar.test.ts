@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ClientResult } from "../src/api/result";
 import type { Status } from "../src/api/types";
+import { isStatus } from "../src/api/validate";
 import { StatusBarItem, statusText, statusTooltip } from "../src/status-bar";
 import { fixture } from "./fake-daemon";
 
@@ -12,6 +13,11 @@ test("status text: queued, failed and unreadable counts", () => {
 	assert.equal(statusText(ok(fixture("status.json"))), "vaultlink: 3 queued, 1 failed, 1 unreadable");
 	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [] };
 	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 1 failed");
+	// a daemon older than the field sends none: still a status, not a bad response
+	const { unreadable: _, ...older } = fixture<Status>("status.json");
+	assert.ok(isStatus(older));
+	assert.equal(statusText(ok(older)), "vaultlink: 3 queued, 1 failed");
+	assert.doesNotMatch(statusTooltip(ok(older)), /cannot read/);
 });
 
 test("status text: idle, or the daemon's state when nothing is waiting", () => {

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
 from tests.fakes.ollama_server import reply
-from vaultlink.compose import dream_context, open_parts
+from vaultlink.compose import close_models, dream_context, open_parts
 from vaultlink.config import load_settings
 from vaultlink.dream import RunState, build_steps, run_dream
 from vaultlink.vault import Vault
@@ -51,7 +51,10 @@ def dream(root: Path, host: str, **overrides: Any) -> RunState:
     try:
         parts.index.sync()
         ctx = dream_context(parts, settings.pipeline(), "ollama")
-        return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+        try:
+            return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+        finally:
+            close_models(ctx)
     finally:
         parts.close()
 

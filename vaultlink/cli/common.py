@@ -117,15 +117,13 @@ def note_argument(v: Vault, given: str, gone_ok: bool = False) -> str:
     if text.startswith("[[") and text.endswith("]]"):
         text = parse_link_body(text[2:-2])[0]
     elif Path(text).is_absolute():
-        try:
+        with contextlib.suppress(ValueError):  # else a vault-root path, as in [[/daily/x]]
             text = v.relative_of(Path(text))
-        except ValueError:
-            raise VaultlinkError(f"{given} is not inside the vault {v.root}") from None
     res = LinkResolver(v.iter_files()).resolve(text)
     if res.path is not None:
         return res.path
     if gone_ok and "/" in text:
-        return v.rel(text)
+        return v.rel(text if text.endswith(".md") else text + ".md")
     raise VaultlinkError(f"{given}: {res.reason}")
 
 

@@ -56,7 +56,7 @@ def dream(
 
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
-    from vaultlink.compose import choose_provider, dream_context, open_parts
+    from vaultlink.compose import choose_provider, close_models, dream_context, open_parts
     from vaultlink.dream import build_steps, run_dream
     from vaultlink.report import ProgressPrinter, run_json, summary_lines
 
@@ -71,7 +71,10 @@ def dream(
             echo = (lambda *a, **k: None) if as_json else typer.echo
             ctx = dream_context(parts, options, provider, dry_run=dry_run,
                                 progress=ProgressPrinter(echo))
-            run = run_dream(ctx, steps)
+            try:
+                run = run_dream(ctx, steps)
+            finally:
+                close_models(ctx)
         finally:
             parts.close()
     if as_json:

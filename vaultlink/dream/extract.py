@@ -55,14 +55,16 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     run.scanned = len(infos)
     checkpoints = state.checkpoints()
     present = {i.path for i in infos}
-    known = {*checkpoints, *(u["path"] for u in state.unread_notes())}
-    run.gone = sorted(p for p in known if p not in present)
+    unread = {u["path"] for u in state.unread_notes()}
+    run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
     if run.gone and not ctx.dry_run:
         state.drop_checkpoints(run.gone)
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
         if cp is not None and cp.hash == info.hash:
+            if info.path in unread:  # broken, then put back as it was when integrated
+                run.readable.append(info.path)
             continue
         if ctx.only is not None and info.path not in ctx.only:
             continue

@@ -30,6 +30,6 @@ def finish_step(ctx: DreamContext, run: RunState) -> None:
     ctx.state.set_checkpoints(Checkpoint(p, run.changed[p], run.sections.get(p, ()))
                               for p in paths)
     ctx.state.resolve_failures(paths)
-    ctx.state.note_unread(run.unread, settled=[*run.changed, *run.gone])
+    ctx.state.note_unread(run.unread, settled=[*run.changed, *run.gone, *run.readable])
     ctx.state.finish_run(run.run_id, run.counts(), run.changes)
     log.info("run %d: %s", run.run_id, run.counts())

@@ -124,6 +124,7 @@ class RunState:
     skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
     unread: dict[str, str] = field(default_factory=dict)  # note path -> why not read
     gone: list[str] = field(default_factory=list)  # known notes no longer in the vault
+    readable: list[str] = field(default_factory=list)  # unread before, checkpointed as is
     failed_units: list[Unit] = field(default_factory=list)
     failed_paths: set[str] = field(default_factory=set)
     changes: list[dict[str, str]] = field(default_factory=list)

@@ -44,7 +44,8 @@ export interface Status {
 		changes: { target: string; action: string; note: string }[];
 	} | null;
 	failed: FailedUnit[];
-	unreadable: UnreadableNote[];
+	/** Absent from daemons that predate it. */
+	unreadable?: UnreadableNote[];
 }
 
 export type DecisionAction =

@@ -48,7 +48,8 @@ export function isStatus(x: unknown): x is Status {
 		isStr(x.state) &&
 		arrayOf(x.queue, (q) => isObj(q) && isStr(q.path)) &&
 		arrayOf(x.failed, (f) => isObj(f) && isStr(f.unit) && isStr(f.error)) &&
-		arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason))
+		// absent from daemons older than the field: still api_version 1
+		(x.unreadable === undefined || arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason)))
 	);
 }
 
