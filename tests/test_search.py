@@ -106,6 +106,18 @@ def test_search_returns_sections_with_breadcrumb_and_file_line(indexes: Indexes,
     assert "ramen" in hit.text and "Standup" not in hit.text
 
 
+def test_topics_pages_are_not_searched_over_the_notes_they_quote(indexes: Indexes,
+                                                                  vault: Vault) -> None:
+    """A day's topics quote its notes in a few short lines, which outranked the notes."""
+    write(vault.root, "digest/topics/2026-06-11-topics.md",
+          "## Ramen\n\nNew in the digest: Tried the new ramen place near the office. "
+          "The material is in [[daily/2026-06-11.md]].\n")
+    report = indexes.chunks.sync()
+    assert "digest/topics/2026-06-11-topics.md" not in report.added
+    hits = [h.path for h in indexes.chunks.search("ramen place", limit=10)]
+    assert hits[0] == "daily/2026-06-11.md" and not any("topics" in p for p in hits)
+
+
 def test_hits_carry_outlinks_and_inlinks_with_names(indexes: Indexes) -> None:
     indexes.chunks.sync()
     hit = next(h for h in indexes.chunks.search("autovacuum dead tuples", limit=10)

@@ -95,8 +95,10 @@ class ChunkIndex(IndexBase):
         return f"max_chars={self.max_chars}"
 
     def wants(self, path: str) -> bool:
-        """Markdown notes below the daily, resource and digest folders."""
-        return path.endswith(".md") and self.vault.folder_of(path) is not None
+        """Markdown notes below the daily, resource and digest folders, except the day's
+        topics: their sentences quote the notes and, short, outranked the originals."""
+        return (path.endswith(".md") and self.vault.folder_of(path) is not None
+                and not path.startswith(f"{self.vault.digest}/topics/"))
 
     def _scan(self) -> dict[str, os.stat_result]:
         seen: set[str] = set()  # link targets may be any file of the vault
