@@ -221,6 +221,13 @@ def test_links_takes_a_note_as_a_link_or_an_absolute_path(vault: Path, given: st
     assert result.output.startswith("daily/2026-06-20.md\n")
 
 
+def test_links_of_a_file_outside_the_vault_says_so(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("x\n")
+    result = runner.invoke(app, ["links", str(outside), "--vault", str(vault)])
+    assert result.exit_code != 0 and "is not inside the vault" in str(result.exception)
+
+
 def test_links_of_an_unknown_note_is_a_readable_error(
     vault: Path, call_main: Callable[..., Ran]
 ) -> None:

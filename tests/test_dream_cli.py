@@ -85,6 +85,9 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
                                           "[[digest/procedure/rebuild-index]]", "--json"]
                                     ).output)["decisions"]
     assert gone == by_path
+    rooted = json.loads(runner.invoke(app, ["log", "--vault", str(vault_copy), "--note",
+                                            f"/{node}", "--json"]).output)["decisions"]
+    assert rooted == by_path
     assert runner.invoke(app, ["log", "--vault", str(vault_copy), "-n", "0"]).exit_code == 2
 
 

@@ -95,9 +95,15 @@ def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]
 
 
 def close_models(ctx: DreamContext) -> None:
-    """Release what a run's model holds open: the HTTP connections of its client."""
+    """Release what a run's model holds open: the HTTP connections of its client.
+
+    Never raises: it runs in ``finally`` blocks, where an error would hide the run's.
+    """
     if isinstance(ctx.integrator, OllamaChat):
-        ctx.integrator.close()
+        try:
+            ctx.integrator.close()
+        except Exception as exc:  # the GC frees the pool all the same
+            log.warning("could not close the Ollama client: %s", exc)
 
 
 def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,

@@ -117,14 +117,28 @@ def note_argument(v: Vault, given: str, gone_ok: bool = False) -> str:
     if text.startswith("[[") and text.endswith("]]"):
         text = parse_link_body(text[2:-2])[0]
     elif Path(text).is_absolute():
-        with contextlib.suppress(ValueError):  # else a vault-root path, as in [[/daily/x]]
-            text = v.relative_of(Path(text))
+        inside = _vault_path_of(v, Path(text))
+        if inside is None and Path(text).exists():
+            raise VaultlinkError(f"{given} is not inside the vault {v.root}")
+        text = inside or text.lstrip("/")  # else a vault-root path, as in [[/daily/x]]
     res = LinkResolver(v.iter_files()).resolve(text)
     if res.path is not None:
         return res.path
     if gone_ok and "/" in text:
         return v.rel(text if text.endswith(".md") else text + ".md")
     raise VaultlinkError(f"{given}: {res.reason}")
+
+
+def _vault_path_of(v: Vault, path: Path) -> str | None:
+    """The vault path of an absolute path inside the vault, also through a symlinked root."""
+    try:
+        return v.relative_of(path)
+    except ValueError:
+        pass
+    try:
+        return path.resolve().relative_to(v.root.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def emit_json(data: Any) -> None:
