@@ -320,3 +320,33 @@ def test_a_topic_reason_reads_as_prose_even_for_a_runbook() -> None:
     fixed = UnitResult(steps, "integrated", "CORRECT", "digest/procedure/rebuild.md")
     assert topic_of(fixed)["reason"].startswith("Corrected: Announce")
     assert "the" not in topic["keywords"] and "for" not in topic["keywords"]
+
+
+def test_a_note_that_cannot_be_opened_is_unreadable_not_deleted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Permission denied is no deletion: the checkpoint stays and status says why. (The
+    tests run as root, for whom chmod 000 changes nothing, hence the patched read.)"""
+    note = "daily/2026-07-01.md"
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    real_read = Path.read_bytes
+
+    def denied(self: Path) -> bytes:
+        if self.name == "2026-07-01.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+        dream(root, server.url)
+        state = State(root / ".vaultlink/state.sqlite")
+        try:
+            kept = state.checkpoints()[note]
+            monkeypatch.setattr(Path, "read_bytes", denied)
+            dream(root, server.url)
+            assert [(u["path"], "Permission denied" in u["reason"])
+                    for u in state.unread_notes()] == [(note, True)]
+            assert state.checkpoints()[note] == kept
+            monkeypatch.undo()
+            assert dream(root, server.url).changed == {}
+            assert state.unread_notes() == []
+        finally:
+            state.close()

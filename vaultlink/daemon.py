@@ -300,9 +300,9 @@ class Daemon:
         for item in items:
             digest = current_hash(self.vault.root, item.path)
             cp = checkpoints.get(item.path)
-            if digest is None:
+            if digest is None and not (self.vault.root / item.path).exists():
                 gone.append(item)
-            elif cp is not None and cp.hash == digest:
+            elif digest is not None and cp is not None and cp.hash == digest:
                 unchanged.append(item)
             else:
                 todo.append(item)

@@ -236,8 +236,10 @@ class Vault:
     def scan(self, folders: Iterable[str] | None = None) -> list[NoteInfo]:
         """Size, mtime and content hash of every ``.md`` note below ``folders``.
 
-        Defaults to the daily, resource and digest folders. Files over the size limit
-        are reported with an empty hash; reading them raises ``NoteTooLarge``.
+        Defaults to the daily, resource and digest folders. Files over the size limit, or
+        that cannot be read (permission denied, I/O error), are reported with an empty
+        hash: reading them raises the error that says why. Only a vanished file is left
+        out, since leaving out a present one would pass it for deleted.
         """
         if folders is None:
             folders = (self.daily, self.resource, self.digest)
@@ -246,15 +248,20 @@ class Vault:
             if not rel.endswith(".md"):
                 continue
             path = self.root / rel
+            st: os.stat_result | None = None
             try:
                 st = path.stat()
                 if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
                     continue
                 digest = "" if st.st_size > self.max_note_bytes else content_hash(
                     path.read_bytes())
-            except OSError as exc:  # vanished between walk and stat
-                log.info("skipping %s: %s", rel, exc)
+            except FileNotFoundError:  # vanished between walk and stat
                 continue
+            except OSError as exc:
+                log.info("cannot hash %s: %s", rel, exc)
+                if st is None:
+                    continue
+                digest = ""
             infos.append(NoteInfo(rel, st.st_size, st.st_mtime, digest))
         return infos
 
