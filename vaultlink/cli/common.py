@@ -15,6 +15,7 @@ import typer
 from vaultlink import __version__
 from vaultlink.config import Settings, load_settings
 from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
+from vaultlink.markdown import LinkResolver, parse_link_body
 from vaultlink.runtime import VaultLock
 from vaultlink.vault import Vault
 
@@ -105,14 +106,13 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
     return lock
 
 
-def note_argument(v: Vault, given: str, gone_ok: bool = False) -> str:
+def note_argument(v: Vault, given: str, gone_ok: bool = False,
+                  resolver: LinkResolver | None = None) -> str:
     """The vault path a user means by a note argument: a vault path, an absolute path
     inside the vault, or a name as written in a link (``hybrid-search``,
     ``[[hybrid-search|alias]]``), resolved the way Obsidian resolves links. With
     ``gone_ok``, a vault path that no longer exists is taken as given (the journal
-    remembers deleted notes)."""
-    from vaultlink.markdown import LinkResolver, parse_link_body
-
+    remembers deleted notes). ``resolver``: one already built over the vault's files."""
     text = given.strip()
     if text.startswith("[[") and text.endswith("]]"):
         text = parse_link_body(text[2:-2])[0]
@@ -121,7 +121,7 @@ def note_argument(v: Vault, given: str, gone_ok: bool = False) -> str:
         if inside is None and Path(text).exists():
             raise VaultlinkError(f"{given} is not inside the vault {v.root}")
         text = inside or text.lstrip("/")  # else a vault-root path, as in [[/daily/x]]
-    res = LinkResolver(v.iter_files()).resolve(text)
+    res = (resolver or LinkResolver(v.iter_files())).resolve(text)
     if res.path is not None:
         return res.path
     if gone_ok and "/" in text:

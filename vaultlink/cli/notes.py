@@ -105,8 +105,8 @@ def links(
       vaultlink links 2026-06-20 --json
     """
     v, _ = open_vault(vault)
-    path = note_argument(v, note)
     graph = build_graph(v)
+    path = note_argument(v, note, resolver=graph.resolver)
     out = [{"target": e.target, "raw": e.raw, "line": e.line, "broken": e.target is None,
             "reason": e.reason} for e in graph.outlinks.get(path, [])]
     back = [{"source": e.source, "raw": e.raw, "line": e.line}
