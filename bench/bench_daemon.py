@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.crash_loop import note_text
-from vaultlink.runtime import live_status
-from vaultlink.state import State
+from vaultlink.daemon.process import live_status
+from vaultlink.vault.state import State
 
 REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")

@@ -12,7 +12,7 @@ import os
 import random
 import time
 
-from vaultlink.embed import MiniLMEmbedder
+from vaultlink.index.embed import MiniLMEmbedder
 
 WORDS = (
     "note vault index search daily link digest meeting project idea review task "

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from bench.crash_loop import note_text
-from vaultlink.graph import ParseCache, build_graph
-from vaultlink.vault import Vault
+from vaultlink.vault.graph import ParseCache, build_graph
+from vaultlink.vault.notes import Vault
 
 
 def make_vault(root: Path, notes: int, rng: random.Random) -> list[str]:

@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vaultlink.embed import MiniLMEmbedder
-from vaultlink.node_index import NodeIndex
-from vaultlink.search import ChunkIndex, open_indexes
-from vaultlink.vault import Vault, parse_note
+from vaultlink.index.chunks import ChunkIndex, open_indexes
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.vault.notes import Vault, parse_note
 
 ADJ = ("stale slow fast hybrid manual nightly broken weekly shared local remote quiet noisy "
        "large small incremental partial full private public urgent minor critical cheap "

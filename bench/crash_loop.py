@@ -34,16 +34,16 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vaultlink.atomic import content_hash
+from vaultlink.daemon.process import live_status, read_info
 from vaultlink.dream.extract import source_note
+from vaultlink.dream.offline import OfflineExtractor
+from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteUnreadable
-from vaultlink.markdown import find_wikilinks
-from vaultlink.offline import OfflineExtractor
-from vaultlink.runtime import live_status, read_info
-from vaultlink.sections import find_sources_section
-from vaultlink.state import State
-from vaultlink.units import ACTIONS
-from vaultlink.vault import Vault, parse_note
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.sections import find_sources_section
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Vault, parse_note
+from vaultlink.vault.state import State
 
 REPO = Path(__file__).resolve().parent.parent
 TOPICS = ["cache", "index", "deploy", "backup", "queue", "review", "search", "schema",

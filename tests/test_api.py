@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from tests.test_daemon import wait_for
-from vaultlink.api import ApiServer
 from vaultlink.config import load_settings
-from vaultlink.daemon import Daemon
+from vaultlink.daemon.api import ApiServer
+from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
@@ -152,7 +152,7 @@ def test_limits_and_routes(daemon: Daemon) -> None:
 
 def test_a_stopping_daemon_answers_503(tmp_path: Path) -> None:
     """While the daemon stops, a search (which needs its indexes) is told to retry."""
-    from vaultlink.vault import Vault
+    from vaultlink.vault.notes import Vault
 
     class Stopping:
         vault, generation = Vault(tmp_path), 0
@@ -179,7 +179,7 @@ def test_stop_hangs_up_an_idle_keep_alive_connection(tmp_path: Path) -> None:
     does not hold the daemon's stop for the handler's 30 s read timeout."""
     import threading
 
-    from vaultlink.vault import Vault
+    from vaultlink.vault.notes import Vault
 
     class Idle:
         vault, generation = Vault(tmp_path), 0
@@ -207,7 +207,7 @@ def test_stop_hangs_up_an_idle_keep_alive_connection(tmp_path: Path) -> None:
 
 def test_a_port_taken_by_another_vaults_daemon_is_named_as_such(tmp_path: Path) -> None:
     """Two vaults with the default api.port: the second daemon says who holds the port."""
-    from vaultlink.vault import Vault
+    from vaultlink.vault.notes import Vault
 
     class Idle:
         generation = 0
@@ -231,7 +231,7 @@ def test_a_body_cut_short_is_a_retryable_503(tmp_path: Path) -> None:
     reading) is not the client's bad JSON: 503, try again."""
     import socket
 
-    from vaultlink.vault import Vault
+    from vaultlink.vault.notes import Vault
 
     class Plain:
         vault, generation = Vault(tmp_path), 0
@@ -256,7 +256,7 @@ class Slow:
     def __init__(self, root: Path) -> None:
         import threading
 
-        from vaultlink.vault import Vault
+        from vaultlink.vault.notes import Vault
         self.vault, self.generation = Vault(root), 0
         self.entered, self.release = threading.Event(), threading.Event()
 

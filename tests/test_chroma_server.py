@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.compose import open_parts
 from vaultlink.config import load_settings
-from vaultlink.embed import MiniLMEmbedder
+from vaultlink.dream.compose import open_parts
 from vaultlink.errors import SearchIndexError
-from vaultlink.index_store import open_chroma
-from vaultlink.search import open_indexes
-from vaultlink.vault import Vault
+from vaultlink.index.chunks import open_indexes
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.store import open_chroma
+from vaultlink.vault.notes import Vault
 
 pytestmark = pytest.mark.slow
 

@@ -30,11 +30,11 @@ from tests.fakes.competent import unit_of
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from vaultlink.config import Settings, load_settings
-from vaultlink.daemon import Daemon
+from vaultlink.daemon.process import VaultLock, daemon_status
+from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
-from vaultlink.runtime import VaultLock, daemon_status
-from vaultlink.state import State
-from vaultlink.vault import parse_note
+from vaultlink.vault.notes import parse_note
+from vaultlink.vault.state import State
 
 NOTE = "daily/2026-07-01.md"
 
@@ -194,7 +194,7 @@ def test_one_writer_between_the_daemon_and_cli_commands(
         assert isinstance(result.exception, VaultBusy)
         assert f"`vaultlink reindex` (pid {os.getpid()})" in str(result.exception)
         assert "wait for it to finish" in str(result.exception)
-        with caplog.at_level(logging.WARNING, logger="vaultlink.runtime"):
+        with caplog.at_level(logging.WARNING, logger="vaultlink.daemon.process"):
             starter.start()
             assert wait_for(lambda: "waiting for it before starting" in caplog.text,
                             what="the daemon to wait for the command")
@@ -518,7 +518,7 @@ def test_cli_status_with_and_without_a_daemon(tmp_path: Path, fake: FakeOllama) 
 def test_next_schedule() -> None:
     import datetime as dt
 
-    from vaultlink.runtime import next_schedule
+    from vaultlink.daemon.process import next_schedule
 
     now = dt.datetime(2026, 7, 1, 10, 30).timestamp()
     assert next_schedule("", now) is None

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from tests.fakes.competent import CompetentModel
 from tests.fakes.ollama_server import FakeOllama
 from vaultlink.cli import app
-from vaultlink.graph import check_vault
-from vaultlink.vault import Vault
+from vaultlink.vault.graph import check_vault
+from vaultlink.vault.notes import Vault
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 

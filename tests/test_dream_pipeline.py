@@ -17,11 +17,11 @@ from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
 from vaultlink.dream import build_steps
+from vaultlink.dream.history import undo_decision
 from vaultlink.errors import ConfigError, UndoConflict
-from vaultlink.history import undo_decision
-from vaultlink.llm import estimate_tokens
-from vaultlink.state import State
-from vaultlink.vault import Vault
+from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 
 def make_vault(root: Path, notes: dict[str, str]) -> Path:
@@ -311,7 +311,7 @@ def test_a_topic_reason_reads_as_prose_even_for_a_runbook() -> None:
     """The first real sentence, without its list marker, after what the action did."""
     from vaultlink.dream.pipeline import UnitResult
     from vaultlink.dream.topics import topic_of
-    from vaultlink.units import Unit
+    from vaultlink.dream.units import Unit
 
     steps = Unit("rebuild", "procedure", "1. Announce the rebuild in the ops channel.\n"
                  "2. Silence the latency alert for the window.", ["daily/2026-06-09.md"])

@@ -1,4 +1,4 @@
-"""vaultlink.embed with the real MiniLM model, a real Chroma store, and a small fake Ollama."""
+"""vaultlink.index.embed with the real MiniLM model, a real Chroma store, and a small fake Ollama."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import chromadb
 import pytest
 from chromadb.config import Settings
 
-from vaultlink.embed import (
+from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
+from vaultlink.index.embed import (
     MINILM_MODEL_ID,
     ChromaEmbeddingFunction,
     Embedder,
@@ -26,7 +27,6 @@ from vaultlink.embed import (
     make_embedder,
     minilm_files,
 )
-from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 
 QUERY = "How do I rebuild the search index?"
 CLOSE = "Steps to reindex the search service"

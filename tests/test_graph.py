@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from vaultlink.graph import ParseCache, Problem, build_graph, check_vault
-from vaultlink.vault import Vault
+from vaultlink.vault.graph import ParseCache, Problem, build_graph, check_vault
+from vaultlink.vault.notes import Vault
 
 GOOD_NODE = """\
 ---

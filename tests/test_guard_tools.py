@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from vaultlink.dream.guard import Guard
+from vaultlink.dream.tools import Hit, Toolbox
+from vaultlink.dream.units import Receipt, Unit
 from vaultlink.errors import GuardRefusal
-from vaultlink.guard import Guard
-from vaultlink.tools import Hit, Toolbox
-from vaultlink.units import Receipt, Unit
-from vaultlink.vault import Vault
+from vaultlink.vault.notes import Vault
 
 SOURCE = "daily/2026-07-01.md"
 NODE = "digest/wiki/search.md"

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import DaemonError, SearchIndexError
-from vaultlink.fusion import fts_match, rrf_fuse
-from vaultlink.index_store import open_chroma
-from vaultlink.node_index import NodeIndex
-from vaultlink.vault import Vault
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.fusion import fts_match, rrf_fuse
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import open_chroma
+from vaultlink.vault.notes import Vault
 
 
 class Counting:
@@ -399,7 +399,7 @@ def test_a_sync_stopped_between_batches_leaves_a_whole_index(
     the rest is indexed by the next sync, and rows and vectors stay in step."""
     index = opened.index
     assert index is not None
-    monkeypatch.setattr("vaultlink.index.EMBED_BATCH", 1)  # one note per flush
+    monkeypatch.setattr("vaultlink.index.base.EMBED_BATCH", 1)  # one note per flush
 
     def stop_after_two(done: int, total: int) -> None:
         if done >= 2:

@@ -16,8 +16,8 @@ import pytest
 from tests.fakes.dreamkit import dream, snapshot, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
 from vaultlink.errors import ModelUnavailable
-from vaultlink.graph import check_vault
-from vaultlink.vault import Vault
+from vaultlink.vault.graph import check_vault
+from vaultlink.vault.notes import Vault
 
 SOURCE = "daily/2026-07-01.md"
 NODE = "digest/procedure/rebuild-index.md"

@@ -1,4 +1,4 @@
-"""vaultlink.llm against the fake Ollama server, through the real ollama.Client."""
+"""vaultlink.llm.ollama against the fake Ollama server, through the real ollama.Client."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from vaultlink.errors import (
     ModelUnavailable,
     PromptTooLarge,
 )
-from vaultlink.llm import (
+from vaultlink.llm.ollama import (
     OllamaChat,
     ToolCall,
     base_url,

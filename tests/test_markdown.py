@@ -6,8 +6,8 @@ import unicodedata
 
 import pytest
 
-from vaultlink.markdown import LinkResolver, find_wikilinks, parse_link_body, render_link
-from vaultlink.sections import (
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, parse_link_body, render_link
+from vaultlink.markdown.sections import (
     append_source_sentence,
     bare_link_lines,
     chunk_note,

@@ -17,26 +17,26 @@ from typing import Any
 
 import pytest
 
-from vaultlink.agent import SessionOutcome, run_session
-from vaultlink.compose import dream_context, open_parts
 from vaultlink.config import DEFAULTS, load_settings
 from vaultlink.dream import SourceNote, build_steps, run_dream
+from vaultlink.dream.compose import dream_context, open_parts
 from vaultlink.dream.extract import source_note
+from vaultlink.dream.guard import Guard
 from vaultlink.dream.integrate import system_prompt, user_prompt
-from vaultlink.embed import MiniLMEmbedder
+from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.dream.offline.text import LIST_MARK, Turn, summary_lines
+from vaultlink.dream.session import SessionOutcome, run_session
+from vaultlink.dream.tools import Toolbox
+from vaultlink.dream.units import Unit
 from vaultlink.errors import NoteUnreadable, VaultlinkError
-from vaultlink.graph import build_graph, check_vault
-from vaultlink.guard import Guard
-from vaultlink.index_store import open_chroma
-from vaultlink.llm import ChatReply, ToolCall
-from vaultlink.markdown import find_wikilinks, split_frontmatter
-from vaultlink.node_index import NodeIndex
-from vaultlink.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.offline_text import LIST_MARK, Turn, summary_lines
-from vaultlink.sections import sources_links
-from vaultlink.tools import Toolbox
-from vaultlink.units import Unit
-from vaultlink.vault import Vault
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import open_chroma
+from vaultlink.llm.ollama import ChatReply, ToolCall
+from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.markdown.sections import sources_links
+from vaultlink.vault.graph import build_graph, check_vault
+from vaultlink.vault.notes import Vault
 
 SAMPLE = Path(__file__).parent.parent / "sample_vault"
 CASES = json.loads((Path(__file__).parent / "fixtures" / "sample_vault_cases.json").read_text())
@@ -369,7 +369,7 @@ def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
 
 
 def _turns(model: Recording) -> list[Turn]:
-    from vaultlink.offline_text import read_turns
+    from vaultlink.dream.offline.text import read_turns
 
     return read_turns(model.messages)
 

@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from vaultlink.cli import app
-from vaultlink.embed import MiniLMEmbedder
 from vaultlink.errors import SearchIndexError
-from vaultlink.search import ChunkIndex, Indexes, open_indexes
-from vaultlink.vault import Vault
+from vaultlink.index.chunks import ChunkIndex, Indexes, open_indexes
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.vault.notes import Vault
 
 
 class Counting:

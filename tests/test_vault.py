@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.atomic import content_hash
 from vaultlink.errors import (
     BinaryNote,
     BrokenFrontmatter,
@@ -23,7 +22,8 @@ from vaultlink.errors import (
     VaultError,
     WriteConflict,
 )
-from vaultlink.vault import Vault, is_skipped_name, normalize_rel, render_note
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Vault, is_skipped_name, normalize_rel, render_note
 
 NODE = "digest/wiki/hybrid-search.md"
 
@@ -116,7 +116,7 @@ def test_a_file_leading_out_is_warned_about_once_not_at_every_walk(
     warning 50 times between its progress lines."""
     (tmp_path / "secret.md").write_text("secret\n")
     (vault.root / "daily" / "evil.md").symlink_to(tmp_path / "secret.md")
-    with caplog.at_level(logging.WARNING, logger="vaultlink.vault"):
+    with caplog.at_level(logging.WARNING, logger="vaultlink.vault.notes"):
         for _ in range(3):
             assert "daily/evil.md" not in list(vault.iter_files())
     assert [r.getMessage() for r in caplog.records if "evil.md" in r.getMessage()] == [
@@ -504,7 +504,7 @@ def test_a_save_landing_right_after_the_hash_compare_wins(
             save_like_an_editor(path, user, atomic)
         return digest
 
-    monkeypatch.setattr("vaultlink.atomic.content_hash", hash_then_user_saves)
+    monkeypatch.setattr("vaultlink.vault.atomic.content_hash", hash_then_user_saves)
     with pytest.raises(WriteConflict):
         vault.write(NODE, "ours\n", read_hash)
     assert fired, "the write never compared the hash through content_hash"
@@ -527,7 +527,7 @@ def test_a_save_landing_right_after_the_delete_compare_wins(
             save_like_an_editor(path, b"kept\n")
         return digest
 
-    monkeypatch.setattr("vaultlink.atomic.content_hash", hash_then_user_saves)
+    monkeypatch.setattr("vaultlink.vault.atomic.content_hash", hash_then_user_saves)
     with pytest.raises(WriteConflict):
         vault.delete(NODE, read_hash)
     assert fired
@@ -543,7 +543,7 @@ def test_a_write_failing_midway_keeps_the_old_file(
     def no_links(src: object, dst: object) -> None:
         raise PermissionError(1, "hard links not supported")
 
-    monkeypatch.setattr("vaultlink.vault.os.link", no_links)
+    monkeypatch.setattr("vaultlink.vault.notes.os.link", no_links)
     try:
         vault.write(NODE, "v2\n", h)
     except OSError:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.watch import (
+from vaultlink.daemon.watch import (
     Change,
     Layout,
     OwnWrites,
@@ -216,7 +216,7 @@ def test_work_files_of_a_killed_writer_are_recovered(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from vaultlink.watch import recover_work_files
+    from vaultlink.daemon.watch import recover_work_files
 
     dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                               capture_output=True, text=True, check=True).stdout)

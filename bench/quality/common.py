@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultlink.embed import Embedder
-from vaultlink.index_store import open_chroma
-from vaultlink.node_index import NodeIndex
-from vaultlink.vault import Vault
+from vaultlink.index.embed import Embedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import open_chroma
+from vaultlink.vault.notes import Vault
 
 DATA = Path(__file__).parent / "data"
 

@@ -2,7 +2,7 @@
 
 The notes in ``data/stream/daily`` repeat, extend and contradict each other;
 ``data/stream/labels.json`` names the topic of every section (null for trivia).
-Each run goes through ``vaultlink.compose`` and ``run_dream`` with the configured
+Each run goes through ``vaultlink.dream.compose`` and ``run_dream`` with the configured
 steps, exactly like ``vaultlink dream``. Afterwards every integrated unit is traced to
 its section (by its quoted sentences, else by word overlap) and so to a topic:
 
@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.quality.common import DATA
-from vaultlink.compose import close_models, dream_context, open_parts
 from vaultlink.config import load_settings
 from vaultlink.dream import build_steps, run_dream
-from vaultlink.graph import build_graph, check_vault
-from vaultlink.offline_text import LIST_MARK, content_words, summary_lines
-from vaultlink.sections import chunk_note
-from vaultlink.units import Unit
-from vaultlink.vault import Vault
+from vaultlink.dream.compose import close_models, dream_context, open_parts
+from vaultlink.dream.offline.text import LIST_MARK, content_words, summary_lines
+from vaultlink.dream.units import Unit
+from vaultlink.markdown.sections import chunk_note
+from vaultlink.vault.graph import build_graph, check_vault
+from vaultlink.vault.notes import Vault
 
 STREAM = DATA / "stream"
 

@@ -24,9 +24,9 @@ from bench.quality.dedup import run_dedup
 from bench.quality.endtoend import EndToEnd, run_stream
 from bench.quality.linkrecall import run_link_recall
 from vaultlink.config import DEFAULTS
-from vaultlink.embed import MiniLMEmbedder
-from vaultlink.llm import is_reachable
-from vaultlink.offline_policy import MAX_RELATED
+from vaultlink.dream.offline.policy import MAX_RELATED
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.llm.ollama import is_reachable
 
 
 def row(name: str, value: object, note: str = "") -> str:

@@ -9,10 +9,10 @@ from typing import Any
 
 from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
 from tests.fakes.ollama_server import reply
-from vaultlink.compose import close_models, dream_context, open_parts
 from vaultlink.config import load_settings
 from vaultlink.dream import RunState, build_steps, run_dream
-from vaultlink.vault import Vault
+from vaultlink.dream.compose import close_models, dream_context, open_parts
+from vaultlink.vault.notes import Vault
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

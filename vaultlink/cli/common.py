@@ -14,10 +14,10 @@ import typer
 
 from vaultlink import __version__
 from vaultlink.config import Settings, load_settings
+from vaultlink.daemon.process import VaultLock
 from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
-from vaultlink.markdown import LinkResolver, parse_link_body
-from vaultlink.runtime import VaultLock
-from vaultlink.vault import Vault
+from vaultlink.markdown.links import LinkResolver, parse_link_body
+from vaultlink.vault.notes import Vault
 
 app = typer.Typer(
     name="vaultlink",

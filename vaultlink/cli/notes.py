@@ -16,7 +16,7 @@ from vaultlink.cli.common import (
     open_vault,
 )
 from vaultlink.config import DEFAULT_CONFIG_YAML, config_path
-from vaultlink.graph import build_graph, check_vault
+from vaultlink.vault.graph import build_graph, check_vault
 
 
 @app.command()
@@ -50,7 +50,7 @@ def init(
 
 
 def _hash_of(path: Path) -> str:
-    from vaultlink.atomic import content_hash
+    from vaultlink.vault.atomic import content_hash
 
     return content_hash(path.read_bytes())
 

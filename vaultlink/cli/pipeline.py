@@ -23,7 +23,7 @@ from vaultlink.cli.common import (
     writer_or_daemon,
 )
 from vaultlink.errors import ConfigError
-from vaultlink.graph import check_vault
+from vaultlink.vault.graph import check_vault
 
 DAEMON_DREAMS = ("it integrates changed notes by itself once they settle (`vaultlink status` "
                  "shows its queue); to dream by hand, stop it first")
@@ -56,9 +56,9 @@ def dream(
 
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
-    from vaultlink.compose import choose_provider, close_models, dream_context, open_parts
+    from vaultlink.cli.report import ProgressPrinter, run_json, summary_lines
     from vaultlink.dream import build_steps, run_dream
-    from vaultlink.report import ProgressPrinter, run_json, summary_lines
+    from vaultlink.dream.compose import choose_provider, close_models, dream_context, open_parts
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
@@ -107,8 +107,8 @@ def log(
 
       vaultlink log --note hybrid-search -n 5
     """
-    from vaultlink.history import describe
-    from vaultlink.state import State
+    from vaultlink.dream.history import describe
+    from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
     path = note_argument(v, note, gone_ok=True) if note else None
@@ -142,13 +142,13 @@ def undo(
 
       vaultlink undo 31
     """
-    from vaultlink.history import undo_decision
-    from vaultlink.state import State
+    from vaultlink.dream.history import undo_decision
+    from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
     lock = writer_or_daemon(v, "undo")
     if lock is None:  # the daemon's POST /undo also re-indexes the node at once
-        from vaultlink.runtime import ask_daemon
+        from vaultlink.daemon.process import ask_daemon
 
         undo_id = ask_daemon(v.state_dir, "POST", "/undo", {"id": decision})["decision"]["id"]
     else:

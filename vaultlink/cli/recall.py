@@ -18,7 +18,7 @@ from vaultlink.cli.common import (
     writer_or_daemon,
 )
 from vaultlink.config import Settings
-from vaultlink.vault import Vault
+from vaultlink.vault.notes import Vault
 
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, max=500,
                                        help="How many hits to return.")]
@@ -28,7 +28,7 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
     """Both search indexes of the vault, built from the settings."""
     # Imported here: chromadb and onnxruntime take a second to import, and most
     # commands never touch the index.
-    from vaultlink.compose import open_recall
+    from vaultlink.dream.compose import open_recall
 
     return open_recall(v, settings.pipeline())
 
@@ -65,7 +65,7 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
     if lock is None:
         from urllib.parse import urlencode
 
-        from vaultlink.runtime import ask_daemon
+        from vaultlink.daemon.process import ask_daemon
 
         if kind == "sections":  # the daemon indexes sections on demand, without progress
             typer.echo("asking the running daemon; after many changed notes it indexes "

@@ -38,8 +38,8 @@ def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
     """
     import sqlite3
 
-    from vaultlink.embed import make_embedder
-    from vaultlink.llm import Check, probe
+    from vaultlink.index.embed import make_embedder
+    from vaultlink.llm.ollama import Check, probe
 
     v, settings = open_vault(vault)
     provider, host = settings.get("llm.provider"), settings.get("llm.host")
@@ -133,8 +133,8 @@ def watch(
 
       vaultlink watch --quiet-seconds 30 --llm offline
     """
-    from vaultlink.daemon import Daemon
-    from vaultlink.runtime import setup_logging
+    from vaultlink.daemon.process import setup_logging
+    from vaultlink.daemon.service import Daemon
 
     overrides = {**model_overrides(llm, ollama_host, model), "watch.quiet_seconds": quiet_seconds}
     v, settings = open_vault(vault, overrides)
@@ -159,7 +159,7 @@ def status(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
 
       vaultlink status --json
     """
-    from vaultlink.runtime import daemon_status
+    from vaultlink.daemon.process import daemon_status
 
     v, _ = open_vault(vault)
     data = daemon_status(v.state_dir)

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from vaultlink.agent import ChatModelLike, extract_json, require_content
 from vaultlink.dream.pipeline import DreamContext, RunState, SourceNote
+from vaultlink.dream.session import ChatModelLike, extract_json, require_content
+from vaultlink.dream.units import UNIT_SCHEMA, Unit
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
-from vaultlink.llm import estimate_tokens
-from vaultlink.markdown import unlinkable_reason
-from vaultlink.sections import chunk_note
-from vaultlink.units import UNIT_SCHEMA, Unit
-from vaultlink.vault import Note
+from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.markdown.links import unlinkable_reason
+from vaultlink.markdown.sections import chunk_note
+from vaultlink.vault.notes import Note
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from vaultlink.dream.pipeline import DreamContext, RunState
-from vaultlink.state import Checkpoint
+from vaultlink.vault.state import Checkpoint
 
 log = logging.getLogger(__name__)
 

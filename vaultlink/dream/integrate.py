@@ -13,14 +13,14 @@ import difflib
 import json
 import logging
 
-from vaultlink.agent import SessionOutcome, run_session
 from vaultlink.dream.extract import prompt
+from vaultlink.dream.guard import Guard
 from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
+from vaultlink.dream.session import SessionOutcome, run_session
+from vaultlink.dream.tools import Toolbox
+from vaultlink.dream.units import Unit
 from vaultlink.errors import ModelError, VaultlinkError
-from vaultlink.guard import Guard
-from vaultlink.tools import Toolbox
-from vaultlink.units import Unit
-from vaultlink.vault import Vault
+from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vaultlink.agent import ChatModelLike
+from vaultlink.dream.session import ChatModelLike
+from vaultlink.dream.tools import NodeSearch
+from vaultlink.dream.units import Unit
 from vaultlink.errors import ConfigError
-from vaultlink.state import State
-from vaultlink.tools import NodeSearch
-from vaultlink.units import Unit
-from vaultlink.vault import Vault
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 log = logging.getLogger(__name__)
 

@@ -18,14 +18,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from vaultlink.agent import ChatModelLike, extract_json, require_content
 from vaultlink.dream.extract import prompt
+from vaultlink.dream.offline.text import LIST_MARK
 from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
+from vaultlink.dream.session import ChatModelLike, extract_json, require_content
 from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnreadable, VaultError
-from vaultlink.llm import estimate_tokens
-from vaultlink.markdown import render_link
-from vaultlink.offline_text import LIST_MARK
-from vaultlink.vault import Vault, render_note
+from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.markdown.links import render_link
+from vaultlink.vault.notes import Vault, render_note
 
 log = logging.getLogger(__name__)
 

@@ -1,14 +1,14 @@
 """The offline path (no LLM): extractor and integrator, re-exported from their modules.
 
-``OfflineExtractor`` (``vaultlink.offline_extract``) cuts units out of the new sections
+``OfflineExtractor`` (``vaultlink.dream.offline.extract``) cuts units out of the new sections
 of changed notes, quoting only the notes' own sentences. ``OfflinePolicy``
-(``vaultlink.offline_policy``) is a deterministic chat model that drives the same six
+(``vaultlink.dream.offline.policy``) is a deterministic chat model that drives the same six
 tools, agent loop and guard as a real model, deciding by node_search similarity. The
 thresholds come in from configuration (``integrate.same_threshold`` and
 ``integrate.related_threshold``), chosen by ``python -m bench.quality``.
 """
 
-from vaultlink.offline_extract import OfflineExtractor
-from vaultlink.offline_policy import OfflinePolicy, unit_query
+from vaultlink.dream.offline.extract import OfflineExtractor
+from vaultlink.dream.offline.policy import OfflinePolicy, unit_query
 
 __all__ = ["OfflineExtractor", "OfflinePolicy", "unit_query"]

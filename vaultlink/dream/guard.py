@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from vaultlink.dream.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused
-from vaultlink.markdown import LinkResolver, find_wikilinks, split_frontmatter
-from vaultlink.sections import bare_link_lines, removed_links, sources_links
-from vaultlink.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
-from vaultlink.vault import normalize_rel, parse_note
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, split_frontmatter
+from vaultlink.markdown.sections import bare_link_lines, removed_links, sources_links
+from vaultlink.vault.notes import normalize_rel, parse_note
 
 
 @dataclass

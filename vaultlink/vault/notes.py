@@ -22,7 +22,6 @@ from typing import Any
 import frontmatter
 import yaml
 
-from vaultlink.atomic import content_hash, remove_file, replace_file
 from vaultlink.errors import (
     BinaryNote,
     BrokenFrontmatter,
@@ -32,6 +31,7 @@ from vaultlink.errors import (
     NotUtf8,
     PathRefused,
 )
+from vaultlink.vault.atomic import content_hash, remove_file, replace_file
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from chromadb.api import ClientAPI
 from chromadb.config import Settings
 
 from vaultlink.errors import PathRefused, SearchIndexError
-from vaultlink.vault import SKIPPED_DIRS, Vault, is_skipped_name, normalize_rel
+from vaultlink.vault.notes import SKIPPED_DIRS, Vault, is_skipped_name, normalize_rel
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from chromadb.api import ClientAPI
 
-from vaultlink.embed import Embedder
 from vaultlink.errors import BrokenFrontmatter
-from vaultlink.index import IndexBase
-from vaultlink.index_store import walk_notes
-from vaultlink.index_tables import Doc
-from vaultlink.sections import without_sources
-from vaultlink.vault import Note, Vault, body_only_note, parse_note
+from vaultlink.index.base import IndexBase
+from vaultlink.index.embed import Embedder
+from vaultlink.index.store import walk_notes
+from vaultlink.index.tables import Doc
+from vaultlink.markdown.sections import without_sources
+from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note
 
 log = logging.getLogger(__name__)
 

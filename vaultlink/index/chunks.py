@@ -21,14 +21,14 @@ from pathlib import Path
 
 from chromadb.api import ClientAPI
 
-from vaultlink.embed import Embedder
-from vaultlink.index import IndexBase, SyncReport, _Change
-from vaultlink.index_store import collection_namespace, open_chroma, walk_notes
-from vaultlink.index_tables import Doc
-from vaultlink.markdown import LinkResolver, find_wikilinks, split_frontmatter
-from vaultlink.node_index import NodeIndex
-from vaultlink.sections import chunk_note
-from vaultlink.vault import Note, Vault
+from vaultlink.index.base import IndexBase, SyncReport, _Change
+from vaultlink.index.embed import Embedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import collection_namespace, open_chroma, walk_notes
+from vaultlink.index.tables import Doc
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, split_frontmatter
+from vaultlink.markdown.sections import chunk_note
+from vaultlink.vault.notes import Note, Vault
 
 log = logging.getLogger(__name__)
 

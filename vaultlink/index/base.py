@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from vaultlink.atomic import content_hash
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.fusion import fts_match, query_text, rrf_fuse
-from vaultlink.index_tables import Doc, IndexTables
-from vaultlink.vault import Note, normalize_rel, parse_note
+from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
+from vaultlink.index.tables import Doc, IndexTables
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
 log = logging.getLogger(__name__)
 

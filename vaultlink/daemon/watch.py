@@ -46,8 +46,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from vaultlink.atomic import content_hash
-from vaultlink.vault import SKIPPED_DIRS, Vault, is_skipped_name
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import SKIPPED_DIRS, Vault, is_skipped_name
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from vaultlink.atomic import content_hash
+from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict, WriteConflict
-from vaultlink.state import JournalEntry, State
-from vaultlink.units import ACTIONS
-from vaultlink.vault import Vault
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import JournalEntry, State
 
 log = logging.getLogger(__name__)
 

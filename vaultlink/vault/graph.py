@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 
 from vaultlink.errors import NoteUnreadable, VaultError
-from vaultlink.markdown import LinkResolver, Wikilink, find_wikilinks
-from vaultlink.sections import bare_link_lines, sources_links
-from vaultlink.vault import Vault
+from vaultlink.markdown.links import LinkResolver, Wikilink, find_wikilinks
+from vaultlink.markdown.sections import bare_link_lines, sources_links
+from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
 

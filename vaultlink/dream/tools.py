@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vaultlink.atomic import content_hash
+from vaultlink.dream.guard import Guard
 from vaultlink.errors import (
     GuardRefusal,
     NoteNotFound,
@@ -22,9 +22,9 @@ from vaultlink.errors import (
     VaultlinkError,
     WriteConflict,
 )
-from vaultlink.guard import Guard
-from vaultlink.markdown import split_frontmatter
-from vaultlink.vault import Vault, parse_note, render_note
+from vaultlink.markdown.links import split_frontmatter
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ MAX_RESULT_CHARS = 6000
 
 
 class Hit(Protocol):
-    """What node_search returns per node (see ``vaultlink.node_index.NodeHit``)."""
+    """What node_search returns per node (see ``vaultlink.index.nodes.NodeHit``)."""
 
     @property
     def path(self) -> str: ...

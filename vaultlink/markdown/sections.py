@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from vaultlink.markdown import (
+from vaultlink.markdown.links import (
     RAW_WIKILINK,
     Wikilink,
     code_line_numbers,

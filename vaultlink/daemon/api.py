@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from vaultlink.api_views import ApiError, Views
+from vaultlink.daemon.views import ApiError, Views
 from vaultlink.errors import (
     DaemonError,
     NoteNotFound,
@@ -34,7 +34,7 @@ from vaultlink.errors import (
 )
 
 if TYPE_CHECKING:
-    from vaultlink.daemon import Daemon
+    from vaultlink.daemon.service import Daemon
 
 log = logging.getLogger(__name__)
 

@@ -15,17 +15,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from vaultlink.dream.tools import TOOL_SCHEMAS, Toolbox
+from vaultlink.dream.units import Receipt, parse_receipt
 from vaultlink.errors import GuardRefusal, ModelOutputError
-from vaultlink.markdown import split_frontmatter
-from vaultlink.sections import sources_links
-from vaultlink.tools import TOOL_SCHEMAS, Toolbox
-from vaultlink.units import Receipt, parse_receipt
+from vaultlink.markdown.links import split_frontmatter
+from vaultlink.markdown.sections import sources_links
 
 log = logging.getLogger(__name__)
 
 
 class ChatModelLike(Protocol):
-    """A chat model with tools (see ``vaultlink.llm.ChatModel``)."""
+    """A chat model with tools (see ``vaultlink.llm.ollama.ChatModel``)."""
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              schema: dict[str, Any] | None = None) -> Any:

@@ -12,16 +12,16 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from vaultlink.dream.history import undo_decision
+from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict
-from vaultlink.graph import LinkGraph, ParseCache, build_graph
-from vaultlink.history import undo_decision
-from vaultlink.markdown import find_wikilinks, split_frontmatter
-from vaultlink.sections import find_sources_section
-from vaultlink.state import JournalEntry
-from vaultlink.units import ACTIONS
+from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.markdown.sections import find_sources_section
+from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
+from vaultlink.vault.state import JournalEntry
 
 if TYPE_CHECKING:
-    from vaultlink.daemon import Daemon
+    from vaultlink.daemon.service import Daemon
 
 SEARCH_KINDS = ("nodes", "sections")
 
@@ -37,7 +37,7 @@ class ApiError(Exception):
 
 def decision(entry: JournalEntry) -> dict[str, Any]:
     """A journal entry as the API shows a decision (ISO time)."""
-    from vaultlink.runtime import iso
+    from vaultlink.daemon.process import iso
 
     data = entry.public()
     data["at"] = iso(entry.at)

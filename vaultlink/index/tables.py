@@ -26,12 +26,12 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.errors import ChromaError
 
-from vaultlink.atomic import content_hash
-from vaultlink.embed import Embedder
 from vaultlink.errors import SearchIndexError
-from vaultlink.index_store import open_state_db
-from vaultlink.state import immediate_transaction
-from vaultlink.vault import Vault
+from vaultlink.index.embed import Embedder
+from vaultlink.index.store import open_state_db
+from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import immediate_transaction
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Doc:
 
 class IndexTables:
     """The tables and the collection of one index (``kind``), and the writes that keep
-    them in step; :class:`vaultlink.index.IndexBase` builds sync and query on top."""
+    them in step; :class:`vaultlink.index.base.IndexBase` builds sync and query on top."""
 
     kind: ClassVar[str]
     fts_columns: ClassVar[tuple[str, ...]]

@@ -14,12 +14,12 @@ from vaultlink.config import PipelineOptions
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
 from vaultlink.dream.topics import ModelTopicPicker
-from vaultlink.embed import Embedder, make_embedder
-from vaultlink.llm import OllamaChat, is_reachable
-from vaultlink.node_index import NodeIndex
-from vaultlink.search import Indexes, open_indexes
-from vaultlink.state import State
-from vaultlink.vault import Vault
+from vaultlink.index.chunks import Indexes, open_indexes
+from vaultlink.index.embed import Embedder, make_embedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.llm.ollama import OllamaChat, is_reachable
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def choose_provider(options: PipelineOptions) -> str:
 def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider."""
     if provider == "offline":
-        from vaultlink.offline import OfflineExtractor, OfflinePolicy
+        from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,

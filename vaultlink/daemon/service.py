@@ -25,13 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink import __version__
-from vaultlink.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.config import Settings
-from vaultlink.dream import build_steps, run_dream
-from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
-from vaultlink.llm import is_reachable
-from vaultlink.model_gate import MODEL_BACKOFF, ModelGate
-from vaultlink.runtime import (
+from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
     durable_status,
@@ -39,8 +34,13 @@ from vaultlink.runtime import (
     next_schedule,
     serve_until_signal,
 )
-from vaultlink.state import Checkpoint, QueueItem, State
-from vaultlink.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
+from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
+from vaultlink.dream import build_steps, run_dream
+from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
+from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
+from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
+from vaultlink.llm.ollama import is_reachable
+from vaultlink.vault.state import Checkpoint, QueueItem, State
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class Daemon:
 
     def start(self) -> None:
         """Lock the vault, open its parts, reconcile, then watch, work and serve."""
-        from vaultlink.api import ApiServer
+        from vaultlink.daemon.api import ApiServer
 
         if not self._lock.acquire_after_commands(self._stop):
             return  # stopped while waiting for a CLI command: a clean exit

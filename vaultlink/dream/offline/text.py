@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vaultlink.markdown import split_frontmatter
-from vaultlink.sections import find_sources_section, sources_links
-from vaultlink.units import Unit
+from vaultlink.dream.units import Unit
+from vaultlink.markdown.links import split_frontmatter
+from vaultlink.markdown.sections import find_sources_section, sources_links
 
 STOP = frozenset("""a an and are as at be been but by can could did do does for from had
 has have he her his how i if in into is it its it's just me more most my no not of on

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import DaemonError, VaultBusy
-from vaultlink.state import State
+from vaultlink.vault.state import State
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def ask_daemon(state_dir: Path, method: str, path: str, body: dict[str, Any] | N
     import urllib.error
     import urllib.request
 
-    from vaultlink.api import read_token
+    from vaultlink.daemon.api import read_token
 
     info, token = read_info(state_dir), read_token(state_dir)
     if info is None or token is None:

@@ -22,8 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vaultlink.dream.pipeline import SourceNote
-from vaultlink.offline_text import (
+from vaultlink.dream.offline.text import (
     LIST_MARK,
     STEP_MARK,
     STOP,
@@ -33,7 +32,8 @@ from vaultlink.offline_text import (
     stem,
     words,
 )
-from vaultlink.units import Unit, slugify
+from vaultlink.dream.pipeline import SourceNote
+from vaultlink.dream.units import Unit, slugify
 
 log = logging.getLogger(__name__)
 

@@ -42,9 +42,7 @@ import logging
 import re
 from typing import Any
 
-from vaultlink.llm import ChatReply, ToolCall
-from vaultlink.markdown import find_wikilinks, split_frontmatter
-from vaultlink.offline_text import (
+from vaultlink.dream.offline.text import (
     STEP_MARK,
     Turn,
     cited,
@@ -58,8 +56,10 @@ from vaultlink.offline_text import (
     summary_lines,
     title_of,
 )
-from vaultlink.units import Unit, slugify
-from vaultlink.vault import parse_note
+from vaultlink.dream.units import Unit, slugify
+from vaultlink.llm.ollama import ChatReply, ToolCall
+from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.vault.notes import parse_note
 
 log = logging.getLogger(__name__)
 
