@@ -1,0 +1,370 @@
+"""Rebuild the corpus pages and MANIFEST.json from the unpacked package archives.
+
+    python -m bench.quality.realdocs._build SRC [--drop-link-host HOST ...]
+
+SRC holds the archives unpacked side by side (``tar xf``), as SOURCES.md lists them:
+``SRC/hatch-1.18.2/``, ``SRC/markdown-3.11.3/`` and ``SRC/fastify-5.12.8/package/``.
+The page lists below are the selection; the only changes made to a page are the ones
+in ``clean`` (front matter, mkdocs admonitions and content tabs, mkdocstrings
+directives) and, for each ``--drop-link-host``, links to that web host turned into
+their plain labels (the corpus was built with the hosts of the package registries'
+own web pages, which this repository does not name). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bench.quality.realdocs import ROOT, resolved_links, strip_links
+
+
+@dataclass(frozen=True)
+class DocSet:
+    name: str
+    package: str
+    version: str
+    license: str
+    archive_root: str  # folder of the unpacked archive, relative to SRC
+    docs: str  # docs folder inside it
+    pages: tuple[str, ...]  # original paths, relative to the docs folder
+    banner: str = ""  # an HTML <h1> on every page that is the site's name, not a title
+
+    @property
+    def docs_in_archive(self) -> str:
+        return f"{self.archive_root}/{self.docs}"
+
+
+SETS = (
+    DocSet(
+        name="hatch",
+        package="hatch",
+        version="1.18.2",
+        license="MIT",
+        archive_root="hatch-1.18.2",
+        docs="docs",
+        pages=(
+            "intro.md",
+            "why.md",
+            "environment.md",
+            "build.md",
+            "tutorials/environment/basic-usage.md",
+            "tutorials/python/manage.md",
+            "tutorials/testing/overview.md",
+            "config/metadata.md",
+            "config/dependency.md",
+            "config/build.md",
+            "config/hatch.md",
+            "config/context.md",
+            "config/environment/overview.md",
+            "config/environment/advanced.md",
+            "config/environment/sources.md",
+            "config/internal/testing.md",
+            "config/internal/static-analysis.md",
+            "how-to/environment/select-installer.md",
+            "how-to/environment/lockfiles.md",
+            "how-to/run/python-scripts.md",
+            "plugins/about.md",
+            "plugins/locker.md",
+            "plugins/builder/wheel.md",
+            "plugins/builder/sdist.md",
+            "plugins/environment/virtual.md",
+        ),
+    ),
+    DocSet(
+        name="python-markdown",
+        package="Markdown",
+        version="3.11.3",
+        license="BSD-3-Clause",
+        archive_root="markdown-3.11.3",
+        docs="docs",
+        pages=(
+            "index.md",
+            "library.md",
+            "cli.md",
+            "sanitization.md",
+            "test_tools.md",
+            "extensions/index.md",
+            "extensions/extra.md",
+            "extensions/abbreviations.md",
+            "extensions/attr_list.md",
+            "extensions/definition_lists.md",
+            "extensions/fenced_code_blocks.md",
+            "extensions/footnotes.md",
+            "extensions/md_in_html.md",
+            "extensions/tables.md",
+            "extensions/admonition.md",
+            "extensions/code_hilite.md",
+            "extensions/legacy_attrs.md",
+            "extensions/legacy_em.md",
+            "extensions/meta_data.md",
+            "extensions/nl2br.md",
+            "extensions/sane_lists.md",
+            "extensions/smarty.md",
+            "extensions/toc.md",
+            "extensions/wikilinks.md",
+        ),
+    ),
+    DocSet(
+        name="fastify",
+        package="fastify",
+        version="5.12.8",
+        license="MIT",
+        archive_root="fastify-5.12.8/package",
+        docs="docs",
+        pages=(
+            "Guides/Getting-Started.md",
+            "Guides/Plugins-Guide.md",
+            "Guides/Write-Plugin.md",
+            "Guides/Write-Type-Provider.md",
+            "Guides/Database.md",
+            "Guides/Testing.md",
+            "Guides/Serverless.md",
+            "Guides/Recommendations.md",
+            "Guides/Style-Guide.md",
+            "Guides/Delay-Accepting-Requests.md",
+            "Guides/Detecting-When-Clients-Abort.md",
+            "Reference/Encapsulation.md",
+            "Reference/Plugins.md",
+            "Reference/Decorators.md",
+            "Reference/Request.md",
+            "Reference/Lifecycle.md",
+            "Reference/Middleware.md",
+            "Reference/Logging.md",
+            "Reference/ContentTypeParser.md",
+            "Reference/Type-Providers.md",
+            "Reference/Principles.md",
+        ),
+        banner="Fastify",
+    ),
+)
+
+MIN_WORDS = 150
+MAX_WORDS = 3000
+
+# ------------------------------------------------------------------ cleaning
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?:.*\n)*?---[ \t]*\n\s*")
+_ADMONITION = re.compile(
+    r'^( *)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+(?:[ \t]+[\w-]+)*)?[ \t]*(?:"([^"]*)")?[ \t]*$'
+)
+_TAB = re.compile(r'^( *)===\+?[ \t]+"([^"]*)"[ \t]*$')
+_MKDOCSTRINGS = re.compile(r"^:::[ \t]+[\w.:-]+[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+
+
+def _block(lines: list[str], i: int, indent: str = "") -> tuple[list[str], int]:
+    """The block indented under line ``i`` (which is indented by ``indent``), de-indented,
+    and the index of the line after it."""
+    j = i + 1
+    body: list[str] = []
+    inner = indent + "    "
+    while j < len(lines):
+        line = lines[j].replace("\t", "    ", 1) if lines[j].startswith(indent + "\t") else lines[j]
+        if line.strip() == "":
+            body.append("")
+        elif line.startswith(inner):
+            body.append(line[len(inner) :])
+        else:
+            break
+        j += 1
+    while body and body[-1] == "":
+        body.pop()
+        j -= 1
+    while body and body[0] == "":
+        body.pop(0)
+    return body, j
+
+
+def _clean_lines(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE.match(line)
+        if fence is not None:
+            out.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+            i += 1
+            continue
+        if m:
+            fence = m.group(1)
+            out.append(line)
+            i += 1
+            continue
+        if (a := _ADMONITION.match(line)) is not None:
+            indent = a.group(1)
+            kind = (a.group(2) or "note").split()[0]
+            title = a.group(3) if a.group(3) is not None else kind.capitalize()
+            body, i = _block(lines, i, indent)
+            quoted = [f"**{title}**", ""] if title else []
+            quoted += _clean_lines(body)
+            out.extend(f"{indent}> {q}" if q else f"{indent}>" for q in quoted)
+            continue
+        if (t := _TAB.match(line)) is not None:
+            indent = t.group(1)
+            body, i = _block(lines, i, indent)
+            out.append(f"{indent}**{t.group(2)}**")
+            out.append("")
+            out.extend(f"{indent}{b}" if b else "" for b in _clean_lines(body))
+            continue
+        if _MKDOCSTRINGS.match(line):
+            _, i = _block(lines, i)
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+def clean(text: str) -> str:
+    """Plain Markdown: no YAML front matter, no mkdocs-only block syntax.
+
+    ``!!! note "Title"`` admonitions (and ``???`` collapsibles) become blockquotes with
+    the title in bold; ``=== "Tab"`` content tabs become a bold label followed by the
+    tab's content; ``::: module.Object`` mkdocstrings directives go. Indented bodies
+    of these blocks would otherwise render as code. Everything else is left as written.
+    """
+    text = text.replace("\r\n", "\n")
+    text = _FRONT_MATTER.sub("", text, count=1)
+    cleaned = "\n".join(_clean_lines(text.split("\n")))
+    return cleaned.rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------ titles, slugs
+
+_ATX = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_SETEXT = re.compile(r"^(=+|-+)[ \t]*$")
+_HTML_H1 = re.compile(r"^<h1[^>]*>(.*?)</h1>\s*$", re.I)
+_ATTRS = re.compile(r"[ \t]*\{[:#.][^}]*\}[ \t]*$")
+
+
+def title_of(text: str, fallback: str, banner: str = "") -> str:
+    """The first H1 (ATX, setext or HTML), else the first H2, else ``fallback``.
+
+    An HTML ``<h1>`` whose text is ``banner`` (the site's name) is not a title.
+    """
+    found: dict[int, str] = {}
+    fence: str | None = None
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0]:
+                fence = None
+            continue
+        if m:
+            fence = m.group(1)
+            continue
+        level, heading = 0, ""
+        if (a := _ATX.match(line)) is not None:
+            level, heading = len(a.group(1)), a.group(2)
+        elif (h := _HTML_H1.match(line)) is not None and h.group(1).strip() != banner:
+            level, heading = 1, h.group(1)
+        elif (
+            i + 1 < len(lines)
+            and line.strip()
+            and not line.startswith(("    ", "\t", ">", "-", "*", "|", "<"))
+            and (s := _SETEXT.match(lines[i + 1])) is not None
+            and (i == 0 or lines[i - 1].strip() == "")
+        ):
+            level, heading = (1 if s.group(1)[0] == "=" else 2), line.strip()
+        if level in (1, 2):
+            found.setdefault(level, _ATTRS.sub("", heading).strip())
+            if level == 1:
+                break
+    return found.get(1) or found.get(2) or fallback
+
+
+def slug_of(original_path: str) -> str:
+    stem = original_path.removesuffix(".md")
+    return re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-") + ".md"
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+# ------------------------------------------------------------------ build
+
+
+def _on_hosts(hosts: Sequence[str]) -> re.Pattern[str] | None:
+    if not hosts:
+        return None
+    alts = "|".join(re.escape(h.lower().strip(".")) for h in hosts)
+    return re.compile(rf"^(?:[\w-]+\.)*(?:{alts})$")
+
+
+def drop_host_links(text: str, hosts: Sequence[str]) -> str:
+    """Links (inline or by reference) to any of ``hosts`` or their subdomains become labels."""
+    pattern = _on_hosts(hosts)
+    if pattern is None:
+        return text
+
+    def goes(target: str) -> bool:
+        host = urlsplit(target).hostname if "//" in target else None
+        return host is not None and pattern.match(host) is not None
+
+    return strip_links(text, goes)
+
+
+def build(
+    src: Path, dest: Path = ROOT, drop_link_hosts: Sequence[str] = ()
+) -> list[dict[str, object]]:
+    manifest: list[dict[str, object]] = []
+    for ds in SETS:
+        docs = src / ds.docs_in_archive
+        to_corpus = {orig: f"{ds.name}/{slug_of(orig)}" for orig in ds.pages}
+        if len(set(to_corpus.values())) != len(to_corpus):
+            raise SystemExit(f"{ds.name}: two pages share a slug")
+        out_dir = dest / ds.name
+        if out_dir.exists():
+            for old in out_dir.glob("*.md"):
+                old.unlink()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for orig in ds.pages:
+            raw = (docs / orig).read_text(encoding="utf-8")
+            text = drop_host_links(clean(raw), drop_link_hosts)
+            n = words(text)
+            if not MIN_WORDS <= n <= MAX_WORDS:
+                raise SystemExit(f"{ds.name}/{orig}: {n} words")
+            path = to_corpus[orig]
+            (dest / path).write_text(text, encoding="utf-8")
+            manifest.append(
+                {
+                    "set": ds.name,
+                    "path": path,
+                    "original_path": orig,
+                    "package": ds.package,
+                    "version": ds.version,
+                    "license": ds.license,
+                    "source": f"{ds.package} {ds.version}: {ds.docs_in_archive}/{orig}",
+                    "title": title_of(text, Path(orig).stem.replace("-", " "), ds.banner),
+                    "words": n,
+                    "links": resolved_links(text, orig, to_corpus),
+                }
+            )
+    (dest / "MANIFEST.json").write_text(
+        json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.realdocs._build")
+    parser.add_argument("src", type=Path, help="folder with the unpacked archives")
+    parser.add_argument("--drop-link-host", action="append", default=[], metavar="HOST")
+    args = parser.parse_args(argv)
+    manifest = build(args.src, drop_link_hosts=args.drop_link_host)
+    print(f"{len(manifest)} pages written to {ROOT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
