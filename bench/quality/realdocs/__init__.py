@@ -147,7 +147,7 @@ def _inside(ranges: list[tuple[int, int]], lo: int, hi: int) -> bool:
 
 
 def _in_code(code: list[tuple[int, int]], m: re.Match[str]) -> bool:
-    """A link is code when its brackets are: a code span inside the label is fine."""
+    """Whether the link's opening or closing bracket is in code (code inside a label is fine)."""
     if "\n\n" in m.group(0) or m.group(0).startswith("[^"):
         return True  # a label never crosses a blank line; "[^1]" is a footnote
     close = m.end(2)  # the "]" that ends the label
