@@ -1,0 +1,94 @@
+"""Speed of a model behind the bench server, as the ollama client sees it (not run in CI).
+
+Run from the repository root::
+
+    python -m bench.realmodel.speed --model qwen2.5-coder-0.5b [--threads 2] [--reps 3]
+
+Each repetition sends a fresh ~1,000-token prompt (a new first line, so nothing is
+reused from the KV cache) asking for a long answer capped at ``num_predict`` 100,
+and records the server's own counts and durations plus the wall time of the call.
+Prints one line per repetition and the medians as a Markdown table row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import ollama
+
+from bench.realmodel.fetch_model import CACHE_ENV, DEFAULT_CACHE, MODELS, fetch
+from bench.realmodel.smoke import NOTE, REPO, free_port, wait_up
+
+
+def prompt(rep: int, words: int) -> str:
+    """About ``words`` words of vault-like text, different from the first line on."""
+    body = []
+    i = 0
+    while sum(len(p.split()) for p in body) < words:
+        body.append(f"Note {rep}-{i}. {NOTE}")
+        i += 1
+    return (f"Run {rep}. Here are my notes:\n\n" + "\n".join(body) +
+            "\n\nList every task and idea in these notes, one per line, with a short "
+            "comment on each.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the server, run the repetitions, print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="qwen2.5-coder-0.5b", choices=sorted(MODELS))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--words", type=int, default=640, help="prompt size (~1.5 tokens a word)")
+    p.add_argument("--num-predict", type=int, default=100)
+    p.add_argument("--server-arg", action="append", default=[],
+                   help="extra argument for the server, e.g. --server-arg=--extra-bufts")
+    args = p.parse_args(argv)
+    path = fetch(args.model, Path(os.environ.get(CACHE_ENV, DEFAULT_CACHE)).expanduser())
+    port = free_port()
+    host = f"http://127.0.0.1:{port}"
+    name = MODELS[args.model].ollama_name
+    rows: list[tuple[int, float, int, float, float]] = []
+    with tempfile.TemporaryFile() as server_log:
+        cmd = [sys.executable, "-m", "bench.realmodel.server", "--model", str(path),
+               "--port", str(port), "--threads", str(args.threads), "--ctx", "8192",
+               *args.server_arg]
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=server_log, stderr=subprocess.STDOUT)
+        try:
+            wait_up(host, proc)
+            client = ollama.Client(host=host, timeout=900)
+            opts = {"num_ctx": 8192, "temperature": 0, "num_predict": args.num_predict}
+            for rep in range(args.reps):
+                t0 = time.perf_counter()
+                r = client.chat(model=name, stream=False, options=opts,
+                                messages=[{"role": "user", "content": prompt(rep, args.words)}])
+                wall = time.perf_counter() - t0
+                pe, ec = r.prompt_eval_count or 0, r.eval_count or 0
+                pd, ed = (r.prompt_eval_duration or 0) / 1e9, (r.eval_duration or 0) / 1e9
+                rows.append((pe, pd, ec, ed, wall))
+                print(f"rep {rep}: prompt {pe} tok {pd:.2f} s ({pe / pd:.1f} tok/s), "
+                      f"answer {ec} tok {ed:.2f} s ({ec / ed:.1f} tok/s), wall {wall:.2f} s",
+                      flush=True)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+            server_log.seek(0)
+            tail = server_log.read().decode(errors="replace").splitlines()[-args.reps - 2 :]
+            print("server log tail:\n  " + "\n  ".join(tail))
+    med = [statistics.median(col) for col in zip(*rows, strict=True)]
+    pe, pd, ec, ed, wall = med
+    print("\n| model | threads | prompt tok | prompt tok/s | answer tok | answer tok/s | "
+          "wall s |")
+    print(f"| {name} | {args.threads} | {pe:.0f} | {pe / pd:.1f} | {ec:.0f} | {ec / ed:.1f} | "
+          f"{wall:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
