@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.crash_loop import note_text
-from vaultlink.daemon.process import live_status
+from vaultlink.daemon.client import live_status
 from vaultlink.vault.state import State
 
 REPO = Path(__file__).resolve().parent.parent

@@ -26,9 +26,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vaultlink.index.chunks import ChunkIndex, open_indexes
+from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.recall import open_indexes
 from vaultlink.vault.notes import Vault, parse_note
 
 ADJ = ("stale slow fast hybrid manual nightly broken weekly shared local remote quiet noisy "

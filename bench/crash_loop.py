@@ -34,7 +34,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from vaultlink.daemon.process import live_status, read_info
+from vaultlink.daemon.client import live_status
+from vaultlink.daemon.process import read_info
 from vaultlink.dream.extract import source_note
 from vaultlink.dream.offline import OfflineExtractor
 from vaultlink.dream.units import ACTIONS

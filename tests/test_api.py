@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.test_daemon import wait_for
-from vaultlink.config import load_settings
+from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
@@ -40,7 +40,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     (root / "notes/readme.md").write_text("# Not a daily note\n")
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "offline", "api.port": 0, "watch.quiet_seconds": 0.2})
-    d = Daemon(root, settings)
+    d = Daemon(root, settings.daemon())
     d.start()
     wait_for(lambda: not d.state.queue() and d.state.last_run() and d.status()["state"] == "idle",
              timeout=120, what="the sample vault to be integrated")
@@ -112,8 +112,8 @@ def test_daemon_with_a_public_host_does_not_start(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, environ={}).with_overrides(
         {"llm.provider": "offline", "api.port": 0})
     with pytest.raises(DaemonError):
-        Daemon(tmp_path, settings, host="0.0.0.0").start()
-    d = Daemon(tmp_path, settings)  # the failed start released the lock
+        Daemon(tmp_path, settings.daemon(), host="0.0.0.0").start()
+    d = Daemon(tmp_path, settings.daemon())  # the failed start released the lock
     d.start()
     d.stop()
 

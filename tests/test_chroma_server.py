@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import socket
 import subprocess
 import sys
 import time
@@ -13,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.config import load_settings
+from tests.fakes.ports import HeldPort, hold_port
+from vaultlink.cli.settings import load_settings
 from vaultlink.dream.compose import open_parts
 from vaultlink.errors import SearchIndexError
-from vaultlink.index.chunks import open_indexes
 from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.recall import open_indexes
 from vaultlink.index.store import open_chroma
 from vaultlink.vault.notes import Vault
 
@@ -26,18 +26,12 @@ pytestmark = pytest.mark.slow
 CHROMA = Path(sys.executable).parent / "chroma"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     if not CHROMA.exists():
         pytest.skip(f"{CHROMA} is not installed")
-    port = free_port()
+    with hold_port() as held:  # released just before the server binds: it may not reuse it
+        port = held.port
     data = tmp_path_factory.mktemp("chroma-server")
     log = (data / "server.log").open("wb")
     proc = subprocess.Popen([str(CHROMA), "run", "--path", str(data / "db"), "--host",
@@ -89,9 +83,9 @@ def test_node_search_through_a_chroma_server(server: int, tmp_path: Path) -> Non
         ix.close()
 
 
-def test_no_server_is_a_clear_error(tmp_path: Path) -> None:
+def test_no_server_is_a_clear_error(tmp_path: Path, held_port: HeldPort) -> None:
     with pytest.raises(SearchIndexError, match="no Chroma server answers"):
-        open_chroma("http", tmp_path, "127.0.0.1", free_port())
+        open_chroma("http", tmp_path, "127.0.0.1", held_port.port)
 
 
 def test_dream_and_search_share_the_vaults_collection(server: int, tmp_path: Path) -> None:

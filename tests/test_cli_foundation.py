@@ -15,7 +15,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from vaultlink.cli import app, main
-from vaultlink.config import DEFAULT_CONFIG_YAML, config_path
+from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path
 
 GOOD_NODE = """\
 ---

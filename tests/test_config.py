@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vaultlink.config import DEFAULT_CONFIG_YAML, DEFAULTS, config_path, load_settings
+from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, DEFAULTS, config_path, load_settings
 from vaultlink.errors import ConfigError
 
 

@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -29,10 +28,13 @@ import pytest
 from tests.fakes.competent import unit_of
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
 from tests.fakes.ollama_server import _Handler as FakeHandler
-from vaultlink.config import Settings, load_settings
-from vaultlink.daemon.process import VaultLock, daemon_status
+from tests.fakes.ports import HeldPort
+from vaultlink.cli.settings import load_settings
+from vaultlink.daemon.client import daemon_status
+from vaultlink.daemon.process import VaultLock
 from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
+from vaultlink.options import DaemonOptions
 from vaultlink.vault.notes import parse_note
 from vaultlink.vault.state import State
 
@@ -100,12 +102,6 @@ class PortFake(FakeOllama):
         return self
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -123,10 +119,11 @@ def make_vault(root: Path) -> Path:
     return root
 
 
-def settings_for(root: Path, host: str, **overrides: Any) -> Settings:
+def settings_for(root: Path, host: str, **overrides: Any) -> DaemonOptions:
     return load_settings(root, environ={}).with_overrides({
         "llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
-        "llm.timeout_seconds": 5, "api.port": 0, "watch.quiet_seconds": 0.3, **overrides})
+        "llm.timeout_seconds": 5, "api.port": 0, "watch.quiet_seconds": 0.3, **overrides}
+    ).daemon()
 
 
 def get(daemon: Daemon, path: str, token: str | None = None) -> tuple[int, Any]:
@@ -150,7 +147,7 @@ def fake() -> Iterator[FakeOllama]:
 def started() -> Iterator[Callable[..., Daemon]]:
     daemons: list[Daemon] = []
 
-    def start(root: Path, settings: Settings, **kw: Any) -> Daemon:
+    def start(root: Path, settings: DaemonOptions, **kw: Any) -> Daemon:
         d = Daemon(root, settings, **kw)
         d.start()
         daemons.append(d)
@@ -381,9 +378,10 @@ def test_user_edit_during_an_update_survives_and_the_edit_is_retried(
 
 
 @pytest.mark.slow
-def test_ollama_down_waits_then_resumes_when_it_returns(tmp_path: Path, started: Any) -> None:
+def test_ollama_down_waits_then_resumes_when_it_returns(tmp_path: Path, started: Any,
+                                                        held_port: HeldPort) -> None:
     root = make_vault(tmp_path)
-    port = free_port()
+    port = held_port.port  # held, not listening: connections are refused until the fake binds
     d = started(root, settings_for(root, f"http://127.0.0.1:{port}"),
                 model_backoff=(0.2, 1.0))
     wait_for(lambda: get(d, "/status")[1]["state"] == "waiting-for-model")

@@ -5,7 +5,6 @@ driven by the competent scripted model, real Chroma and SQLite, on a copy of sam
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,10 +20,8 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
 
 @pytest.fixture()
-def vault_copy(tmp_path: Path) -> Path:
-    dest = tmp_path / "vault"
-    shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns(".vaultlink"))
-    return dest
+def vault_copy(sample_vault: Path) -> Path:
+    return sample_vault
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

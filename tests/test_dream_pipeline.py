@@ -16,10 +16,10 @@ from tests.fakes.competent import is_topics_request
 from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.dream import build_steps
 from vaultlink.dream.history import undo_decision
+from vaultlink.dream.pipeline import build_steps
 from vaultlink.errors import ConfigError, UndoConflict
-from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.llm.chat import estimate_tokens
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -309,7 +309,7 @@ def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -
 
 def test_a_topic_reason_reads_as_prose_even_for_a_runbook() -> None:
     """The first real sentence, without its list marker, after what the action did."""
-    from vaultlink.dream.pipeline import UnitResult
+    from vaultlink.dream.context import UnitResult
     from vaultlink.dream.topics import topic_of
     from vaultlink.dream.units import Unit
 

@@ -1,4 +1,4 @@
-"""vaultlink.index.embed with the real MiniLM model, a real Chroma store, and a small fake Ollama."""
+"""vaultlink.index.embed with the real MiniLM model and a small fake Ollama."""
 
 from __future__ import annotations
 
@@ -7,20 +7,15 @@ import math
 import socket
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-import chromadb
 import pytest
-from chromadb.config import Settings
 
-from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
+from vaultlink.errors import ConfigError, ModelTimeout, ModelUnavailable
 from vaultlink.index.embed import (
     MINILM_MODEL_ID,
-    ChromaEmbeddingFunction,
     Embedder,
     MiniLMEmbedder,
     OllamaEmbedder,
@@ -93,59 +88,6 @@ def test_empty_inputs(minilm: MiniLMEmbedder) -> None:
     assert minilm.embed([]) == []
     (v,) = minilm.embed([""])
     assert len(v) == 384 and norm(v) == pytest.approx(1.0, abs=1e-5)
-
-
-# -- Chroma ------------------------------------------------------------------
-
-def test_chroma_function_round_trips_its_config(minilm: MiniLMEmbedder) -> None:
-    ef = ChromaEmbeddingFunction(minilm)
-    assert ChromaEmbeddingFunction.name() == "vaultlink"
-    assert ef.get_config() == {"model_id": MINILM_MODEL_ID}
-    rebuilt = ChromaEmbeddingFunction.build_from_config(ef.get_config())
-    assert isinstance(rebuilt.embedder, MiniLMEmbedder)
-    assert not ef.is_legacy()
-    assert rebuilt([QUERY])[0].tolist() == pytest.approx(ef([QUERY])[0].tolist(), abs=1e-6)
-
-    ollama = ChromaEmbeddingFunction(OllamaEmbedder("nomic-embed-text", "http://h:1", 7.0))
-    again = ChromaEmbeddingFunction.build_from_config(ollama.get_config())
-    assert isinstance(again.embedder, OllamaEmbedder)
-    assert (again.embedder.model, again.embedder.host, again.embedder.timeout) == (
-        "nomic-embed-text", "http://h:1", 7.0)
-    with pytest.raises(EmbeddingError):
-        ChromaEmbeddingFunction.build_from_config({"model_id": "something-else"})
-
-
-@pytest.mark.parametrize("style", ["metadata", "configuration"])
-def test_chroma_collection_add_and_query(tmp_path: Path, minilm: MiniLMEmbedder,
-                                         style: str) -> None:
-    client = chromadb.PersistentClient(path=str(tmp_path),
-                                       settings=Settings(anonymized_telemetry=False))
-    ef = ChromaEmbeddingFunction(minilm)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if style == "metadata":
-            col = client.create_collection(f"notes-{minilm.model_id}", embedding_function=ef,
-                                           metadata={"hnsw:space": "cosine"})
-        else:
-            col = client.create_collection(f"notes-{minilm.model_id}", embedding_function=ef,
-                                           configuration={"hnsw": {"space": "cosine"}})
-        col.add(ids=["reindex", "cat", "bread"],
-                documents=[CLOSE, FAR, "Baking sourdough bread at home"])
-        got = col.query(query_texts=[QUERY], n_results=2)
-    # Chroma warns (DeprecationWarning) about "legacy" or incomplete embedding functions.
-    # A ResourceWarning is some earlier test's object collected meanwhile: not Chroma's.
-    assert [f"{w.category.__name__}: {w.message}" for w in caught
-            if not issubclass(w.category, ResourceWarning)] == []
-    assert got["ids"][0][0] == "reindex"
-    assert got["distances"] is not None and got["distances"][0][0] < 0.5
-    assert col.configuration_json["hnsw"]["space"] == "cosine"
-    assert col.configuration_json["embedding_function"]["name"] == "vaultlink"
-
-    # Opened without a function, Chroma rebuilds ours from the stored config
-    # (never its default one, which would download a model).
-    reopened = client.get_collection(f"notes-{minilm.model_id}")
-    assert isinstance(reopened.configuration["embedding_function"], ChromaEmbeddingFunction)
-    assert reopened.query(query_texts=["kitten food"], n_results=1)["ids"][0] == ["cat"]
 
 
 # -- Ollama ------------------------------------------------------------------

@@ -36,8 +36,9 @@ def server() -> Iterator[FakeOllama]:
 
 
 @pytest.fixture
-def client(server: FakeOllama) -> ollama.Client:
-    return ollama.Client(host=server.url, timeout=5)
+def client(server: FakeOllama) -> Iterator[ollama.Client]:
+    with ollama.Client(host=server.url, timeout=5) as c:
+        yield c
 
 
 def test_version_tags_and_show(server: FakeOllama, client: ollama.Client) -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from vaultlink.dream.context import Hit
 from vaultlink.dream.guard import Guard
-from vaultlink.dream.tools import Hit, Toolbox
+from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import Receipt, Unit
 from vaultlink.errors import GuardRefusal
 from vaultlink.vault.notes import Vault

@@ -1,4 +1,4 @@
-"""vaultlink.llm.ollama against the fake Ollama server, through the real ollama.Client."""
+"""vaultlink.llm against the fake Ollama server, through the real ollama.Client."""
 
 from __future__ import annotations
 
@@ -20,18 +20,9 @@ from vaultlink.errors import (
     ModelUnavailable,
     PromptTooLarge,
 )
-from vaultlink.llm.ollama import (
-    OllamaChat,
-    ToolCall,
-    base_url,
-    budget_tokens,
-    estimate_tokens,
-    fits,
-    is_reachable,
-    normalise_arguments,
-    pack,
-    probe,
-)
+from vaultlink.llm.chat import ToolCall, budget_tokens, estimate_tokens, fits, normalise_arguments
+from vaultlink.llm.ollama import OllamaChat, base_url, is_reachable
+from vaultlink.llm.probe import probe
 
 MODEL = "qwen3:4b"
 TOOLS = [{"type": "function", "function": {
@@ -212,14 +203,6 @@ def test_estimate_is_conservative_and_counts_bytes() -> None:
     english = "Hybrid search combines BM25 with vectors. " * 20
     assert estimate_tokens(english) >= len(english) // 4
     assert estimate_tokens("é" * 30) > estimate_tokens("e" * 30)
-
-
-def test_pack_keeps_order_and_returns_the_rest() -> None:
-    a, b, c = "a" * 30, "b" * 30, "c" * 30  # 11 tokens each
-    assert pack([a, b, c], 25) == ([a, b], [c])
-    assert pack([a, b, c], 1000) == ([a, b, c], [])
-    assert pack(["x" * 300, a], 25) == ([], ["x" * 300, a])
-    assert pack([], 10) == ([], [])
 
 
 def test_probe_all_ok(server: FakeOllama) -> None:

@@ -17,14 +17,15 @@ from typing import Any
 
 import pytest
 
-from vaultlink.config import DEFAULTS, load_settings
-from vaultlink.dream import SourceNote, build_steps, run_dream
+from vaultlink.cli.settings import DEFAULTS, load_settings
 from vaultlink.dream.compose import dream_context, open_parts
+from vaultlink.dream.context import SourceNote
 from vaultlink.dream.extract import source_note
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.integrate import system_prompt, user_prompt
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.dream.offline.text import LIST_MARK, Turn, summary_lines
+from vaultlink.dream.offline.text import Turn, summary_lines
+from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.session import SessionOutcome, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import Unit
@@ -32,9 +33,11 @@ from vaultlink.errors import NoteUnreadable, VaultlinkError
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
-from vaultlink.llm.ollama import ChatReply, ToolCall
-from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.llm.chat import ChatReply, ToolCall
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import sources_links
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 

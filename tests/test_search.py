@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from vaultlink.cli import app
 from vaultlink.errors import SearchIndexError
-from vaultlink.index.chunks import ChunkIndex, Indexes, open_indexes
+from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.vault.notes import Vault
 
 

@@ -1,9 +1,9 @@
 """vaultlink: a local memory daemon for Obsidian vaults.
 
 It reads the user's ``daily/`` and ``resource/`` notes, extracts memory units, and
-writes linked ``digest/<bucket>/<slug>.md`` notes. The public API is small on purpose:
-the error tree, the vault, and the wikilink helpers; everything else is reached
-through the ``vaultlink`` command.
+writes linked ``digest/<bucket>/<slug>.md`` notes. Everything is reached through the
+``vaultlink`` command; the package itself exports its version and the root of its one
+exception tree (``vaultlink.errors``). ``docs/architecture.md`` maps the packages.
 """
 
 from vaultlink.errors import VaultlinkError

@@ -8,6 +8,7 @@ each branch to an exit code and prints the message on one line.
 
     VaultlinkError
     ├── ConfigError              bad or unreadable .vaultlink/config.yaml, unknown step
+    ├── FrontmatterError         a note's text has a frontmatter block that does not parse
     ├── VaultError               anything about the vault's files
     │   ├── PathRefused          a path outside the vault or outside digest/ and .vaultlink/
     │   ├── NoteUnreadable       one note cannot be read
@@ -33,6 +34,8 @@ each branch to an exit code and prints the message on one line.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 
 class VaultlinkError(Exception):
     """Base of every error vaultlink raises on purpose."""
@@ -44,6 +47,11 @@ class ConfigError(VaultlinkError):
     """The configuration is invalid; the message names the key and the fix."""
 
     exit_code = 2
+
+
+class FrontmatterError(VaultlinkError):
+    """A frontmatter block that does not parse, found in text with no path yet (the
+    vault raises ``BrokenFrontmatter`` with the note's path)."""
 
 
 class VaultError(VaultlinkError):
@@ -139,8 +147,39 @@ class ModelOutputError(ModelError):
     """The model answered with something unusable (bad JSON, bad receipt, unknown tool)."""
 
 
+class Refusal(StrEnum):
+    """Why the guard refused a write: stable codes for code (the offline integrator, the
+    journal, reports); the refusal's message is for people and models."""
+
+    NOT_A_NODE_PATH = "not_a_node_path"  # outside <digest>/<bucket>/<slug>.md
+    OTHER_TARGET = "other_target"  # the unit already wrote another node
+    EXISTS = "exists"  # CREATE over a node that exists
+    WRONG_BUCKET = "wrong_bucket"  # a new node outside the unit's bucket
+    NOT_EXISTING = "not_existing"  # an update of a node that did not exist before
+    UNREADABLE = "unreadable"  # the new text's frontmatter does not parse
+    MISSING_KEY = "missing_key"  # no name or description
+    NOT_ADDITIVE = "not_additive"  # an update removed a link or source entry
+    BARE_SOURCE_LINE = "bare_source_line"  # a source link with no sentence around it
+    UNRESOLVED_LINK = "unresolved_link"  # a new link that names no note
+    RECEIPT_MISMATCH = "receipt_mismatch"  # the receipt names another node
+    WRONG_ACTION = "wrong_action"  # CREATE of an old node, or an update of a new one
+    NO_CHANGE = "no_change"  # the session changed nothing
+    NO_SOURCE = "no_source"  # the node does not cite the unit's source
+    CORRECTION_LOST = "correction_lost"  # CORRECT deleted the superseded statement
+    CORRECTION_UNMARKED = "correction_unmarked"  # CORRECT says nowhere what it corrected
+    BAD_EDIT = "bad_edit"  # edit's `old` text is empty, missing or ambiguous
+    BAD_ARGUMENTS = "bad_arguments"  # a tool's arguments are not what it takes
+
+
 class GuardRefusal(VaultlinkError):
-    """A proposed write breaks an invariant of the vault; the message is shown to the model."""
+    """A proposed write breaks an invariant of the vault: ``code`` says which (a
+    ``Refusal``), the message says it to the model in words, ``detail`` carries values
+    code may need (the digest folder of a path refusal)."""
+
+    def __init__(self, code: Refusal, message: str, **detail: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.detail = detail
 
 
 class StateError(VaultlinkError):

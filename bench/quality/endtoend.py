@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.quality.common import DATA
-from vaultlink.config import load_settings
-from vaultlink.dream import build_steps, run_dream
+from vaultlink.cli.settings import load_settings
 from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.offline.text import LIST_MARK, content_words, summary_lines
+from vaultlink.dream.offline.text import content_words, summary_lines
+from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.units import Unit
 from vaultlink.markdown.sections import chunk_note
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 

@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # `python bench/quality/run.py`
 from bench.quality.dedup import run_dedup
 from bench.quality.endtoend import EndToEnd, run_stream
 from bench.quality.linkrecall import run_link_recall
-from vaultlink.config import DEFAULTS
+from vaultlink.cli.settings import DEFAULTS
 from vaultlink.dream.offline.policy import MAX_RELATED
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.llm.ollama import is_reachable

@@ -9,9 +9,10 @@ from typing import Any
 
 from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
 from tests.fakes.ollama_server import reply
-from vaultlink.config import load_settings
-from vaultlink.dream import RunState, build_steps, run_dream
+from vaultlink.cli.settings import load_settings
 from vaultlink.dream.compose import close_models, dream_context, open_parts
+from vaultlink.dream.context import RunState
+from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from vaultlink import __version__
-from vaultlink.config import Settings, load_settings
+from vaultlink.cli.settings import Settings, load_settings
 from vaultlink.daemon.process import VaultLock
 from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
 from vaultlink.markdown.links import LinkResolver, parse_link_body
@@ -94,7 +94,7 @@ def vault_writer(v: Vault, command: str, if_daemon: str = "") -> Iterator[None]:
 
 def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
     """The writer lock for ``command``, or None when the running daemon holds it: then
-    the command asks the daemon (``runtime.ask_daemon``) instead of opening the index.
+    the command asks the daemon (``daemon.client.ask_daemon``) instead of opening the index.
     Raises ``VaultBusy`` when another command holds it."""
     lock = VaultLock(v.state_dir, command)
     try:

@@ -15,7 +15,8 @@ from vaultlink.cli.common import (
     note_argument,
     open_vault,
 )
-from vaultlink.config import DEFAULT_CONFIG_YAML, config_path
+from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path
+from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import build_graph, check_vault
 
 
@@ -50,8 +51,6 @@ def init(
 
 
 def _hash_of(path: Path) -> str:
-    from vaultlink.vault.atomic import content_hash
-
     return content_hash(path.read_bytes())
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -56,9 +58,10 @@ def dream(
 
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
-    from vaultlink.cli.report import ProgressPrinter, run_json, summary_lines
-    from vaultlink.dream import build_steps, run_dream
+    # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
+    from vaultlink.cli.report import ProgressPrinter, run_json, run_summary
     from vaultlink.dream.compose import choose_provider, close_models, dream_context, open_parts
+    from vaultlink.dream.pipeline import build_steps, run_dream
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
@@ -80,7 +83,7 @@ def dream(
     if as_json:
         emit_json(run_json(run, dry_run))
     else:
-        for line in summary_lines(run, dry_run):
+        for line in run_summary(run, dry_run):
             typer.echo(line)
     if run.failed_units:
         raise typer.Exit(1)
@@ -107,6 +110,7 @@ def log(
 
       vaultlink log --note hybrid-search -n 5
     """
+    # the journal and its formatting: ~20 ms that --help need not pay
     from vaultlink.dream.history import describe
     from vaultlink.vault.state import State
 
@@ -142,13 +146,14 @@ def undo(
 
       vaultlink undo 31
     """
+    # the journal and undo: ~20 ms that --help need not pay
     from vaultlink.dream.history import undo_decision
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
     lock = writer_or_daemon(v, "undo")
     if lock is None:  # the daemon's POST /undo also re-indexes the node at once
-        from vaultlink.daemon.process import ask_daemon
+        from vaultlink.daemon.client import ask_daemon  # urllib.request, ssl: ~30 ms
 
         undo_id = ask_daemon(v.state_dir, "POST", "/undo", {"id": decision})["decision"]["id"]
     else:
@@ -181,8 +186,6 @@ def demo(
 
       vaultlink demo --to ~/vaultlink-demo --llm offline
     """
-    import shutil
-    import tempfile
 
     # sample_vault/ sits beside the package in a checkout (the editable install)
     src = source or Path(vaultlink.__file__).resolve().parent.parent / "sample_vault"

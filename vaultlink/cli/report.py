@@ -1,13 +1,14 @@
-"""What a person reads after a run: progress lines, the summary, the changes.
+"""What a person reads during and after ``vaultlink dream``: progress lines, the run's
+summary, its changes, and the same as JSON for ``--json``.
 
-Pure formatting: values in, text out, so the CLI and the daemon's log say the same.
+Pure formatting: a run state in, text out.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from vaultlink.dream.pipeline import RunState
+from vaultlink.dream.context import RunState
 
 
 class ProgressPrinter:
@@ -41,7 +42,7 @@ class ProgressPrinter:
                 self.echo(f" {detail['status'].upper()}: {detail.get('error', '')}"[:300])
 
 
-def summary_lines(run: RunState, dry_run: bool) -> list[str]:
+def run_summary(run: RunState, dry_run: bool) -> list[str]:
     """The run summary: counts, then one ``target [ACTION]: note`` line per change."""
     counts = run.counts()
     if dry_run:  # nothing was recorded

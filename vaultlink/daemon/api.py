@@ -11,20 +11,20 @@ ever read.
 from __future__ import annotations
 
 import hmac
+import http.client
 import json
 import logging
 import os
-import secrets
 import selectors
 import socket
 import threading
 from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from vaultlink.daemon.views import ApiError, Views
+from vaultlink.daemon.process import ensure_token
+from vaultlink.daemon.views import ApiError, ServedDaemon, Views
 from vaultlink.errors import (
     DaemonError,
     NoteNotFound,
@@ -33,41 +33,10 @@ from vaultlink.errors import (
     VaultlinkError,
 )
 
-if TYPE_CHECKING:
-    from vaultlink.daemon.service import Daemon
-
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
-TOKEN_NAME = "token"
 LOOPBACK = "127.0.0.1"
-
-
-def ensure_token(state_dir: Path) -> str:
-    """The vault's API token, created owner-only (0600) on first use."""
-    path = state_dir / TOKEN_NAME
-    state_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        os.chmod(path, 0o600)  # tighten a token file someone copied in loosely
-        token = path.read_text("ascii").strip()
-        if token:
-            return token
-        path.unlink()
-        return ensure_token(state_dir)
-    token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(token + "\n")
-    return token
-
-
-def read_token(state_dir: Path) -> str | None:
-    """The token for a client (``vaultlink status``), or None if there is none."""
-    try:
-        return (state_dir / TOKEN_NAME).read_text("ascii").strip() or None
-    except OSError:
-        return None
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
@@ -180,8 +149,6 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _vaultlink_listens(port: int) -> bool:
     """Whether the program on ``port`` answers as vaultlink's API does."""
-    import http.client
-
     conn = http.client.HTTPConnection(LOOPBACK, port, timeout=1)
     try:
         conn.request("GET", "/status")
@@ -231,7 +198,7 @@ class _Server(ThreadingHTTPServer):
 class ApiServer:
     """The HTTP server in its own thread; ``port`` is the bound port (api.port 0: any)."""
 
-    def __init__(self, daemon: Daemon, host: str, port: int) -> None:
+    def __init__(self, daemon: ServedDaemon, host: str, port: int) -> None:
         if host not in (LOOPBACK, "localhost"):
             raise DaemonError(f"the status API listens on 127.0.0.1 only, not {host!r}: it "
                               "serves your notes to anyone who has the token")

@@ -25,21 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink import __version__
-from vaultlink.config import Settings
-from vaultlink.daemon.process import (
-    INFO_NAME,
-    VaultLock,
-    durable_status,
-    iso,
-    next_schedule,
-    serve_until_signal,
-)
+from vaultlink.daemon.api import ApiServer
+from vaultlink.daemon.client import durable_status, iso
+from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
-from vaultlink.dream import build_steps, run_dream
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
+from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
+from vaultlink.options import DaemonOptions
 from vaultlink.vault.state import Checkpoint, QueueItem, State
 
 log = logging.getLogger(__name__)
@@ -51,21 +46,20 @@ DIGEST_SETTLE = 2.0  # seconds a user-edited digest node waits before re-indexin
 class Daemon:
     """One vault's daemon: ``start()`` returns once it is serving; ``stop()`` ends it."""
 
-    def __init__(self, vault_path: Path, settings: Settings, *, host: str = "127.0.0.1",
+    def __init__(self, vault_path: Path, options: DaemonOptions, *, host: str = "127.0.0.1",
                  retry_backoff: tuple[float, float] = (30.0, 3600.0),
                  model_backoff: tuple[float, float] = MODEL_BACKOFF) -> None:
-        self.settings = settings
+        self.daemon_options = options
         self.vault = RecordingVault(
-            Path(vault_path), daily=settings.get("folders.daily"),
-            resource=settings.get("folders.resource"), digest=settings.get("folders.digest"),
-            max_note_bytes=settings.get("vault.max_note_bytes"))
+            Path(vault_path), daily=options.daily, resource=options.resource,
+            digest=options.digest, max_note_bytes=options.max_note_bytes)
         self.host = host
-        self.quiet = float(settings.get("watch.quiet_seconds"))
-        self.options = settings.pipeline()
+        self.quiet = options.quiet_seconds
+        self.options = options.pipeline
         self.provider, self.llm_host = self.options.provider, self.options.llm_host
         self.retry_backoff = retry_backoff
         self.gate = ModelGate(self.provider, self.llm_host, is_reachable, model_backoff)
-        self.steps = build_steps(settings.get("auto_dream.steps"))
+        self.steps = build_steps(options.steps)
         self.started_at = time.time()
         self.generation = 0  # bumped on every change seen; the API caches by it
         self.runs = 0
@@ -79,7 +73,7 @@ class Daemon:
         self._working = False
         self._current: dict[str, Any] | None = None
         self._last_provider = self.provider
-        self._next_full = next_schedule(str(settings.get("watch.schedule")), time.time())
+        self._next_full = next_schedule(options.schedule, time.time())
         self._parts: Parts | None = None
         self._watcher: Watcher | None = None
         self._worker: threading.Thread | None = None
@@ -106,13 +100,11 @@ class Daemon:
 
     def start(self) -> None:
         """Lock the vault, open its parts, reconcile, then watch, work and serve."""
-        from vaultlink.daemon.api import ApiServer
-
         if not self._lock.acquire_after_commands(self._stop):
             return  # stopped while waiting for a CLI command: a clean exit
         try:
             self._parts = open_parts(self.vault, self.options)
-            self._api = ApiServer(self, self.host, int(self.settings.get("api.port")))
+            self._api = ApiServer(self, self.host, self.daemon_options.api_port)
             self.reconcile()
             self._watcher = Watcher(self.vault, self.on_changes)
             self._watcher.start()
@@ -257,7 +249,7 @@ class Daemon:
         if (ready or full_due) and not self.gate.open(now):
             dues.append(self.gate.retry_at)  # the queue waits; digest re-indexing not
         elif full_due:
-            self._next_full = next_schedule(str(self.settings.get("watch.schedule")), now)
+            self._next_full = next_schedule(self.daemon_options.schedule, now)
             self._run(None)
             return 0.0
         elif ready:
@@ -386,7 +378,7 @@ class Daemon:
         else:
             state = "idle"
         provider, host, model = self._last_provider, self.llm_host, str(
-            self.settings.get("llm.model"))
+            self.options.model)
         if self.provider == "auto":
             provider = "ollama" if reachable else "offline"
         elif self.provider == "offline":

@@ -10,20 +10,52 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from vaultlink.daemon.client import iso
+from vaultlink.daemon.watch import RecordingVault
 from vaultlink.dream.history import undo_decision
 from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict
-from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
-from vaultlink.vault.state import JournalEntry
+from vaultlink.vault.state import JournalEntry, State
 
-if TYPE_CHECKING:
-    from vaultlink.daemon.service import Daemon
+if TYPE_CHECKING:  # a type only: the API never opens parts itself
+    from vaultlink.dream.compose import Parts
 
 SEARCH_KINDS = ("nodes", "sections")
+
+
+class ServedDaemon(Protocol):
+    """What the API reads of the daemon it serves (``service.Daemon``)."""
+
+    generation: int
+    vault: RecordingVault
+
+    @property
+    def state(self) -> State:
+        """The vault's open state database."""
+        ...
+
+    @property
+    def parts(self) -> Parts:
+        """The open state and indexes; raises ``DaemonError`` while starting or stopping."""
+        ...
+
+    def status(self) -> dict[str, Any]:
+        """``GET /status``."""
+        ...
+
+    def rerun(self, paths: list[str]) -> list[str]:
+        """Queue notes again, ready at once; the paths queued."""
+        ...
+
+    def digest_changed(self, path: str) -> None:
+        """A digest node was written outside the dream (an undo): re-index it."""
+        ...
 
 
 class ApiError(Exception):
@@ -37,8 +69,6 @@ class ApiError(Exception):
 
 def decision(entry: JournalEntry) -> dict[str, Any]:
     """A journal entry as the API shows a decision (ISO time)."""
-    from vaultlink.daemon.process import iso
-
     data = entry.public()
     data["at"] = iso(entry.at)
     return data
@@ -47,7 +77,7 @@ def decision(entry: JournalEntry) -> dict[str, Any]:
 class Views:
     """The read side of the API, over a daemon's vault and state."""
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: ServedDaemon) -> None:
         self.daemon = daemon
         self._graph: tuple[int, LinkGraph] | None = None
         self._parsed = ParseCache()  # a rebuild re-reads only the notes that changed

@@ -1,12 +1,6 @@
-"""The auto_dream pipeline: extract -> integrate (auto_link) -> topics -> finish."""
+"""The auto_dream pipeline: extract -> integrate (auto_link) -> topics -> finish.
 
-from vaultlink.dream.pipeline import (
-    DreamContext,
-    RunState,
-    SourceNote,
-    UnitResult,
-    build_steps,
-    run_dream,
-)
-
-__all__ = ["DreamContext", "RunState", "SourceNote", "UnitResult", "build_steps", "run_dream"]
+``pipeline.run_dream`` runs it; ``context`` holds what the steps share. Nothing is
+re-exported here, so importing one module of the package (``history`` for ``vaultlink
+log``) does not load the whole pipeline.
+"""

@@ -1,7 +1,7 @@
 """Building the pipeline's parts: the composition root's toolkit.
 
-Called only by the CLI and ``daemon.py``, which read the configuration and pass its
-values in as ``PipelineOptions``; everything built here receives plain values.
+Called by the CLI and the daemon with the typed ``PipelineOptions`` the CLI read from
+the configuration; everything built here receives plain values.
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from vaultlink.config import PipelineOptions
+from vaultlink.dream.context import DreamContext, Extractor, Progress
 from vaultlink.dream.extract import ModelExtractor
-from vaultlink.dream.pipeline import DreamContext, Extractor, Progress
+from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.topics import ModelTopicPicker
-from vaultlink.index.chunks import Indexes, open_indexes
-from vaultlink.index.embed import Embedder, make_embedder
+from vaultlink.index.embed import Embedder
 from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.recall import Indexes, open_recall
 from vaultlink.llm.ollama import OllamaChat, is_reachable
+from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -51,15 +52,6 @@ class Parts:
         self.state.close()
 
 
-def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
-    """Both search indexes of a vault, with the embedder the options name."""
-    embedder = make_embedder(options.embedding_provider, options.embedding_model,
-                             options.llm_host, options.timeout)
-    return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
-                        chroma_host=options.chroma_host, chroma_port=options.chroma_port,
-                        body_chars=options.body_chars)
-
-
 def open_parts(vault: Vault, options: PipelineOptions) -> Parts:
     """Open state.sqlite, the embedder and the search indexes of a vault."""
     state = State(vault.state_dir / "state.sqlite")
@@ -84,8 +76,6 @@ def choose_provider(options: PipelineOptions) -> str:
 def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider."""
     if provider == "offline":
-        from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
-
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
             digest=options.digest, max_steps=options.max_steps)

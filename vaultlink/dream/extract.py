@@ -13,24 +13,18 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
-from vaultlink.dream.pipeline import DreamContext, RunState, SourceNote
-from vaultlink.dream.session import ChatModelLike, extract_json, require_content
+from vaultlink.dream.context import DreamContext, RunState, SourceNote
+from vaultlink.dream.prompts import prompt
 from vaultlink.dream.units import UNIT_SCHEMA, Unit
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
-from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note
 
 log = logging.getLogger(__name__)
-
-
-def prompt(name: str) -> str:
-    """A prompt file shipped in ``vaultlink/dream/prompts/``."""
-    return (resources.files("vaultlink.dream") / "prompts" / f"{name}.md").read_text("utf-8")
 
 
 def fingerprint(text: str) -> str:
@@ -118,7 +112,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
 class ModelExtractor:
     """Extract through a chat model with structured output, packing notes by budget."""
 
-    def __init__(self, model: ChatModelLike, num_ctx: int) -> None:
+    def __init__(self, model: ChatModel, num_ctx: int) -> None:
         self.model = model
         self.num_ctx = num_ctx
         self.system = prompt("extract")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from vaultlink.dream.pipeline import DreamContext, RunState
+from vaultlink.dream.context import DreamContext, RunState
 from vaultlink.vault.state import Checkpoint
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vaultlink.dream.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
-from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused
-from vaultlink.markdown.links import LinkResolver, find_wikilinks, split_frontmatter
-from vaultlink.markdown.sections import bare_link_lines, removed_links, sources_links
+from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.vault.notes import normalize_rel, parse_note
 
 
@@ -43,49 +44,58 @@ class Guard:
         try:
             path = normalize_rel(raw)
         except PathRefused as exc:
-            raise GuardRefusal(f"refused: {exc.reason}. Write digest nodes as "
-                               f"{self.digest}/<bucket>/<slug>.md") from None
+            raise GuardRefusal(Refusal.NOT_A_NODE_PATH,
+                               f"refused: {exc.reason}. Write digest nodes as "
+                               f"{self.digest}/<bucket>/<slug>.md", digest=self.digest) from None
         parts = path.split("/")
         if (len(parts) != 3 or parts[0] != self.digest or parts[1] not in BUCKETS
                 or not parts[2].endswith(".md") or not SLUG_RE.match(parts[2][:-3])):
             raise GuardRefusal(
+                Refusal.NOT_A_NODE_PATH,
                 f"refused: {path!r} is not a digest node path. Only "
                 f"{self.digest}/<bucket>/<slug>.md may be written, with bucket one of "
-                f"{', '.join(BUCKETS)} and a lowercase kebab-case slug.")
+                f"{', '.join(BUCKETS)} and a lowercase kebab-case slug.", digest=self.digest)
         return path
 
     def check_write(self, raw: str, old_text: str | None, new_text: str) -> str:
         """Check one proposed write; returns the path. ``old_text`` None means create."""
         path = self.check_path(raw)
         if self.target is not None and path != self.target:
-            raise GuardRefusal(f"refused: this unit already writes {self.target}; "
+            raise GuardRefusal(Refusal.OTHER_TARGET,
+                               f"refused: this unit already writes {self.target}; "
                                "a unit is written to exactly one digest node")
         if old_text is None:
             if path in self.existed:
-                raise GuardRefusal(f"refused: {path} exists; CREATE never overwrites. "
+                raise GuardRefusal(Refusal.EXISTS,
+                                   f"refused: {path} exists; CREATE never overwrites. "
                                    "Read it and update it with edit instead.")
             bucket = path.split("/")[1]
             if bucket != self.unit.bucket:
-                raise GuardRefusal(f"refused: a new node for this unit belongs in "
+                raise GuardRefusal(Refusal.WRONG_BUCKET,
+                                   f"refused: a new node for this unit belongs in "
                                    f"{self.digest}/{self.unit.bucket}/, not {bucket}/")
         elif path not in self.existed and not (self.created and path == self.target):
-            raise GuardRefusal(f"refused: {path} did not exist before this unit; "
+            raise GuardRefusal(Refusal.NOT_EXISTING,
+                               f"refused: {path} did not exist before this unit; "
                                "updates only go to nodes that already existed")
         try:
             note = parse_note(path, new_text.encode("utf-8"))
         except NoteUnreadable as exc:
-            raise GuardRefusal(f"refused: {exc.reason}") from None
+            raise GuardRefusal(Refusal.UNREADABLE, f"refused: {exc.reason}") from None
         for key in ("name", "description"):
             if not str(note.frontmatter.get(key) or "").strip():
-                raise GuardRefusal(f"refused: the frontmatter needs a non-empty {key!r}")
+                raise GuardRefusal(Refusal.MISSING_KEY,
+                                   f"refused: the frontmatter needs a non-empty {key!r}")
         if old_text is not None:
             lost = removed_links(old_text, new_text)
             if lost:
-                raise GuardRefusal("refused: updates are additive, but " + "; ".join(lost)
+                raise GuardRefusal(Refusal.NOT_ADDITIVE,
+                                   "refused: updates are additive, but " + "; ".join(lost)
                                    + ". Keep every existing link and source entry.")
         bare = bare_link_lines(note.body)
         if bare:
             raise GuardRefusal(
+                Refusal.BARE_SOURCE_LINE,
                 f"refused: bare link line under ## Sources: {bare[0][1].strip()!r}. Put each "
                 "source link inside a sentence that says what the source supports.")
         self._check_links(path, old_text, new_text)
@@ -102,7 +112,8 @@ class Guard:
             res = resolver.resolve(link.target, path)
             hint = (f" Write it as [[{res.path}]]." if res.path else
                     " Link only to notes that exist (node_search finds digest nodes).")
-            raise GuardRefusal(f"refused: the link {link.raw} does not name an existing "
+            raise GuardRefusal(Refusal.UNRESOLVED_LINK,
+                               f"refused: the link {link.raw} does not name an existing "
                                f"note by its full vault path.{hint}")
 
     def _resolver_with(self, path: str) -> LinkResolver:
@@ -123,20 +134,23 @@ class Guard:
     def check_result(self, receipt: Receipt, before: str | None, after: str) -> Receipt:
         """Check the session's result against its receipt; returns the receipt to record."""
         if receipt.target_path != self.target:
-            raise GuardRefusal(f"the receipt names {receipt.target_path!r} but the session "
+            raise GuardRefusal(Refusal.RECEIPT_MISMATCH,
+                               f"the receipt names {receipt.target_path!r} but the session "
                                f"wrote {self.target!r}")
         if before is None and receipt.action != "CREATE":
-            raise GuardRefusal(f"{receipt.action} needs a node that existed; the session "
+            raise GuardRefusal(Refusal.WRONG_ACTION,
+                               f"{receipt.action} needs a node that existed; the session "
                                "created a new one, so the action is CREATE")
         if before is not None and receipt.action == "CREATE":
-            raise GuardRefusal("CREATE needs a new node, but the target existed; "
+            raise GuardRefusal(Refusal.WRONG_ACTION,
+                               "CREATE needs a new node, but the target existed; "
                                f"use one of {', '.join(UPDATE_ACTIONS)}")
         if before == after:
-            raise GuardRefusal("the session changed nothing")
-        _, body, _ = split_frontmatter(after)
-        cited = {link.target for link in sources_links(body)}
+            raise GuardRefusal(Refusal.NO_CHANGE, "the session changed nothing")
+        cited = cited_sources(after)
         if not cited & set(self.unit.paths):
             raise GuardRefusal(
+                Refusal.NO_SOURCE,
                 "the node must cite the unit's source under ## Sources, in a sentence: "
                 + ", ".join(f"[[{p}]]" for p in self.unit.paths))
         if receipt.action == "CORRECT" and before is not None:
@@ -159,13 +173,15 @@ def _check_correction(before: str, after: str, sources: list[str]) -> None:
         for text in re.split(r"(?<=[.!?])\s+", line.strip()):
             if text and _plain(text) not in visible:
                 raise GuardRefusal(
+                    Refusal.CORRECTION_LOST,
                     f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone."
                     " Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
     marked = [ln for ln in new_body.split("\n")
               if re.search(r"\bcorrect", ln, re.IGNORECASE)
               and any(f"[[{s}" in ln for s in sources)]
     if not marked:
-        raise GuardRefusal("CORRECT needs a line that says what was corrected and cites the "
+        raise GuardRefusal(Refusal.CORRECTION_UNMARKED,
+                           "CORRECT needs a line that says what was corrected and cites the "
                            "correcting source, e.g. 'Corrected: … per [[daily/…]].'")
 
 

@@ -15,7 +15,7 @@ from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoConflict, WriteConflict
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault
-from vaultlink.vault.state import JournalEntry, State
+from vaultlink.vault.state import JournalEntry, State, diff_of
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,6 @@ def undo_decision(vault: Vault, state: State, entry_id: int) -> int:
             vault.write(path, entry.before_text, expected)
     except WriteConflict:
         raise UndoConflict(f"{path} changed while undoing; nothing was changed") from None
-    from vaultlink.dream.integrate import diff_of
-
     diff = diff_of(path, entry.after_text, entry.before_text)
     undo_id = state.journal_add(entry.run_id, entry.unit, "UNDO", path,
                                 f"undid #{entry_id} ({entry.action})", diff,

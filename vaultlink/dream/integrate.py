@@ -9,18 +9,18 @@ stops the others. Every outcome is journaled.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 
-from vaultlink.dream.extract import prompt
+from vaultlink.dream.context import DreamContext, RunState, UnitResult
 from vaultlink.dream.guard import Guard
-from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
+from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import Unit
 from vaultlink.errors import ModelError, VaultlinkError
 from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import diff_of
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +38,6 @@ def user_prompt(unit: Unit) -> str:
             + json.dumps(unit.to_dict(), ensure_ascii=False, indent=1) + "\n```\n"
             "Its source notes, to cite under ## Sources: "
             + ", ".join(f"[[{p}]]" for p in unit.paths))
-
-
-def diff_of(path: str, before: str | None, after: str | None) -> str:
-    """A unified diff of one node, as the journal and the plugin show it."""
-    return "".join(difflib.unified_diff(
-        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-        fromfile="/dev/null" if before is None else f"a/{path}",
-        tofile="/dev/null" if after is None else f"b/{path}"))
 
 
 def integrate_step(ctx: DreamContext, run: RunState) -> None:

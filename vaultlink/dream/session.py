@@ -9,28 +9,19 @@ through the guard.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from vaultlink.dream.tools import TOOL_SCHEMAS, Toolbox
 from vaultlink.dream.units import Receipt, parse_receipt
-from vaultlink.errors import GuardRefusal, ModelOutputError
-from vaultlink.markdown.links import split_frontmatter
-from vaultlink.markdown.sections import sources_links
+from vaultlink.errors import GuardRefusal
+from vaultlink.llm.chat import ChatModel, extract_json
+from vaultlink.markdown.sections import cited_sources
+
+if TYPE_CHECKING:  # the session drives a toolbox it is handed, whatever its tools
+    from vaultlink.dream.tools import Toolbox
 
 log = logging.getLogger(__name__)
-
-
-class ChatModelLike(Protocol):
-    """A chat model with tools (see ``vaultlink.llm.ollama.ChatModel``)."""
-
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             schema: dict[str, Any] | None = None) -> Any:
-        """One assistant turn."""
-        ...
 
 
 @dataclass
@@ -49,21 +40,9 @@ class SessionOutcome:
     prompt_tokens: list[int] = field(default_factory=list)
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def extract_json(text: str) -> Any:
-    """The first JSON object in a model's text (fenced or bare), or None."""
-    m = _JSON_OBJECT.search(text or "")
-    if not m:
-        return None
-    try:
-        return json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
-
-
-def run_session(model: ChatModelLike, toolbox: Toolbox, system: str, user: str,
+def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
                 max_steps: int) -> SessionOutcome:
     """Drive one unit's session to a receipt, within ``max_steps`` model turns."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system},
@@ -71,7 +50,7 @@ def run_session(model: ChatModelLike, toolbox: Toolbox, system: str, user: str,
     outcome = SessionOutcome("error")
     for step in range(1, max_steps + 1):
         outcome.steps = step
-        reply = model.chat(messages, tools=TOOL_SCHEMAS)
+        reply = model.chat(messages, tools=toolbox.schemas)
         outcome.prompt_tokens.append(int(getattr(reply, "prompt_tokens", 0) or 0))
         calls = list(reply.tool_calls or [])
         messages.append({"role": "assistant", "content": reply.content or "",
@@ -130,14 +109,4 @@ def _already_holds(toolbox: Toolbox, receipt: Receipt) -> bool:
         text = toolbox.text_of(receipt.target_path)
     except Exception:  # any read problem means we cannot vouch for it
         return False
-    _, body, _ = split_frontmatter(text)
-    cited = {link.target for link in sources_links(body)}
-    return set(toolbox.guard.unit.paths) <= cited
-
-
-def require_content(reply: Any) -> str:
-    """The text of a reply that must be text (structured output)."""
-    content = getattr(reply, "content", "")
-    if not isinstance(content, str) or not content.strip():
-        raise ModelOutputError("the model answered with no content")
-    return content
+    return set(toolbox.guard.unit.paths) <= cited_sources(text)

@@ -9,49 +9,27 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
+from vaultlink.dream.context import NodeSearch
 from vaultlink.dream.guard import Guard
 from vaultlink.errors import (
     GuardRefusal,
     NoteNotFound,
     PathRefused,
+    Refusal,
     VaultError,
     VaultlinkError,
     WriteConflict,
 )
-from vaultlink.markdown.links import split_frontmatter
+from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 6000
-
-
-class Hit(Protocol):
-    """What node_search returns per node (see ``vaultlink.index.nodes.NodeHit``)."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def similarity(self) -> float: ...
-
-
-class NodeSearch(Protocol):
-    """The one method of the node index the tools need."""
-
-    def node_search(self, query: str, limit: int = 20) -> Sequence[Hit]:
-        """Digest nodes ranked for ``query``."""
-        ...
 
 
 def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -96,6 +74,7 @@ class Toolbox:
     index: NodeSearch
     guard: Guard
     dry_run: bool = False
+    schemas: ClassVar[list[dict[str, Any]]] = TOOL_SCHEMAS  # what the model is offered
     queries: list[dict[str, Any]] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
     current: dict[str, str] = field(default_factory=dict)
@@ -113,7 +92,7 @@ class Toolbox:
             return _error(f"bad arguments for {name}: {exc}")
         except GuardRefusal as exc:
             log.info("guard refused %s: %s", name, exc)
-            return _error(str(exc))
+            return _error(str(exc), exc.code, **exc.detail)
         except VaultlinkError as exc:
             return _error(str(exc))
         return _fit(result)
@@ -163,22 +142,25 @@ class Toolbox:
     def _edit(self, path: str, old: str, new: str) -> dict[str, Any]:
         rel = self.guard.check_path(path)
         if not old:
-            raise GuardRefusal("edit needs a non-empty `old` text to replace")
+            raise GuardRefusal(Refusal.BAD_EDIT, "edit needs a non-empty `old` text to replace")
         text = self._text_or_none(rel)
         if text is None:
             raise NoteNotFound(rel)
         head, body, _ = split_frontmatter(text)
         count = body.count(old)
         if count == 0:
-            raise GuardRefusal(f"`old` does not occur in the body of {rel}; read it first")
+            raise GuardRefusal(Refusal.BAD_EDIT,
+                               f"`old` does not occur in the body of {rel}; read it first")
         if count > 1:
-            raise GuardRefusal(f"`old` occurs {count} times in {rel}; include more context")
+            raise GuardRefusal(Refusal.BAD_EDIT,
+                               f"`old` occurs {count} times in {rel}; include more context")
         return self._commit(rel, text, head + body.replace(old, str(new), 1))
 
     def _frontmatter_update(self, path: str, metadata: dict[str, Any]) -> dict[str, Any]:
         rel = self.guard.check_path(path)
         if not isinstance(metadata, dict):
-            raise GuardRefusal("metadata must be an object of keys and values")
+            raise GuardRefusal(Refusal.BAD_ARGUMENTS,
+                               "metadata must be an object of keys and values")
         text = self._text_or_none(rel)
         if text is None:
             raise NoteNotFound(rel)
@@ -259,5 +241,9 @@ def _fit(result: dict[str, Any]) -> str:
     return text
 
 
-def _error(message: str) -> str:
-    return json.dumps({"error": message}, ensure_ascii=False)
+def _error(message: str, code: Refusal | None = None, **detail: str) -> str:
+    """A tool's failure as the model reads it; a guard refusal also carries its code."""
+    answer: dict[str, Any] = {"error": message}
+    if code is not None:
+        answer.update(code=code.value, **detail)
+    return json.dumps(answer, ensure_ascii=False)

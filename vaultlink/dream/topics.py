@@ -18,23 +18,17 @@ import re
 from collections import Counter
 from typing import Any
 
-from vaultlink.dream.extract import prompt
-from vaultlink.dream.offline.text import LIST_MARK
-from vaultlink.dream.pipeline import DreamContext, RunState, UnitResult
-from vaultlink.dream.session import ChatModelLike, extract_json, require_content
+from vaultlink.dream.context import DreamContext, RunState, UnitResult
+from vaultlink.dream.prompts import prompt
 from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnreadable, VaultError
-from vaultlink.llm.ollama import estimate_tokens
+from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.links import render_link
+from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
 from vaultlink.vault.notes import Vault, render_note
 
 log = logging.getLogger(__name__)
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
-_STOP = frozenset("""a an and are as at be but by for from has have in into is it its of on
-or that the this to was were with we i you our they not no can will should when which what
-how why so if then than also more most very just about after before over under may might
-must one two first use used using would could there their them these those been being each
-other such only some any all""".split())
 # What each action did, in words for the reader of the topics note.
 _ACTION_WORDS = {"CREATE": "New in the digest:", "CORROBORATE": "Confirmed again:",
                  "REFINE": "Added detail:", "CORRECT": "Corrected:"}
@@ -60,7 +54,7 @@ def day_of(paths: list[str], today: dt.date) -> dt.date:
 
 def keywords(text: str, n: int = 5) -> list[str]:
     """The most frequent content words of a text."""
-    words = [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", text.lower()) if w not in _STOP]
+    words = [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", text.lower()) if w not in STOP_WORDS]
     return [w for w, _ in Counter(words).most_common(n)]
 
 
@@ -87,7 +81,7 @@ class ModelTopicPicker:
     ``ModelOutputError``; the step then falls back to one topic per unit.
     """
 
-    def __init__(self, model: ChatModelLike, num_ctx: int) -> None:
+    def __init__(self, model: ChatModel, num_ctx: int) -> None:
         self.model, self.num_ctx = model, num_ctx
         self.system = prompt("topics")
 

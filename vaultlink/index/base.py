@@ -1,15 +1,16 @@
 """Recall over the vault: Chroma vectors plus SQLite FTS5 keywords, fused by rank.
 
-Two indexes share one machinery (:class:`IndexBase`): ``node_index.NodeIndex`` holds
-one entry per digest node (``node_search``), ``search.ChunkIndex`` one per section of
-every note (``search``). The stores live in ``index_tables`` (three ``idx_<kind>_*``
+Two indexes share one machinery (:class:`IndexBase`): ``nodes.NodeIndex`` holds
+one entry per digest node (``node_search``), ``chunks.ChunkIndex`` one per section of
+every note (``search``). The stores live in ``tables`` (three ``idx_<kind>_*``
 tables in ``state.sqlite`` and a Chroma collection); this module keeps them in line
 with the vault and answers queries:
 
 * a note whose size, mtime and inode are unchanged is not read again; everything else
   is decided by content hash, and unreadable notes are kept with the reason;
-* a text whose hash is stored keeps its vector; a changed text replaces its vector
-  under the same id; a renamed note moves by updating a path, never by re-embedding;
+* a text whose hash is stored keeps its vector; a changed text gets a new vector id
+  (Chroma's in-place updates left vectors unreachable by search); a renamed note
+  moves by updating a path, never by re-embedding;
 * a query is embedded once and fused by rank with BM25 over the FTS5 table.
 """
 
@@ -117,14 +118,6 @@ class IndexBase(IndexTables):
                 except OSError:
                     continue  # gone: removed below
             return self._guard(lambda: self._sync_paths(stats, wanted, None))
-
-    def remove(self, paths: Iterable[str]) -> SyncReport:
-        """Drop these notes from the index (a note just deleted)."""
-        with self._lock:
-            gone = [normalize_rel(p) for p in paths]
-            report = SyncReport()
-            self._guard(lambda: self._remove_paths(gone, report))
-            return report
 
     def _stored(self) -> _Stored:
         rows = self._db.execute(

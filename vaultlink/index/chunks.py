@@ -23,12 +23,11 @@ from chromadb.api import ClientAPI
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
-from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import collection_namespace, open_chroma, walk_notes
 from vaultlink.index.tables import Doc
-from vaultlink.markdown.links import LinkResolver, find_wikilinks, split_frontmatter
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
 from vaultlink.markdown.sections import chunk_note
-from vaultlink.vault.notes import Note, Vault
+from vaultlink.vault.notes import Note, Vault, walk_notes
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +57,9 @@ class SearchHit:
     inlinks: list[LinkRef] = field(default_factory=list)
 
 
-def _link_key(target: str) -> str:
+def _name_key(target: str) -> str:
     """What a raw link target and the file it may resolve to have in common: the name."""
-    name = target.strip().rsplit("/", 1)[-1].lower()
-    return name[:-3] if name.endswith(".md") else name
+    return link_key(target).rsplit("/", 1)[-1]
 
 
 class ChunkIndex(IndexBase):
@@ -117,7 +115,7 @@ class ChunkIndex(IndexBase):
     def _indexed(self, db: sqlite3.Connection, change: _Change) -> None:
         db.execute("DELETE FROM idx_links WHERE source = ?", (change.path,))
         db.executemany("INSERT INTO idx_links VALUES (?, ?, ?)",
-                       [(change.path, link.target, _link_key(link.target))
+                       [(change.path, link.target, _name_key(link.target))
                         for link in find_wikilinks(change.note.text) if link.target])
         if self._all_files is not None and change.path not in self._all_files:
             self._all_files, self._resolver = self._all_files | {change.path}, None
@@ -156,7 +154,7 @@ class ChunkIndex(IndexBase):
                     out.append(resolved)
                     if len(out) == MAX_LINKS:
                         break
-            key = _link_key(path)
+            key = _name_key(path)
             sources = sorted({source for source, target in self._db.execute(
                 "SELECT source, target FROM idx_links WHERE key = ?", (key,))
                 if source != path and self._resolve(target, source) == path})
@@ -180,42 +178,4 @@ class ChunkIndex(IndexBase):
         return hits
 
 
-@dataclass
-class Indexes:
-    """The node and chunk indexes of one vault, over one Chroma client."""
-
-    nodes: NodeIndex
-    chunks: ChunkIndex
-    client: ClientAPI
-
-    def close(self) -> None:
-        """Close both SQLite connections and release the Chroma client."""
-        self.nodes.close()
-        self.chunks.close()
-        close = getattr(self.client, "close", None)  # not in every chromadb version
-        if close is not None:
-            try:
-                close()
-            except Exception as exc:  # an HTTP client has nothing to release
-                log.debug("closing the Chroma client: %s", exc)
-
-
-def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedded",
-                 chroma_host: str = "127.0.0.1", chroma_port: int = 8000,
-                 body_chars: int = 1000) -> Indexes:
-    """Both indexes of ``vault`` in ``.vaultlink/`` (state.sqlite, chroma/), from config values.
-
-    With a Chroma server (``chroma_mode="http"``) collection names carry a key of the
-    vault's path, so several vaults can share one server.
-    """
-    state = vault.state_dir
-    client = open_chroma(chroma_mode, state / "chroma", chroma_host, chroma_port)
-    namespace = collection_namespace(vault, chroma_mode)
-    db_path = state / "state.sqlite"
-    nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
-                      namespace=namespace)
-    chunks = ChunkIndex(vault, db_path, client, embedder, namespace=namespace)
-    return Indexes(nodes, chunks, client)
-
-
-__all__ = ["ChunkIndex", "Indexes", "LinkRef", "SearchHit", "SyncReport", "open_indexes"]
+__all__ = ["ChunkIndex", "LinkRef", "SearchHit", "SyncReport"]

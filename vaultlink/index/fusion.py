@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from vaultlink.errors import SearchIndexError
+from vaultlink.markdown.text import STOP_WORDS
 
 RRF_K = 60
 VECTOR_WEIGHT = 0.7
@@ -40,12 +41,6 @@ def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float 
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
-# Words in nearly every note: BM25 gives them almost no weight, yet FTS5 must score
-# every row they match (all 10,000 of them for "the"), which dominates query time.
-STOP_WORDS = frozenset(
-    "a an and are as at be but by can do does for from had has have how i if in into is "
-    "it its me my no not of on or our so that the their then there these they this to "
-    "was we were what when where which who why will with you your".split())
 
 
 def fts_match(query: str) -> str | None:
@@ -63,6 +58,8 @@ def fts_match(query: str) -> str | None:
             terms.append(low)
             if len(terms) >= MAX_QUERY_TERMS:
                 break
+    # Stop words match nearly every note: BM25 gives them almost no weight, yet FTS5 must
+    # score every row they match (all 10,000 for "the"), which dominates query time.
     terms = [t for t in terms if t not in STOP_WORDS] or terms
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
 

@@ -12,10 +12,9 @@ from chromadb.api import ClientAPI
 from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index.base import IndexBase
 from vaultlink.index.embed import Embedder
-from vaultlink.index.store import walk_notes
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
-from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note
+from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Opening the index's stores and finding its notes.
+"""Opening the index's stores.
 
 The stores are derived data: a Chroma folder or a state database that cannot be
 opened is moved aside (``*.corrupt-<time>``) and rebuilt from the vault.
@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chromadb
 from chromadb.api import ClientAPI
 from chromadb.config import Settings
 
-from vaultlink.errors import PathRefused, SearchIndexError
-from vaultlink.vault.notes import SKIPPED_DIRS, Vault, is_skipped_name, normalize_rel
+from vaultlink.errors import SearchIndexError
+
+if TYPE_CHECKING:
+    from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
 
@@ -87,47 +88,6 @@ def open_state_db(path: Path) -> sqlite3.Connection:
                     extra.unlink()
             _move_aside(path, "the state database")
     raise AssertionError("unreachable")
-
-
-def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str], bool],
-               seen: set[str] | None = None) -> dict[str, os.stat_result]:
-    """The stat of every wanted file below ``folders`` (None: the whole vault).
-
-    Skips what ``Vault.iter_files`` skips, in one ``scandir`` pass: only a symlink needs
-    the (slower) check that it stays inside the vault. Every file's path goes to ``seen``.
-    """
-    out: dict[str, os.stat_result] = {}
-    # (folder on disk, its vault path + "/"); plain strings, as pathlib costs more than
-    # the stat calls on a 10,000-note vault
-    stack = ([(str(vault.root / f), f + "/") for f in folders] if folders is not None
-             else [(str(vault.root), "")])
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue  # missing folder, or vanished mid-walk
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if name not in SKIPPED_DIRS:
-                        stack.append((entry.path, prefix + name + "/"))
-                    continue
-                if is_skipped_name(name):
-                    continue
-                rel = normalize_rel(prefix + name)  # NFC, and refuses names like 'a\\b'
-                if entry.is_symlink():
-                    vault.abs(rel)  # PathRefused when it points outside the vault
-                if seen is not None:
-                    seen.add(rel)
-                if wants(rel):
-                    out[rel] = entry.stat()
-            except (OSError, PathRefused) as exc:
-                log.info("skipping %s: %s", entry.path, exc)
-    return out
 
 
 def collection_namespace(vault: Vault, chroma_mode: str) -> str:

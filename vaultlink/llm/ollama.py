@@ -1,7 +1,6 @@
-"""The model side: a chat protocol, its Ollama implementation, prompt budgets, a probe.
+"""The Ollama implementation of ``llm.chat.ChatModel``, and whether a server answers.
 
-Callers (extract, the agent loop) depend on ``ChatModel`` only, so tests and the
-offline path can swap the model. ``OllamaChat`` wraps the official client:
+``OllamaChat`` wraps the official client:
 
 - always ``ollama.Client(host=...)``: the module-level functions read ``OLLAMA_HOST``
   once at import and would ignore our configuration;
@@ -20,9 +19,8 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -36,110 +34,19 @@ from vaultlink.errors import (
     ModelUnavailable,
     PromptTooLarge,
 )
+from vaultlink.llm.chat import (
+    ChatReply,
+    ToolCall,
+    budget_tokens,
+    normalise_arguments,
+    prompt_tokens,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
-MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators the chat template adds
 MAX_BACKOFF_SECONDS = 8.0
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call the model asked for; ``arguments`` is always a dict.
-
-    Arguments that were not a JSON object arrive as ``{"_raw": text}`` so the agent
-    loop can tell the model what was wrong instead of crashing.
-    """
-
-    name: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """The assistant's answer: text, tool calls, and the token counts the server reported."""
-
-    content: str
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    prompt_tokens: int = 0
-    eval_tokens: int = 0
-
-
-class ChatModel(Protocol):
-    """Anything that answers a chat: ``OllamaChat``, or a scripted model in tests."""
-
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-             schema: dict[str, Any] | None = None) -> ChatReply:
-        """Answer ``messages``; offer ``tools``; with ``schema``, answer JSON matching it."""
-        ...
-
-
-# --- prompt budget --------------------------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token count: UTF-8 bytes / 3 (real tokenisers average ~4 for English)."""
-    return len(text.encode("utf-8")) // 3 + 1
-
-
-def prompt_tokens(messages: Sequence[Mapping[str, Any]],
-                  tools: Sequence[Mapping[str, Any]] | None = None) -> int:
-    """Estimated tokens of a chat prompt: every message plus the tool schemas."""
-    total = 0
-    for msg in messages:
-        total += MESSAGE_OVERHEAD_TOKENS + estimate_tokens(str(msg.get("content") or ""))
-        if msg.get("tool_calls"):
-            total += estimate_tokens(json.dumps(msg["tool_calls"], default=str))
-    if tools:
-        total += estimate_tokens(json.dumps(list(tools), default=str))
-    return total
-
-
-def budget_tokens(num_ctx: int) -> int:
-    """Tokens a prompt may use: ``num_ctx`` minus a quarter kept for the answer."""
-    return num_ctx - num_ctx // 4
-
-
-def fits(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
-         num_ctx: int) -> bool:
-    """Whether the prompt leaves room for an answer within ``num_ctx``."""
-    return prompt_tokens(messages, tools) <= budget_tokens(num_ctx)
-
-
-def pack(items: Sequence[str], budget: int) -> tuple[list[str], list[str]]:
-    """Split ``items`` into the longest prefix within ``budget`` tokens and the rest.
-
-    Order is kept, so notes are processed in the order given. An item that alone
-    exceeds the budget ends up first in the rest; the caller must split it.
-    """
-    used = 0
-    for i, item in enumerate(items):
-        used += estimate_tokens(item)
-        if used > budget:
-            return list(items[:i]), list(items[i:])
-    return list(items), []
-
-
-def normalise_arguments(value: Any) -> dict[str, Any]:
-    """Tool-call arguments as a dict: a mapping as is, a JSON object string parsed.
-
-    Anything else (bad JSON, a list, a number) is kept as ``{"_raw": text}``.
-    """
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"_raw": value}
-        return dict(parsed) if isinstance(parsed, dict) else {"_raw": value}
-    return {"_raw": json.dumps(value, default=str)}
 
 
 # --- Ollama ----------------------------------------------------------------------------
@@ -301,95 +208,3 @@ def is_reachable(host: str, timeout: float = 2.0) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class Check:
-    """One doctor check: ``ok``, what was found, and the fix in plain words."""
-
-    name: str
-    title: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    skipped: bool = False  # not run because an earlier check failed
-
-
-@dataclass(frozen=True)
-class ProbeReport:
-    """The model checks of ``vaultlink doctor``, in order."""
-
-    host: str
-    model: str
-    checks: list[Check]
-    version: str | None = None
-    capabilities: list[str] | None = None
-    context_length: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        """All checks passed."""
-        return all(c.ok for c in self.checks)
-
-    def check(self, name: str) -> Check:
-        """The check called ``name`` (reachable, pulled, tools, context)."""
-        return next(c for c in self.checks if c.name == name)
-
-
-_TITLES = {"reachable": "Ollama reachable", "pulled": "model pulled",
-           "tools": "model can call tools", "context": "context length >= llm.num_ctx"}
-
-
-def _same_model(a: str, b: str) -> bool:
-    def full(n: str) -> str:
-        return n if ":" in n.rsplit("/", 1)[-1] else f"{n}:latest"
-    return full(a) == full(b)
-
-
-def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> ProbeReport:
-    """Check the server, the model, its tool capability and its context length."""
-    checks: list[Check] = []
-
-    def add(name: str, ok: bool, detail: str, fix: str = "") -> None:
-        checks.append(Check(name, _TITLES[name], ok, detail, "" if ok else fix))
-
-    def skip_rest(reason: str) -> None:
-        done = {c.name for c in checks}
-        checks.extend(Check(n, t, False, f"not checked: {reason}", "", True)
-                      for n, t in _TITLES.items() if n not in done)
-
-    try:
-        version = server_version(host, timeout)
-    except ModelUnavailable:  # its message carries a fix too: say each thing once
-        add("reachable", False, f"no Ollama server answers at {host}",
-            "start Ollama with `ollama serve`, or set llm.provider: auto to fall back to "
-            "the offline integrator while it is down")
-        skip_rest("Ollama is not reachable")
-        return ProbeReport(host, model, checks)
-    add("reachable", True, f"Ollama {version} at {host}")
-    client = ollama.Client(host=host, timeout=timeout)
-    try:
-        pulled = [m.model or "" for m in client.list().models]
-        info = client.show(model) if any(_same_model(model, p) for p in pulled) else None
-    except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError) as exc:
-        add("pulled", False, f"Ollama failed to list models: {exc}", "see the Ollama server log")
-        skip_rest("listing models failed")
-        return ProbeReport(host, model, checks, version)
-    if info is None:
-        add("pulled", False, f"{model} is not among {', '.join(pulled) or 'no models'}",
-            f"run `ollama pull {model}`, or set llm.model to a pulled model")
-        skip_rest("the model is not pulled")
-        return ProbeReport(host, model, checks, version)
-    add("pulled", True, model)
-    caps = list(info.capabilities) if info.capabilities is not None else None
-    if caps is None:
-        add("tools", True, "this Ollama does not report capabilities; assuming tools work")
-    else:
-        add("tools", "tools" in caps, f"capabilities: {', '.join(caps) or 'none'}",
-            "set llm.model to a tool-capable model, e.g. qwen3:4b (`ollama pull qwen3:4b`)")
-    ctx = next((int(v) for k, v in (info.modelinfo or {}).items()
-                if k.endswith(".context_length") and isinstance(v, int)), None)
-    if ctx is None:
-        add("context", True, "the model does not report its context length")
-    else:
-        add("context", ctx >= num_ctx, f"model context {ctx}, llm.num_ctx {num_ctx}",
-            f"set llm.num_ctx to {ctx} or less, or choose a model with a longer context")
-    return ProbeReport(host, model, checks, version, caps, ctx)

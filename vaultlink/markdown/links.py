@@ -18,6 +18,8 @@ from typing import Any
 
 import mistune
 
+from vaultlink.markdown.frontmatter import split_frontmatter
+
 _WIKILINK_RE = r"(?P<wl_embed>!?)\[\[(?P<wl_body>[^\[\]\n]+?)\]\]"
 # Every [[...]] as typed, in code or not: the candidates the parser confirms, and a
 # quick test for "is there a link on this line".
@@ -74,13 +76,10 @@ def _tokens_with_links(tokens: Iterable[dict[str, Any]]) -> Iterator[dict[str, A
             yield from _tokens_with_links(children)
 
 
-def split_frontmatter(text: str) -> tuple[str, str, int]:
-    """``(frontmatter block, body, lines the block takes)``; none: ``("", text, 0)``."""
-    m = re.match(r"\A(\ufeff?---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|\Z))", text, re.DOTALL)
-    if not m:
-        return "", text, 0
-    head = m.group(1)
-    return head, text[m.end():], head.count("\n")
+def link_key(target: str) -> str:
+    """A link target as links to one note have it in common: NFC, no leading ``/``,
+    lower case, no ``.md`` (``[[Digest/Wiki/X.md]]`` and ``[[digest/wiki/x]]`` match)."""
+    return unicodedata.normalize("NFC", target).strip().lstrip("/").lower().removesuffix(".md")
 
 
 # A write is checked against its old and new text by several rules (guard, additive

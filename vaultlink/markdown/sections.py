@@ -9,16 +9,17 @@ sections for ``search``.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
+from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import (
     RAW_WIKILINK,
     Wikilink,
     code_line_numbers,
     find_wikilinks,
-    split_frontmatter,
+    link_key,
 )
+from vaultlink.markdown.text import LIST_MARK
 
 SOURCES_HEADING = "## Sources"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -83,6 +84,12 @@ def sources_links(body: str) -> list[Wikilink]:
     return find_wikilinks(text)
 
 
+def cited_sources(text: str) -> set[str]:
+    """The targets a note cites as its sources: the links under its ``## Sources``."""
+    _, body, _ = split_frontmatter(text)
+    return {link.target for link in sources_links(body)}
+
+
 def append_source_sentence(body: str, sentence: str) -> str:
     """Add ``sentence`` as a list item at the end of ``## Sources`` (made if missing)."""
     sentence = sentence.strip()
@@ -98,9 +105,6 @@ def append_source_sentence(body: str, sentence: str) -> str:
     insert = [item] if end > sec.start + 1 else ["", item]
     new = lines[:end] + insert + lines[end:]
     return "\n".join(new).rstrip("\n") + "\n"
-
-
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def bare_link_lines(body: str) -> list[tuple[int, str]]:
@@ -119,7 +123,7 @@ def bare_link_lines(body: str) -> list[tuple[int, str]]:
         line = lines[i]
         if not RAW_WIKILINK.search(line):
             continue
-        rest = RAW_WIKILINK.sub(" ", _LIST_MARK.sub("", line))
+        rest = RAW_WIKILINK.sub(" ", LIST_MARK.sub("", line))
         words = re.findall(r"[^\W_]+", rest)
         if len(words) < 3:
             out.append((i + 1, line))
@@ -136,26 +140,22 @@ def removed_links(before: str, after: str) -> list[str]:
     means the edit is additive.
     """
     lost = []
-    after_edges = [(_link_key(link.target), link.anchor) for link in find_wikilinks(after)]
+    after_edges = [(link_key(link.target), link.anchor) for link in find_wikilinks(after)]
     for link in find_wikilinks(before):
         if not any(_same_target(link.target, t) and link.anchor == a for t, a in after_edges):
             lost.append(f"the link {link.raw} was removed")
     _, before_body, _ = split_frontmatter(before)
     _, after_body, _ = split_frontmatter(after)
-    after_sources = [_link_key(link.target) for link in sources_links(after_body)]
+    after_sources = [link_key(link.target) for link in sources_links(after_body)]
     for link in sources_links(before_body):
         if not any(_same_target(link.target, t) for t in after_sources):
             lost.append(f"the source entry for {link.target} left ## Sources")
     return sorted(set(lost))
 
 
-def _link_key(target: str) -> str:
-    return unicodedata.normalize("NFC", target).strip().lstrip("/").lower().removesuffix(".md")
-
-
 def _same_target(old: str, new_key: str) -> bool:
     """True if a new link names the old target, as written or by a longer path to it."""
-    key = _link_key(old)
+    key = link_key(old)
     return new_key == key or new_key.endswith("/" + key)
 
 

@@ -1,1 +1,3 @@
-"""The vault on disk: sandboxed paths, reading notes, atomic compare-and-swap writes, the link graph and ``check``, and ``state.sqlite``."""
+"""The vault on disk: sandboxed paths, reading notes, atomic compare-and-swap writes, the
+link graph and ``check``, and ``state.sqlite``.
+"""

@@ -7,6 +7,7 @@ crash at any point leaves the database consistent. Tables owned by other modules
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 import threading
@@ -328,3 +329,11 @@ def _entry(r: sqlite3.Row) -> JournalEntry:
                         json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
                         r["undone_by"], r["undo_of"])
+
+
+def diff_of(path: str, before: str | None, after: str | None) -> str:
+    """A unified diff of one node, as the journal and the plugin show it."""
+    return "".join(difflib.unified_diff(
+        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+        fromfile="/dev/null" if before is None else f"a/{path}",
+        tofile="/dev/null" if after is None else f"b/{path}"))

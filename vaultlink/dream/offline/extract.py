@@ -22,18 +22,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vaultlink.dream.context import SourceNote
 from vaultlink.dream.offline.text import (
-    LIST_MARK,
     STEP_MARK,
-    STOP,
     content_words,
     delink,
     split_sentences,
     stem,
     words,
 )
-from vaultlink.dream.pipeline import SourceNote
 from vaultlink.dream.units import Unit, slugify
+from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +216,7 @@ def key_phrase(text: str, max_words: int = 3) -> str:
     tokens = words(text)
 
     def plain(tok: str) -> bool:
-        return tok not in STOP and len(tok) > 2 and not re.fullmatch(r"[\d.:,–-]+", tok)
+        return tok not in STOP_WORDS and len(tok) > 2 and not re.fullmatch(r"[\d.:,–-]+", tok)
 
     freq = Counter(stem(t) for t in tokens if plain(t))
     if not freq:

@@ -45,7 +45,6 @@ from typing import Any
 from vaultlink.dream.offline.text import (
     STEP_MARK,
     Turn,
-    cited,
     content_words,
     delink,
     edit_pair,
@@ -57,8 +56,11 @@ from vaultlink.dream.offline.text import (
     title_of,
 )
 from vaultlink.dream.units import Unit, slugify
-from vaultlink.llm.ollama import ChatReply, ToolCall
-from vaultlink.markdown.links import find_wikilinks, split_frontmatter
+from vaultlink.errors import Refusal
+from vaultlink.llm.chat import ChatReply, ToolCall
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.sections import cited_sources
 from vaultlink.vault.notes import parse_note
 
 log = logging.getLogger(__name__)
@@ -78,7 +80,12 @@ RESERVED_STEPS = 5   # turns a session keeps for the write after its optional re
 _WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
                   re.IGNORECASE)
 _HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
-_FOLDER = re.compile(r"Only (\S+?)/<bucket>/<slug>\.md may be written")
+# A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
+# only: another path (not a node path, or taken), or no links (a link it refused).
+_TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING})
+_LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
+                           Refusal.NOT_ADDITIVE})
+_RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH}) | _TAKEN | _LINK_TROUBLE
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
 
 
@@ -156,7 +163,7 @@ class OfflinePolicy:
             elif path in same:
                 classes[path] = "related"  # unreadable: adapt by not updating it
         # Citing alone is no sign: other units of the same note cite it too.
-        done = next((p for p in texts if set(unit.paths) <= cited(texts[p])
+        done = next((p for p in texts if set(unit.paths) <= cited_sources(texts[p])
                      and not self._fresh(unit, texts[p])), None)
         if done is not None:
             return self._update(unit, turns, done, texts[done], hits, classes)
@@ -231,7 +238,7 @@ class OfflinePolicy:
                 hits: dict[str, dict[str, Any]], classes: dict[str, str]
                 ) -> ToolCall | dict[str, Any]:
         _, body, _ = split_frontmatter(text)
-        missing = [p for p in unit.paths if p not in cited(text)]
+        missing = [p for p in unit.paths if p not in cited_sources(text)]
         fresh = self._fresh(unit, text)
         sim = hits[path]["similarity"]
         if not missing and not fresh:
@@ -306,17 +313,16 @@ class OfflinePolicy:
                       if w.target.startswith(f"{path.split('/')[0]}/")}
             return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
                                  f"{len(linked)} related node(s) linked", classes)
-        error = writes[-1].error if writes else ""
+        last = writes[-1] if writes else None
+        error, code = (last.error, last.code) if last is not None else ("", "")
         # The guard names the digest folder when it refuses a path outside it (the
         # vault may call it something else, and an empty vault has no hits to tell).
-        folder = _FOLDER.search(error)
-        if len(writes) >= 2 or (error and not folder and "link" not in error
-                                and "exist" not in error):
+        folder = str(last.answer.get("digest", "")) if last is not None and last.answer else ""
+        if len(writes) >= 2 or (error and code not in _RETRY_CREATE):
             return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
-        digest = folder.group(1) if folder else next((p.split("/")[0] for p in hits),
-                                                     self.digest)
+        digest = folder or next((p.split("/")[0] for p in hits), self.digest)
         base = slugify(unit.name)
-        taken = set(hits) | {str(t.args.get("path")) for t in writes if "exist" in t.error}
+        taken = set(hits) | {str(t.args.get("path")) for t in writes if t.code in _TAKEN}
         path = ""
         for n in range(1, 6):
             candidate = f"{digest}/{unit.bucket}/{base if n == 1 else f'{base}-{n}'}.md"
@@ -333,7 +339,7 @@ class OfflinePolicy:
         if not path:
             return self._give_up("CREATE", f"{digest}/{unit.bucket}/{base}.md",
                                  "no free slug", classes)
-        related = [] if "link" in error else self._related(hits, path, set())
+        related = [] if code in _LINK_TROUBLE else self._related(hits, path, set())
         return ToolCall("write", {"path": path, "name": title_of(base),
                                   "description": self._description(unit),
                                   "content": self._body(unit, related)})

@@ -14,20 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
-from vaultlink.markdown.links import split_frontmatter
-from vaultlink.markdown.sections import find_sources_section, sources_links
+from vaultlink.markdown.sections import find_sources_section
+from vaultlink.markdown.text import STOP_WORDS
 
-STOP = frozenset("""a an and are as at be been but by can could did do does for from had
-has have he her his how i if in into is it its it's just me more most my no not of on
-once only or our out over own same she so some such than that the their them then there
-these they this those through to too under up us very was we were what when where which
-while who why will with would you your also about after again all any because before
-being below between both during each few further here let like much must now off other
-should yet via per i'm we're that's don't doesn't isn't won't can't i've we've etc e.g
-i.e one two new down get got getting make made thing things lot really still even well
-back way""".split())
-
-LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[`*])")
@@ -57,7 +46,7 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (stop words dropped)."""
-    return [stem(w) for w in words(text) if w not in STOP and len(w) > 1]
+    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
 
 
 def delink(text: str) -> str:
@@ -129,12 +118,6 @@ def short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def cited(text: str) -> set[str]:
-    """The targets of a node's source links."""
-    _, body, _ = split_frontmatter(text)
-    return {link.target for link in sources_links(body)}
-
-
 def edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
     """An ``edit`` (old, new) that puts ``insertion`` before ``## Sources`` and
     ``source_line`` at its end (making the section if missing).
@@ -189,6 +172,11 @@ class Turn:
         if self.answer is None:
             return ""
         return str(self.answer.get("error", ""))
+
+    @property
+    def code(self) -> str:
+        """The guard's refusal code (``errors.Refusal``), or ``""``."""
+        return str(self.answer.get("code", "")) if self.answer is not None else ""
 
     @property
     def ok(self) -> bool:

@@ -1,7 +1,7 @@
 """Settings: defaults < ``.vaultlink/config.yaml`` < ``VAULTLINK_*`` environment.
 
-Only the ``cli`` package and ``daemon.py`` call ``load_settings``; every other module
-receives plain values (``compose`` a typed ``PipelineOptions``). The commented default
+Only the ``cli`` package calls ``load_settings``; everything below it receives typed,
+frozen options (``vaultlink.options``) built here once per command. The commented default
 file that ``vaultlink init`` writes is the single source of the defaults, so
 documentation and behaviour cannot drift apart.
 """
@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from vaultlink.errors import ConfigError
+from vaultlink.options import DaemonOptions, PipelineOptions
 
 DEFAULT_CONFIG_YAML = """\
 # vaultlink settings. Every key is shown with its default; delete what you don't change.
@@ -84,32 +85,6 @@ DEFAULTS: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG_YAML)
 
 
 @dataclass(frozen=True)
-class PipelineOptions:
-    """What ``compose`` builds the pipeline's parts from: read once from the settings by
-    the CLI or the daemon (``Settings.pipeline()``), so nothing past them reads config."""
-
-    provider: str  # llm.provider: auto | ollama | offline
-    llm_host: str
-    model: str
-    num_ctx: int
-    timeout: float
-    retries: int
-    max_steps: int
-    embedding_provider: str
-    embedding_model: str
-    chroma_mode: str
-    chroma_host: str
-    chroma_port: int
-    body_chars: int
-    same_threshold: float
-    related_threshold: float
-    digest: str
-    max_units: int
-    max_topics: int
-    lookback_days: int
-
-
-@dataclass(frozen=True)
 class Settings:
     """The merged settings, as a nested mapping with typed accessors for common keys."""
 
@@ -126,7 +101,7 @@ class Settings:
         return node
 
     def pipeline(self) -> PipelineOptions:
-        """The values the pipeline's parts are built from, typed (see ``compose``)."""
+        """The values the pipeline's parts are built from, typed (see ``dream.compose``)."""
         g = self.get
         return PipelineOptions(
             provider=str(g("llm.provider")), llm_host=str(g("llm.host")),
@@ -142,6 +117,16 @@ class Settings:
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
             lookback_days=int(g("topics.lookback_days")))
+
+    def daemon(self) -> DaemonOptions:
+        """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
+        g = self.get
+        return DaemonOptions(
+            daily=str(g("folders.daily")), resource=str(g("folders.resource")),
+            digest=str(g("folders.digest")), max_note_bytes=int(g("vault.max_note_bytes")),
+            quiet_seconds=float(g("watch.quiet_seconds")), schedule=str(g("watch.schedule")),
+            api_port=int(g("api.port")), steps=tuple(g("auto_dream.steps")),
+            pipeline=self.pipeline())
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
         """A copy with dotted keys replaced (command-line flags); ``None`` values are ignored."""

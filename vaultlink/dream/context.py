@@ -1,0 +1,170 @@
+"""What the dream's steps share: the run's context (vault, state, models), the run state
+they fill in step by step, and the protocols of the parts they call.
+
+Kept apart from ``pipeline.py`` so each step imports the types and the pipeline imports
+the steps, with no import going back up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vaultlink.dream.units import Unit
+from vaultlink.llm.chat import ChatModel
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
+
+log = logging.getLogger(__name__)
+
+
+class Hit(Protocol):
+    """What node_search returns per node (see ``vaultlink.index.nodes.NodeHit``)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def similarity(self) -> float: ...
+
+
+class NodeSearch(Protocol):
+    """The one method of the node index the tools need."""
+
+    def node_search(self, query: str, limit: int = 20) -> Sequence[Hit]:
+        """Digest nodes ranked for ``query``."""
+        ...
+
+
+class NodeIndexLike(NodeSearch, Protocol):
+    """The node index as the pipeline uses it: search, and re-index what it wrote."""
+
+    def upsert(self, paths: Sequence[str]) -> Any:
+        """Index (or re-index) these digest nodes now."""
+        ...
+
+
+@dataclass(frozen=True)
+class SourceNote:
+    """A changed daily/resource note as extract sees it: sections marked new or known."""
+
+    path: str
+    title: str
+    sections: list[tuple[str, str, bool]]  # (heading breadcrumb, text, is_new)
+
+    def new_text(self) -> str:
+        """The text of the new sections only."""
+        return "\n\n".join(text for _, text, new in self.sections if new)
+
+
+class Extractor(Protocol):
+    """Turns changed notes into memory units (the model, or the offline extractor)."""
+
+    #: Why a note can give no unit, in words for the person reading the run.
+    passes_over: str
+
+    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
+        """Units found in ``notes``; each unit's paths are among the notes' paths."""
+        ...
+
+
+class TopicPicker(Protocol):
+    """Chooses the day's topics among candidates (one per integrated unit)."""
+
+    def pick(self, candidates: list[dict[str, Any]], units: list[UnitResult],
+             recent: set[str], max_topics: int) -> list[dict[str, Any]]:
+        """Topics in the shape of :func:`topic_of`, best first."""
+        ...
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class DreamContext:
+    """Everything a run needs, built by the CLI or the daemon from configuration."""
+
+    vault: Vault
+    state: State
+    index: NodeIndexLike
+    extractor: Extractor
+    integrator: ChatModel
+    provider: str
+    max_units: int = 5
+    max_steps: int = 12
+    dry_run: bool = False
+    max_topics: int = 3
+    lookback_days: int = 7
+    topic_picker: TopicPicker | None = None  # None: one topic per unit
+    only: frozenset[str] | None = None
+    today: dt.date = field(default_factory=dt.date.today)
+    progress: Progress | None = None
+    # Checked between units: True asks the run to stop early (the daemon's shutdown).
+    should_stop: Callable[[], bool] | None = None
+
+    def report(self, event: str, **detail: Any) -> None:
+        """Tell the CLI or daemon what is happening (progress display, status API)."""
+        if self.progress is not None:
+            self.progress(event, detail)
+
+
+@dataclass
+class UnitResult:
+    """What happened to one unit."""
+
+    unit: Unit
+    status: str  # integrated | unchanged | skipped | failed
+    action: str = ""
+    target: str = ""
+    note: str = ""
+    diff: str = ""
+    error: str = ""
+    journal_id: int | None = None
+    prompt_tokens: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RunState:
+    """The shared state of one run, filled in step by step."""
+
+    run_id: int = 0
+    scanned: int = 0
+    changed: dict[str, str] = field(default_factory=dict)  # path -> hash read
+    sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    units: list[Unit] = field(default_factory=list)
+    pending_ids: list[int] = field(default_factory=list)  # pending_units id of each unit
+    deferred_paths: set[str] = field(default_factory=set)
+    results: list[UnitResult] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
+    unread: dict[str, str] = field(default_factory=dict)  # note path -> why not read
+    gone: list[str] = field(default_factory=list)  # known notes no longer in the vault
+    readable: list[str] = field(default_factory=list)  # unread before, checkpointed as is
+    failed_units: list[Unit] = field(default_factory=list)
+    failed_paths: set[str] = field(default_factory=set)
+    changes: list[dict[str, str]] = field(default_factory=list)
+    checkpointed: list[str] = field(default_factory=list)
+    topics_written: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """The run summary's numbers."""
+        return {
+            "scanned": self.scanned,
+            "changed": len(self.changed),
+            "extracted": len(self.units),
+            "integrated": sum(r.status == "integrated" for r in self.results),
+            "skipped": len(self.skipped),
+            "failed": len(self.failed_units),
+            "checkpointed": len(self.checkpointed),
+        }
+
+
+Step = Callable[[DreamContext, RunState], None]

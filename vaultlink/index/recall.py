@@ -1,0 +1,66 @@
+"""Opening recall: both indexes of a vault (digest nodes for integration, sections for
+``search``) over one Chroma client, built from the typed options. The one way the CLI,
+the daemon and the dream open them."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from chromadb.api import ClientAPI
+
+from vaultlink.index.chunks import ChunkIndex
+from vaultlink.index.embed import Embedder, make_embedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import collection_namespace, open_chroma
+from vaultlink.options import PipelineOptions
+from vaultlink.vault.notes import Vault
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Indexes:
+    """The node and chunk indexes of one vault, over one Chroma client."""
+
+    nodes: NodeIndex
+    chunks: ChunkIndex
+    client: ClientAPI
+
+    def close(self) -> None:
+        """Close both SQLite connections and release the Chroma client."""
+        self.nodes.close()
+        self.chunks.close()
+        close = getattr(self.client, "close", None)  # not in every chromadb version
+        if close is not None:
+            try:
+                close()
+            except Exception as exc:  # an HTTP client has nothing to release
+                log.debug("closing the Chroma client: %s", exc)
+
+
+def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedded",
+                 chroma_host: str = "127.0.0.1", chroma_port: int = 8000,
+                 body_chars: int = 1000) -> Indexes:
+    """Both indexes of ``vault`` in ``.vaultlink/`` (state.sqlite, chroma/), from config values.
+
+    With a Chroma server (``chroma_mode="http"``) collection names carry a key of the
+    vault's path, so several vaults can share one server.
+    """
+    state = vault.state_dir
+    client = open_chroma(chroma_mode, state / "chroma", chroma_host, chroma_port)
+    namespace = collection_namespace(vault, chroma_mode)
+    db_path = state / "state.sqlite"
+    nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
+                      namespace=namespace)
+    chunks = ChunkIndex(vault, db_path, client, embedder, namespace=namespace)
+    return Indexes(nodes, chunks, client)
+
+
+def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
+    """Both search indexes of a vault, with the embedder the options name."""
+    embedder = make_embedder(options.embedding_provider, options.embedding_model,
+                             options.llm_host, options.timeout)
+    return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
+                        chroma_host=options.chroma_host, chroma_port=options.chroma_port,
+                        body_chars=options.body_chars)

@@ -1,0 +1,22 @@
+"""Facts about the words of a note that every stage shares: what marks a list item, and
+which words carry no subject (left out of keywords, topic names, query terms and the
+offline integrator's similarity)."""
+
+from __future__ import annotations
+
+import re
+
+# "- item", "* item", "+ item", "1. item", "1) item"
+LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+STOP_WORDS = frozenset("""
+a about after again all also an and any are as at back be because been before being
+below between both but by can can't could did do does doesn't don't down during e.g
+each etc even few first for from further get getting got had has have he her here
+his how i i'm i've i.e if in into is isn't it it's its just let like lot made make
+may me might more most much must my new no not now of off on once one only or other
+our out over own per really same she should so some still such than that that's the
+their them then there these they thing things this those through to too two under up
+us use used using very via was way we we're we've well were what when where which
+while who why will with won't would yet you your
+""".split())

@@ -1,0 +1,50 @@
+"""The typed options the CLI reads from the settings once and hands down.
+
+Nothing below ``cli`` reads configuration: the daemon, the dream and the indexes receive
+these frozen values (``cli.settings.Settings.pipeline()`` and ``.daemon()`` build them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """What ``dream.compose`` builds a run's parts from (models, indexes, thresholds)."""
+
+    provider: str  # llm.provider: auto | ollama | offline
+    llm_host: str
+    model: str
+    num_ctx: int
+    timeout: float
+    retries: int
+    max_steps: int
+    embedding_provider: str
+    embedding_model: str
+    chroma_mode: str
+    chroma_host: str
+    chroma_port: int
+    body_chars: int
+    same_threshold: float
+    related_threshold: float
+    digest: str
+    max_units: int
+    max_topics: int
+    lookback_days: int
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    """What ``vaultlink watch`` runs with: the vault's folders, the settle time, the
+    schedule, the API port, and the options of each run it starts."""
+
+    daily: str
+    resource: str
+    digest: str
+    max_note_bytes: int
+    quiet_seconds: float
+    schedule: str  # HH:MM of the daily full run, or "" for none
+    api_port: int
+    steps: tuple[str, ...]
+    pipeline: PipelineOptions
