@@ -190,6 +190,15 @@ class UndoConflict(StateError):
     """The file changed since the decision was written, so it cannot be undone safely."""
 
 
+class UndoNeedsCascade(UndoConflict):
+    """Undoing (or redoing) one decision alone would lose a later edit or break a link;
+    ``needs`` lists the other decisions ``--cascade`` would revert with it."""
+
+    def __init__(self, message: str, needs: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.needs = needs
+
+
 class DaemonError(VaultlinkError):
     """The daemon cannot start or serve (lock held, port refused)."""
 

@@ -17,7 +17,8 @@ from vaultlink.cli.settings import Settings, load_settings
 from vaultlink.daemon.process import VaultLock
 from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
 from vaultlink.markdown.links import LinkResolver, parse_link_body
-from vaultlink.vault.notes import Vault
+from vaultlink.vault.atomic import recover_work_files
+from vaultlink.vault.notes import STATE_DIR, Vault
 
 app = typer.Typer(
     name="vaultlink",
@@ -87,6 +88,7 @@ def vault_writer(v: Vault, command: str, if_daemon: str = "") -> Iterator[None]:
             raise VaultBusy(busy.pid, busy.holder, if_daemon) from None
         raise
     try:
+        recover_after_crash(v)
         yield
     finally:
         lock.release()
@@ -103,7 +105,29 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
         if busy.holder != "daemon":
             raise
         return None
+    try:
+        recover_after_crash(v)
+    except BaseException:
+        lock.release()
+        raise
     return lock
+
+
+def recover_after_crash(v: Vault) -> None:
+    """What every writer does first: finish what a killed process left behind (work
+    files of an atomic write, and writes it never journaled: ``history.recover``)."""
+    # the journal and its rollback: ~40 ms that --help need not pay
+    from vaultlink.dream.history import recover
+    from vaultlink.vault.state import State
+
+    recover_work_files(v.root, [v.digest, STATE_DIR])
+    if not (v.state_dir / "state.sqlite").exists():
+        return
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        recover(v, state)
+    finally:
+        state.close()
 
 
 def note_argument(v: Vault, given: str, gone_ok: bool = False,

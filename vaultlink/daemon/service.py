@@ -28,13 +28,16 @@ from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
-from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
+from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
+from vaultlink.dream import history
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions
+from vaultlink.vault.atomic import recover_work_files
+from vaultlink.vault.notes import STATE_DIR
 from vaultlink.vault.state import Checkpoint, QueueItem, State
 
 log = logging.getLogger(__name__)
@@ -157,7 +160,8 @@ class Daemon:
         """Queue notes changed while the daemon was off (ready now); catch the index up."""
         parts = self._parts
         assert parts is not None
-        recover_work_files(self.vault)
+        recover_work_files(self.vault.root, [self.vault.digest, STATE_DIR])
+        history.recover(self.vault, parts.state)  # writes a killed run never journaled
         try:
             if (report := parts.index.sync()).changed:
                 log.info("node index caught up with digest/: %s", report)

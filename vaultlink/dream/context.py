@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from vaultlink.dream.units import Unit
 from vaultlink.llm.chat import ChatModel
+from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -114,6 +115,8 @@ class DreamContext:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
         if self.progress is not None:
             self.progress(event, detail)
+        if event == "unit_finished":
+            crash_point("between_units")  # the crash tests aim here
 
 
 @dataclass

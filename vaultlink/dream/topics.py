@@ -24,7 +24,7 @@ from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnr
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.links import render_link
 from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
-from vaultlink.vault.notes import Vault, render_note
+from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 
@@ -254,3 +254,25 @@ def _body(topics: list[dict[str, Any]]) -> str:
         lines.append(f"## {t['title']}\n\n{t['reason']} The material is in {evidence}, "
                      f"and it now lives in {nodes}.\n")
     return "\n".join(lines)
+
+
+def without_nodes(path: str, text: str, gone: set[str]) -> str | None:
+    """A topics file's text with the digest nodes in ``gone`` left out of every topic (a
+    topic left with no node goes too); None when no topic is left. Used when an undo
+    removes a node the day's topics link to. Raises ``NoteUnreadable`` when the file is
+    not a topics file as vaultlink wrote it (its owner's edits are never re-rendered)."""
+    note = parse_note(path, text.encode("utf-8"))
+    topics = note.frontmatter.get("topics")
+    if not isinstance(topics, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("title"), str) for t in topics):
+        raise NoteUnreadable(path, "its frontmatter 'topics' is not a list of titled topics")
+    if note.body.strip() != _body(topics).strip():
+        raise NoteUnreadable(path, "its text was edited by hand")
+    kept = []
+    for t in topics:
+        paths = [p for p in t.get("paths", []) if p not in gone]
+        if paths or not t.get("paths"):
+            kept.append({**t, "paths": paths})
+    if not kept:
+        return None
+    return render_note({**note.frontmatter, "topics": kept}, _body(kept))

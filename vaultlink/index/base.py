@@ -29,6 +29,7 @@ from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIn
 from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
 log = logging.getLogger(__name__)
@@ -279,6 +280,7 @@ class IndexBase(IndexTables):
                 else:
                     report.added.append(c.path)
             self._chroma_delete(dropped)
+            crash_point("mid_index_sync")  # the crash tests aim here: SQLite not committed
             self._chroma_upsert(new_ids, new_vectors)
         report.embedded += len(texts)
 

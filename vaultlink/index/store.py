@@ -18,6 +18,7 @@ from chromadb.api import ClientAPI
 from chromadb.config import Settings
 
 from vaultlink.errors import SearchIndexError
+from vaultlink.vault.state import State
 
 if TYPE_CHECKING:
     from vaultlink.vault.notes import Vault
@@ -83,10 +84,9 @@ def open_state_db(path: Path) -> sqlite3.Connection:
             if attempt == 2:
                 raise SearchIndexError(f"cannot open {path}: {exc}") from exc
             log.warning("state database %s is corrupt (%s)", path, exc)
-            for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-                if extra.exists():
-                    extra.unlink()
-            _move_aside(path, "the state database")
+            # The journal in it is not derived data: State sets the file aside and
+            # keeps every row it can read, instead of this index dropping it.
+            State(path).close()
     raise AssertionError("unreachable")
 
 

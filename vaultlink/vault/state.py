@@ -2,23 +2,43 @@
 
 One connection per ``State``, WAL mode, every change in its own transaction, so a
 crash at any point leaves the database consistent. Tables owned by other modules
-(the search index) live in the same file under their own prefix.
+(the search index) live in the same file under their own prefix; the journal and the
+write intents are in ``journal.py``.
+
+A database the disk damaged is never dropped in silence: it is moved aside with a
+warning, and what can still be read of it (the journal first) is copied into a fresh
+one (``salvage.py``); the index tables are rebuilt from the vault.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import StateError
+from vaultlink.vault.faults import crash_point
+from vaultlink.vault.journal import (
+    JOURNAL_SCHEMA,
+    Intent,
+    JournalEntry,
+    JournalTables,
+    Row,
+    diff_of,
+)
+from vaultlink.vault.salvage import salvage_state_db
+
+__all__ = ["Checkpoint", "Intent", "JournalEntry", "QueueItem", "Row", "State", "diff_of",
+           "immediate_transaction"]
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoint (
@@ -34,19 +54,15 @@ CREATE TABLE IF NOT EXISTS failed_units (
     id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT NOT NULL, paths TEXT NOT NULL,
     error TEXT NOT NULL, attempts INTEGER NOT NULL, at REAL NOT NULL,
     resolved INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS journal (
-    id INTEGER PRIMARY KEY, at REAL NOT NULL, run_id INTEGER, unit TEXT NOT NULL,
-    queries TEXT NOT NULL DEFAULT '[]', candidates TEXT NOT NULL DEFAULT '[]',
-    action TEXT NOT NULL, target TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
-    diff TEXT NOT NULL DEFAULT '', before_text TEXT, after_text TEXT,
-    undone_by INTEGER, undo_of INTEGER);
-CREATE INDEX IF NOT EXISTS journal_target ON journal(target);
 CREATE TABLE IF NOT EXISTS unread_notes (
     path TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
-"""
+""" + JOURNAL_SCHEMA
+# The tables worth saving from a damaged database, most precious first.
+SALVAGED = ("journal", "checkpoint", "inflight", "failed_units", "pending_units", "queue",
+            "unread_notes", "runs")
 
 
 @dataclass(frozen=True)
@@ -56,37 +72,6 @@ class Checkpoint:
     path: str
     hash: str
     sections: tuple[str, ...]
-
-
-@dataclass
-class JournalEntry:
-    """One decision: the unit, what recall found, the action, and the diff written."""
-
-    id: int
-    at: float
-    run_id: int | None
-    unit: dict[str, Any]
-    queries: list[Any]
-    candidates: list[Any]
-    action: str
-    target: str
-    note: str
-    diff: str
-    before_text: str | None
-    after_text: str | None
-    undone_by: int | None
-    undo_of: int | None
-
-    def public(self) -> dict[str, Any]:
-        """The entry as the status API and ``vaultlink log --json`` show it."""
-        data = asdict(self)
-        data.pop("before_text")
-        data.pop("after_text")
-        data["undone"] = self.undone_by is not None
-        data["undoable"] = (self.undone_by is None and self.undo_of is None
-                            and self.before_text != self.after_text
-                            and self.action not in ("SKIP", "FAILED"))
-        return data
 
 
 @dataclass(frozen=True)
@@ -116,7 +101,7 @@ def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection
     db.execute("COMMIT")
 
 
-class State:
+class State(JournalTables):
     """The vault's state database; safe to share between threads."""
 
     def __init__(self, path: Path) -> None:
@@ -124,15 +109,35 @@ class State:
         self.path = path
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30,
-                                       isolation_level=None)
-            self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+            self._db = self._open(path)
         except sqlite3.DatabaseError as exc:
-            raise StateError(f"{path} is unreadable ({exc}); move it away and run "
-                             "`vaultlink reindex` to start fresh") from None
+            salvage_state_db(path, str(exc), SCHEMA, SALVAGED)
+            try:
+                self._db = self._open(path)
+            except sqlite3.DatabaseError as again:
+                raise StateError(f"{path} cannot be opened even fresh ({again}); check the "
+                                 "disk, then move .vaultlink/ away") from None
+
+    @classmethod
+    def _open(cls, path: Path) -> sqlite3.Connection:
+        """Connect, check the tables this class owns, create what is missing."""
+        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+            cls._migrate_journal(db)
+            # Damage in a page no statement above touched shows only when read: check
+            # our tables now (milliseconds), not in the middle of a run.
+            for table in SALVAGED:
+                found = [str(r[0]) for r in db.execute(f"PRAGMA quick_check({table})")]
+                if found != ["ok"]:
+                    raise sqlite3.DatabaseError(f"table {table}: {'; '.join(found[:3])}")
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         """Close the connection."""
@@ -161,6 +166,7 @@ class State:
         rows = [(c.path, c.hash, json.dumps(list(c.sections)), time.time()) for c in items]
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO checkpoint VALUES (?,?,?,?)", rows)
+            crash_point("mid_checkpoint")
         return len(rows)
 
     def drop_checkpoints(self, paths: Iterable[str]) -> None:
@@ -256,41 +262,6 @@ class State:
         return [{"path": r["path"], "reason": r["reason"], "since": r["at"]}
                 for r in self._all("SELECT * FROM unread_notes ORDER BY path")]
 
-    # -- journal ---------------------------------------------------------------
-
-    def journal_add(self, run_id: int | None, unit: dict[str, Any], action: str,
-                    target: str = "", note: str = "", diff: str = "",
-                    queries: list[Any] | None = None, candidates: list[Any] | None = None,
-                    before_text: str | None = None, after_text: str | None = None,
-                    undo_of: int | None = None) -> int:
-        """Record one decision; returns its id."""
-        with self.transaction() as db:
-            cur = db.execute(
-                "INSERT INTO journal(at, run_id, unit, queries, candidates, action, target, "
-                "note, diff, before_text, after_text, undo_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (time.time(), run_id, json.dumps(unit), json.dumps(queries or []),
-                 json.dumps(candidates or []), action, target, note, diff, before_text,
-                 after_text, undo_of))
-            new_id = int(cur.lastrowid or 0)
-            if undo_of is not None:
-                db.execute("UPDATE journal SET undone_by=? WHERE id=?", (new_id, undo_of))
-            return new_id
-
-    def journal(self, limit: int = 50, path: str | None = None) -> list[JournalEntry]:
-        """Recent decisions, newest first; with ``path``, those touching that note."""
-        if path is None:
-            rows = self._all("SELECT * FROM journal ORDER BY id DESC LIMIT ?", (limit,))
-        else:
-            like = f'%"{path}"%'
-            rows = self._all("SELECT * FROM journal WHERE target=? OR unit LIKE ? "
-                             "ORDER BY id DESC LIMIT ?", (path, like, limit))
-        return [_entry(r) for r in rows]
-
-    def journal_get(self, entry_id: int) -> JournalEntry | None:
-        """One decision by id."""
-        rows = self._all("SELECT * FROM journal WHERE id=?", (entry_id,))
-        return _entry(rows[0]) if rows else None
-
     # -- queue -----------------------------------------------------------------
 
     def enqueue(self, path: str, now: float, quiet_seconds: float) -> None:
@@ -322,18 +293,3 @@ class State:
                            "ready_at=max(queue.ready_at, excluded.ready_at), "
                            "attempts=queue.attempts+1, last_error=excluded.last_error",
                            (p, now, now + delay, error))
-
-
-def _entry(r: sqlite3.Row) -> JournalEntry:
-    return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
-                        json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
-                        r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"])
-
-
-def diff_of(path: str, before: str | None, after: str | None) -> str:
-    """A unified diff of one node, as the journal and the plugin show it."""
-    return "".join(difflib.unified_diff(
-        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-        fromfile="/dev/null" if before is None else f"a/{path}",
-        tofile="/dev/null" if after is None else f"b/{path}"))
