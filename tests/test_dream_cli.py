@@ -5,13 +5,14 @@ driven by the competent scripted model, real Chroma and SQLite, on a copy of sam
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.competent import CompetentModel
-from tests.fakes.ollama_server import FakeOllama
+from tests.fakes.ollama_server import FakeOllama, down_url
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -102,15 +103,24 @@ def test_dry_run_shows_decisions_and_writes_nothing(vault_copy: Path,
 
 
 @pytest.mark.slow
-def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(tmp_path: Path) -> None:
-    # The README's main command: no Ollama here, so the offline integrator runs.
+def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's main command as a new user runs it: llm.provider auto (the default),
+    # and no Ollama answering, so the offline integrator runs and says so.
+    monkeypatch.setenv("VAULTLINK_LLM__HOST", down_url())
     dest = tmp_path / "demo"
     before = _snapshot(SAMPLE)
-    result = CliRunner().invoke(app, ["demo", "--to", str(dest), "--llm", "offline"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(app, ["demo", "--to", str(dest)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert "dreaming with the offline integrator" in result.output
     assert "vaultlink check: 0 error(s) in digest/" in result.output
     assert "new digest nodes (" in result.output and "failed 0" in result.output
+    # each decision once: the progress line says it, the summary does not repeat it
+    decided = re.findall(r"\] \S+ \.\.\. (?:CREATE|REFINE|CORROBORATE) (digest/\S+)",
+                         result.output)
+    assert len(decided) > 20
+    assert not re.search(r"^\s+digest/\S+ \[(CREATE|REFINE|CORROBORATE)\]", result.output,
+                         re.M)
     assert _snapshot(SAMPLE) == before  # the checkout is never touched
     assert any((dest / "digest").rglob("*.md"))
 

@@ -201,10 +201,15 @@ class UndoMachine(RuleBasedStateMachine):
         return sorted(p for p in self._digest() if "/topics/" not in p)
 
     @precondition(lambda self: self._rows())
-    @rule(pick=st.integers(0, 1_000), cascade=st.booleans(), then_redo=st.booleans())
-    def undo(self, pick: int, cascade: bool, then_redo: bool) -> None:
-        """Undo a decision (any: also one undone, or an UNDO: both must be refused)."""
+    @rule(pick=st.integers(0, 1_000), cascade=st.booleans(), then_redo=st.booleans(),
+          any_row=st.integers(0, 4))
+    def undo(self, pick: int, cascade: bool, then_redo: bool, any_row: int) -> None:
+        """Undo a decision: mostly a live one; sometimes any row (an undone one must be
+        refused, an UNDO's undo is a redo)."""
         rows = self._rows()
+        live = [e for e in rows if e.undone_by is None]
+        if live and any_row:
+            rows = live
         entry = rows[pick % len(rows)]
         self._revert(history.undo, entry.id, cascade, then_redo)
 

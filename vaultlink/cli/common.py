@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +52,9 @@ def open_vault(vault: Path, overrides: dict[str, Any] | None = None,
     is refused (unless ``any_folder``): running in the wrong folder would otherwise build
     an index and state there and report, falsely, that there was nothing to do.
     """
+    # As typed: '~' (quoted, or from VAULTLINK_VAULT), '..', a trailing slash. Made
+    # absolute without resolving symlinks, so a vault reached through a link keeps its name.
+    vault = Path(os.path.abspath(vault.expanduser()))
     if not vault.is_dir():
         raise ConfigError(f"{vault} is not a folder; pass --vault PATH or set VAULTLINK_VAULT")
     settings = load_settings(vault)

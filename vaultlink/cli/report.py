@@ -23,7 +23,7 @@ class ProgressPrinter:
             mode = " (dry run: nothing is written)" if detail.get("dry_run") else ""
             self.echo(f"dreaming with the {detail.get('provider')} integrator{mode}")
         elif event == "note_skipped":
-            self.echo(f"  skipped {detail['path']}: {detail['reason']}")
+            pass  # said once, in the summary's "not read" list
         elif event == "extracted":
             units = detail.get("units", [])
             self.echo(f"  {detail.get('changed', 0)} changed note(s), {len(units)} unit(s) "
@@ -37,19 +37,22 @@ class ProgressPrinter:
             self.echo(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...", nl=False)
         elif event == "unit_finished":
             if detail.get("status") == "integrated":
-                self.echo(f" {detail['action']} {detail['target']}")
+                note = f": {detail['note']}" if detail.get("note") else ""
+                self.echo(f" {detail['action']} {detail['target']}{note}")
             else:
                 self.echo(f" {detail['status'].upper()}: {detail.get('error', '')}"[:300])
 
 
-def run_summary(run: RunState, dry_run: bool) -> list[str]:
-    """The run summary: counts, then one ``target [ACTION]: note`` line per change."""
+def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> list[str]:
+    """The run summary, each thing said once: the counts; the changes (one
+    ``target [ACTION]: note`` line each) unless the progress lines already said them;
+    failed and skipped units; topics; warnings; notes not read; a dry run's diffs."""
     counts = run.counts()
     if dry_run:  # nothing was recorded
         counts["would checkpoint"] = counts.pop("checkpointed")
     lines = ["", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())]
     results = [r for r in run.results if r.status == "integrated"]
-    if results:
+    if results and not progress_shown:
         lines.append("changes:" if not dry_run else "would change:")
         lines += [f"  {r.target} [{r.action}]: {r.note}" for r in results]
     for r in run.results:
@@ -58,8 +61,12 @@ def run_summary(run: RunState, dry_run: bool) -> list[str]:
     for path in run.topics_written:
         lines.append(f"  {path} [TOPICS]")
     lines += [f"warning: {w}" for w in run.warnings]
-    if dry_run:
-        lines += ["", "diffs:"] + [r.diff for r in results]
+    if run.unread:
+        lines.append(f"not read ({len(run.unread)}; `vaultlink status` lists them until fixed):")
+        lines += [f"  {path}: {reason}" for path, reason in sorted(run.unread.items())]
+    diffs = [r.diff for r in results if r.diff]
+    if dry_run and diffs:
+        lines += ["", "diffs:", *diffs]
     return lines
 
 

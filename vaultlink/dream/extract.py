@@ -48,7 +48,12 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     infos = vault.scan([vault.daily, vault.resource])
     run.scanned = len(infos)
     checkpoints = state.checkpoints()
-    present = {i.path for i in infos}
+    # Files the walk left out (a symlink leading out of the vault) are notes not read:
+    # the summary and `vaultlink status` say so, with why.
+    left_out = vault.skipped_in([vault.daily, vault.resource])
+    for path, why in left_out.items():
+        run.skipped[path] = run.unread[path] = why
+    present = {i.path for i in infos} | set(left_out)
     unread = {u["path"] for u in state.unread_notes()}
     run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
     if run.gone and not ctx.dry_run:

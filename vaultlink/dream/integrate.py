@@ -66,7 +66,7 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
                                 "note": result.note})
         ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
                    status=result.status, action=result.action, target=result.target,
-                   error=result.error)
+                   note=result.note, error=result.error)
 
 
 def vault_files(vault: Vault) -> frozenset[str]:

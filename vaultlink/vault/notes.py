@@ -128,10 +128,15 @@ class Vault:
     digest: str = "digest"
     max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
     _real_root: Path = field(init=False, repr=False)
-    _warned: set[str] = field(init=False, repr=False, compare=False, default_factory=set)
+    # Files a walk left out with the reason (a symlink leading out of the vault...):
+    # reported once, by the run's summary and `vaultlink status`, not by every command.
+    skipped: dict[str, str] = field(init=False, repr=False, compare=False,
+                                    default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.root = Path(self.root).expanduser().absolute()
+        # abspath, not absolute(): '..' must go, or no walked file is "inside" the root;
+        # not resolve(): a vault reached through a symlinked folder keeps its name
+        self.root = Path(os.path.abspath(Path(self.root).expanduser()))
         if not self.root.is_dir():
             raise NoteNotFound(str(self.root))
         self._real_root = self.root.resolve()
@@ -203,7 +208,7 @@ class Vault:
                 try:
                     self.abs(top_rel)
                 except PathRefused as exc:
-                    self._warn_once(f"skipping {top}: {exc}")
+                    self._skip(top_rel, exc.reason)
                     continue
             for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames
@@ -218,19 +223,27 @@ class Vault:
                         # can lead out of the vault; resolving every path costs 10x more
                         if os.path.islink(full):
                             self.abs(rel)
-                    except (PathRefused, ValueError) as exc:
-                        self._warn_once(f"skipping {full}: {exc}")
+                    except PathRefused as exc:
+                        self._skip(exc.path, exc.reason)
+                        continue
+                    except ValueError as exc:  # not below the root: cannot happen, say so
+                        log.warning("skipping %s: %s", full, exc)
                         continue
                     found.append(rel)
         return iter(sorted(found))
 
-    def _warn_once(self, message: str) -> None:
-        # The vault is walked before every unit: one warning per odd file is enough.
-        if message in self._warned:
-            log.debug("%s", message)
-            return
-        self._warned.add(message)
-        log.warning("%s", message)
+    def _skip(self, rel: str, reason: str) -> None:
+        # The vault is walked before every unit and by every command: a warning each
+        # time would drown the output, so the run's summary and status report these.
+        if rel not in self.skipped:
+            log.info("skipping %s: %s", rel, reason)
+        self.skipped[rel] = reason
+
+    def skipped_in(self, folders: Iterable[str]) -> dict[str, str]:
+        """The files left out by walks below ``folders`` so far, with the reason."""
+        tops = tuple(folders)
+        return {p: r for p, r in self.skipped.items()
+                if any(p == t or p.startswith(t + "/") for t in tops)}
 
     def scan(self, folders: Iterable[str] | None = None) -> list[NoteInfo]:
         """Size, mtime and content hash of every ``.md`` note below ``folders``.
