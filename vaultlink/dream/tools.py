@@ -22,6 +22,7 @@ from vaultlink.errors import (
     VaultError,
     VaultlinkError,
     WriteConflict,
+    WriteFailed,
 )
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.vault.atomic import content_hash
@@ -98,6 +99,11 @@ class Toolbox:
         except GuardRefusal as exc:
             log.info("guard refused %s: %s", name, exc)
             return _error(str(exc), exc.code, **exc.detail)
+        except WriteFailed:
+            # A full or broken disk is no answer the model can act on, and a unit it
+            # made give up would be skipped and checkpointed: fail the attempt instead,
+            # so the unit is retried once the disk is fixed.
+            raise
         except VaultlinkError as exc:
             return _error(str(exc))
         return _fit(result)

@@ -10,8 +10,10 @@ list of ``kind:point[@n]``:
 * ``kill:<point>[@n]`` -- SIGKILL this process the n-th time (default 1st) it reaches
   ``point``; nothing is flushed, no ``finally`` runs: a power cut, as far as the
   vault can tell.
-* ``eio:<point>[@n]`` / ``enospc:<point>[@n]`` -- raise that ``OSError`` there instead,
-  from the n-th time on (a disk that stays broken).
+* ``eio:<point>[@n]`` / ``enospc:<point>[@n]`` / ``erofs:<point>[@n]`` -- raise that
+  ``OSError`` there instead, from the n-th time on (a disk that stays broken). The
+  tests use a real small or read-only file system where they can (as root); these
+  are the fallback.
 
 The points (``POINTS``) name the moments the crash tests aim at. This module imports
 nothing of vaultlink, so the lowest layer can call it.
@@ -37,7 +39,7 @@ POINTS = {
     "mid_checkpoint": "the checkpoint rows are inserted but not committed",
     "mid_undo": "an undo group has changed some files and not others",
 }
-KINDS = {"kill", "eio", "enospc"}
+KINDS = {"kill", "eio", "enospc", "erofs"}
 
 _lock = threading.Lock()
 _armed: dict[str, tuple[str, int]] = {}  # point -> (kind, n)
@@ -89,5 +91,5 @@ def crash_point(point: str) -> None:
             return
     if kind == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
-    code = errno.EIO if kind == "eio" else errno.ENOSPC
+    code = {"eio": errno.EIO, "enospc": errno.ENOSPC, "erofs": errno.EROFS}[kind]
     raise OSError(code, f"{os.strerror(code)} (injected at {point})")

@@ -28,6 +28,7 @@ from vaultlink.errors import (
     NoteUnreadable,
     NotUtf8,
     PathRefused,
+    WriteFailed,
 )
 from vaultlink.markdown.frontmatter import read_frontmatter, render_frontmatter, split_frontmatter
 from vaultlink.vault.atomic import content_hash, remove_file, replace_file
@@ -317,9 +318,12 @@ class Vault:
                                    f"{STATE_DIR}/; the user's notes are read-only")
         path = self.abs(rel)
         data = content.encode("utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.abs(rel)  # the folders just made must not have become an escape
-        replace_file(path, rel, data, expected_hash)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.abs(rel)  # the folders just made must not have become an escape
+            replace_file(path, rel, data, expected_hash)
+        except OSError as exc:  # full, read-only, I/O error: the old text stays whole
+            raise WriteFailed(rel, exc) from None
         return content_hash(data)
 
     def delete(self, raw: str, expected_hash: str) -> None:
@@ -327,7 +331,10 @@ class Vault:
         rel = normalize_rel(raw)
         if not self.is_writable(rel):
             raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
-        remove_file(self.abs(rel), rel, expected_hash)
+        try:
+            remove_file(self.abs(rel), rel, expected_hash)
+        except OSError as exc:
+            raise WriteFailed(rel, exc) from None
 
 
 def parse_note(rel: str, data: bytes) -> Note:

@@ -110,7 +110,10 @@ class State(JournalTables):
         self._lock = threading.RLock()
         try:
             self._db = self._open(path)
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:  # read-only, full, locked: not damage
+            raise StateError(f"{path} cannot be opened ({exc}): "
+                             f"{_sqlite_advice(str(exc))}") from None
+        except sqlite3.DatabaseError as exc:  # not a database, malformed: damage
             salvage_state_db(path, str(exc), SCHEMA, SALVAGED)
             try:
                 self._db = self._open(path)
@@ -146,9 +149,16 @@ class State(JournalTables):
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic change: everything inside commits together or not at all."""
-        with self._lock, immediate_transaction(self._db) as db:
-            yield db
+        """One atomic change: everything inside commits together or not at all. A disk
+        that refuses the write is a ``StateError`` saying what to do; nothing is lost."""
+        with self._lock:
+            try:
+                with immediate_transaction(self._db) as db:
+                    yield db
+            except sqlite3.OperationalError as exc:
+                raise StateError(f"{self.path.name} could not be written ({exc}): "
+                                 f"{_sqlite_advice(str(exc))}; what was done before is "
+                                 "recorded") from None
 
     def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -293,3 +303,15 @@ class State(JournalTables):
                            "ready_at=max(queue.ready_at, excluded.ready_at), "
                            "attempts=queue.attempts+1, last_error=excluded.last_error",
                            (p, now, now + delay, error))
+
+
+def _sqlite_advice(message: str) -> str:
+    if "full" in message:
+        return "the disk is full: free some space, then run again"
+    if "readonly" in message or "read-only" in message:
+        return "the vault is read-only: make .vaultlink/ writable, then run again"
+    if "I/O" in message:
+        return "the disk reported an I/O error: check the disk before going on"
+    if "locked" in message:
+        return "another process holds the database: wait for it, then run again"
+    return "check the disk and run again"
