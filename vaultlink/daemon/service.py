@@ -28,6 +28,7 @@ from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
+from vaultlink.daemon.repair import follow_moves, heal_index
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
 from vaultlink.dream import history
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
@@ -38,7 +39,7 @@ from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR
-from vaultlink.vault.state import Checkpoint, QueueItem, State
+from vaultlink.vault.state import QueueItem, State
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class Daemon:
         self._mu = threading.Lock()
         self._digest_due: dict[str, float] = {}
         self._digest_all: float | None = None
+        self._moves: list[tuple[str, str]] = []  # renamed source notes (old, new)
         self._working = False
         self._current: dict[str, Any] | None = None
         self._last_provider = self.provider
@@ -200,17 +202,11 @@ class Daemon:
                         if path.endswith(".md"):
                             state.enqueue(path, now, self.quiet)
                 continue
-            if ch.moved_from:
-                self._carry_checkpoint(ch.moved_from, ch.path)
+            if ch.moved_from:  # the worker carries its checkpoint and digest links
+                with self._mu:
+                    self._moves.append((ch.moved_from, ch.path))
             state.enqueue(ch.path, now, self.quiet)
         self._wake.set()
-
-    def _carry_checkpoint(self, old: str, new: str) -> None:
-        # A renamed note keeps its checkpoint, so the rename costs no re-integration.
-        cp = self.state.checkpoints().get(old)
-        if cp is not None and cp.hash == current_hash(self.vault.root, new):
-            self.state.set_checkpoints([Checkpoint(new, cp.hash, cp.sections)])
-            self.state.drop_checkpoints([old])
 
     def rerun(self, paths: list[str]) -> list[str]:
         """Queue notes ready now, forgetting their checkpoint so they are re-extracted."""
@@ -246,8 +242,12 @@ class Daemon:
 
     def _tick(self, now: float) -> float | None:
         """Do what is due; return seconds until something else is (None: nothing)."""
+        with self._mu:
+            moves, self._moves = self._moves, []
+        if moves and self._parts is not None:
+            follow_moves(self.vault, self.state, self._parts.index, moves)
         dues = [self._sync_digest(now)]
-        queue = self.state.queue()
+        queue = self.state.queue(now)  # also undoes a clock jump back
         ready = [i for i in queue if i.ready_at <= now]
         full_due = self._next_full is not None and self._next_full <= now
         if (ready or full_due) and not self.gate.open(now):
@@ -342,6 +342,7 @@ class Daemon:
 
     def _run(self, only: frozenset[str] | None) -> Any:
         assert self._parts is not None
+        heal_index(self._parts, self.options)  # its store deleted or damaged meanwhile?
         provider = choose_provider(self.options)
         self._last_provider = provider
         ctx = dream_context(self._parts, self.options, provider, only=only,

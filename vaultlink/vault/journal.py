@@ -39,9 +39,11 @@ CREATE TABLE IF NOT EXISTS inflight (
     written TEXT NOT NULL DEFAULT '[]', at REAL NOT NULL);
 """
 
-# Actions that change a file (their rows hold the text before and after).
+# Actions that change a file (their rows hold the text before and after): decisions,
+# their reversals, and links following a renamed source note (``dream/relink.py``).
 DECISIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
 REVERSALS = ("UNDO", "REDO")
+FOLLOW_UPS = ("RELINK",)
 
 
 @dataclass
@@ -67,7 +69,7 @@ class JournalEntry:
     @property
     def changes_file(self) -> bool:
         """True for a row that changed its target (a decision, an undo or a redo)."""
-        return (self.action in DECISIONS + REVERSALS and bool(self.target)
+        return (self.action in DECISIONS + REVERSALS + FOLLOW_UPS and bool(self.target)
                 and self.before_text != self.after_text)
 
     def public(self) -> dict[str, Any]:

@@ -60,6 +60,9 @@ CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
 """ + JOURNAL_SCHEMA
+# A queued note never waits longer than this after a clock jump (the longest backoff).
+MAX_WAIT = 3600.0
+CLOCK_SLACK = 1.0  # seconds "in the future" that are only clock jitter
 # The tables worth saving from a damaged database, most precious first.
 SALVAGED = ("journal", "checkpoint", "inflight", "failed_units", "pending_units", "queue",
             "unread_notes", "runs")
@@ -282,8 +285,15 @@ class State(JournalTables):
                        "ready_at=excluded.ready_at",
                        (path, now, now + quiet_seconds))
 
-    def queue(self) -> list[QueueItem]:
-        """Everything queued, soonest first."""
+    def queue(self, now: float | None = None) -> list[QueueItem]:
+        """Everything queued, soonest first. With ``now``, items changed "in the future"
+        are brought back first: the clock jumped back since they were queued, and they
+        must not wait for the old time to come round again (a day, a year)."""
+        if now is not None:
+            with self.transaction() as db:
+                db.execute("UPDATE queue SET ready_at=? + min(max(ready_at - changed_at, 0), "
+                           "?), changed_at=? WHERE changed_at > ?",
+                           (now, MAX_WAIT, now, now + CLOCK_SLACK))
         return [QueueItem(r["path"], r["changed_at"], r["ready_at"], r["attempts"],
                           r["last_error"])
                 for r in self._all("SELECT * FROM queue ORDER BY ready_at, path")]
