@@ -67,7 +67,7 @@ def full_digest(tmp_path: Path) -> Iterator[tuple[Path, Path | None]]:
             finally:
                 os.close(fd)
         else:
-            faults.arm("enospc:after_temp")
+            faults.arm("enospc:after_temp@1+")
         yield root, filler
     finally:
         faults.arm("")
@@ -109,7 +109,7 @@ def test_an_io_error_on_write_fails_the_units_loudly_and_changes_nothing(
     root = make_vault(tmp_path / "vault")
     add_note(root, 1)
     before = nodes(root)
-    faults.arm("eio:after_temp")
+    faults.arm("eio:after_temp@1+")
     try:
         code, out = dream(root)
     finally:
@@ -147,7 +147,7 @@ def test_a_read_only_vault_is_refused_with_what_to_do_and_left_as_it_is(
     if mounted:
         subprocess.run(["mount", "-o", "remount,ro", str(root)], check=True)
     else:
-        faults.arm("erofs:after_temp")
+        faults.arm("erofs:after_temp@1+")
     code, out = dream(root)
     assert code != 0, out
     assert "read-only" in out, out

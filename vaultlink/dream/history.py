@@ -318,14 +318,21 @@ def apply(vault: Vault, state: State, p: Plan) -> Outcome:
             _write(vault, s.path, s.old, s.new)
             done.append(s)
     except (WriteConflict, VaultError, OSError) as exc:
+        stuck: set[str] = set()
         for s in reversed(done):
             try:
                 _write(vault, s.path, s.new, s.old)
             except (WriteConflict, VaultError, OSError) as again:
                 log.warning("could not put back %s (%s)", s.path, again)
-        state.settle(firsts)
-        raise UndoConflict(f"{exc}: a note changed while undoing; nothing was changed, "
-                           "try again") from None
+                stuck.add(s.path)
+        # What could not be put back keeps its intent: the next writer's recover()
+        # rolls it back once the disk lets it.
+        state.settle(p for p in firsts if p not in stuck)
+        if stuck:
+            raise UndoConflict(f"{exc}: the undo stopped half-way and could not put back "
+                               f"{', '.join(sorted(stuck))} yet; the next vaultlink "
+                               "command puts it back") from None
+        raise UndoConflict(f"{exc}: nothing was changed; fix that and try again") from None
     action = "REDO" if p.redo else "UNDO"
     rows = [_row(s, action) for s in p.steps]
     ids = state.journal_add_group(rows)

@@ -10,10 +10,10 @@ list of ``kind:point[@n]``:
 * ``kill:<point>[@n]`` -- SIGKILL this process the n-th time (default 1st) it reaches
   ``point``; nothing is flushed, no ``finally`` runs: a power cut, as far as the
   vault can tell.
-* ``eio:<point>[@n]`` / ``enospc:<point>[@n]`` / ``erofs:<point>[@n]`` -- raise that
-  ``OSError`` there instead, from the n-th time on (a disk that stays broken). The
-  tests use a real small or read-only file system where they can (as root); these
-  are the fallback.
+* ``eio:<point>[@n[+]]`` / ``enospc:...`` / ``erofs:...`` -- raise that ``OSError``
+  there instead: the n-th time only (a passing glitch), or with ``+`` from the n-th
+  time on (a disk that stays broken). The tests use a real small or read-only file
+  system where they can (as root); these are the fallback.
 
 The points (``POINTS``) name the moments the crash tests aim at. This module imports
 nothing of vaultlink, so the lowest layer can call it.
@@ -42,22 +42,25 @@ POINTS = {
 KINDS = {"kill", "eio", "enospc", "erofs"}
 
 _lock = threading.Lock()
-_armed: dict[str, tuple[str, int]] = {}  # point -> (kind, n)
+_armed: dict[str, tuple[str, int, bool]] = {}  # point -> (kind, n, and every later time)
 _hits: dict[str, int] = {}
 
 
-def parse(spec: str) -> dict[str, tuple[str, int]]:
-    """``kill:after_temp@2,eio:after_temp`` -> ``{point: (kind, n)}``; ValueError if bad."""
-    armed: dict[str, tuple[str, int]] = {}
+def parse(spec: str) -> dict[str, tuple[str, int, bool]]:
+    """``kill:after_temp@2,eio:mid_undo@1+`` -> ``{point: (kind, n, on)}``; ValueError
+    if bad."""
+    armed: dict[str, tuple[str, int, bool]] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         kind, _, rest = item.partition(":")
         point, _, count = rest.partition("@")
+        on = count.endswith("+")
+        count = count.removesuffix("+")
         if kind not in KINDS or point not in POINTS:
-            raise ValueError(f"{ENV}: {item!r} is not kind:point[@n] with kind one of "
+            raise ValueError(f"{ENV}: {item!r} is not kind:point[@n[+]] with kind one of "
                              f"{sorted(KINDS)} and point one of {sorted(POINTS)}")
         if count and not count.isdigit():
             raise ValueError(f"{ENV}: {item!r}: the count after @ must be a whole number")
-        armed[point] = (kind, max(1, int(count or 1)))
+        armed[point] = (kind, max(1, int(count or 1)), on)
     return armed
 
 
@@ -86,8 +89,8 @@ def crash_point(point: str) -> None:
         if plan is None:
             return
         _hits[point] = _hits.get(point, 0) + 1
-        kind, n = plan
-        if _hits[point] < n:
+        kind, n, on = plan
+        if _hits[point] < n or (_hits[point] > n and not on):
             return
     if kind == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
