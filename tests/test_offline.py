@@ -315,7 +315,7 @@ def test_a_correction_arrives_as_refine_never_as_correct(world: World) -> None:
     unit = extract_one("daily/2026-06-20.md", "Decisions")
     outcome, _, _ = integrate(world, unit)
     assert outcome.status == "done" and outcome.receipt is not None
-    assert outcome.receipt.action in ("REFINE", "CORROBORATE", "CREATE")
+    assert outcome.receipt.action == "REFINE"  # the new figure refines the node
     assert outcome.receipt.action != "CORRECT"
     assert digest_errors(world.vault) == []
 
