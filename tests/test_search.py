@@ -217,7 +217,7 @@ def test_cli_node_search_json(vault: Vault) -> None:
     hits = json.loads(out)["hits"]
     assert len(hits) == 2
     assert hits[0]["path"] == "digest/wiki/autovacuum.md"
-    assert set(hits[0]) == {"path", "score", "name", "description", "similarity"}
+    assert set(hits[0]) == {"path", "score", "name", "description", "similarity", "keyword_rank"}
     assert hits[0]["name"] == "Postgres autovacuum"
 
 

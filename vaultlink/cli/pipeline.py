@@ -59,6 +59,7 @@ def dream(
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
     # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
+    from vaultlink.cli.recall import synced
     from vaultlink.cli.report import ProgressPrinter, run_json, run_summary
     from vaultlink.dream.compose import choose_provider, close_models, dream_context, open_parts
     from vaultlink.dream.pipeline import build_steps, run_dream
@@ -78,6 +79,8 @@ def dream(
                 run = run_dream(ctx, steps)
             finally:
                 close_models(ctx)
+            if not dry_run:  # the first `search` after a run must not index everything
+                synced(parts.indexes.chunks, "indexing notes for search", show=not as_json)
         finally:
             parts.close()
     if as_json:

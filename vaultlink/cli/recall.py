@@ -34,7 +34,7 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
     return open_recall(v, settings.pipeline())
 
 
-def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
+def synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
     """Sync an index; a progress bar on stderr once there is real work (or ``always``)."""
     # rich.progress: ~50 ms, for a bar only a long sync shows
     from rich.console import Console
@@ -73,22 +73,34 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
 
         answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
             {"q": query, "limit": limit, "in": kind}), timeout=3600)
-        hits: list[dict[str, Any]] = answer["hits"]
-        return hits
+        return above_floor(answer["hits"], settings)
     try:
         indexes = _recall_indexes(v, settings)
         try:
             if kind == "nodes":
-                _synced(indexes.nodes, "indexing digest nodes", show=True)
+                synced(indexes.nodes, "indexing digest nodes", show=True)
                 found: list[Any] = indexes.nodes.node_search(query, limit)
             else:
-                _synced(indexes.chunks, "indexing notes", show=True)
+                synced(indexes.chunks, "indexing notes", show=True)
                 found = indexes.chunks.search(query, limit)
         finally:
             indexes.close()
     finally:
         lock.release()
-    return [dataclasses.asdict(h) for h in found]
+    return above_floor([dataclasses.asdict(h) for h in found], settings)
+
+
+# Hits this high in the keyword ranking are shown whatever their similarity: an exact
+# ticket number or name that the vector model does not see (bench/quality/floor.py).
+KEYWORD_RANKS_KEPT = 3
+
+
+def above_floor(hits: list[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
+    """The hits worth showing: a similarity at ``index.min_similarity`` or above, or one
+    of the best keyword matches; the long tail of faint matches goes."""
+    floor = float(settings.get("index.min_similarity"))
+    return [h for h in hits if float(h.get("similarity", 0)) >= floor
+            or 0 < int(h.get("keyword_rank", 0)) <= KEYWORD_RANKS_KEPT]
 
 
 @app.command("node-search")
@@ -185,7 +197,7 @@ def reindex(
         try:
             for label, index in (("nodes", indexes.nodes), ("chunks", indexes.chunks)):
                 index.reset()
-                reports[label] = _synced(index, f"indexing {label}", show=not as_json,
+                reports[label] = synced(index, f"indexing {label}", show=not as_json,
                                          always=True)
         finally:
             indexes.close()

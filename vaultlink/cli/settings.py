@@ -50,6 +50,10 @@ embedding:
 
 index:
   body_chars: 1000      # opening of a digest body indexed with its name and description
+  # node-search and search leave out hits below this cosine similarity, unless keyword
+  # search ranked them among its best 3; picked by `python -m bench.quality.floor`
+  # (keeps 98% of related hits, drops 77% of the others)
+  min_similarity: 0.15
   chroma:
     mode: embedded      # embedded: .vaultlink/chroma; http: a Chroma server
     host: 127.0.0.1
@@ -228,6 +232,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
     "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
+    "index.min_similarity": (int, float),
 }
 _CHOICES = {
     "llm.provider": ("auto", "ollama", "offline"),

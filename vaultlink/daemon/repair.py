@@ -1,4 +1,7 @@
-"""Upkeep of a long-running daemon: its search index, and renamed source notes.
+"""Upkeep of a long-running daemon: its search indexes, and renamed source notes.
+
+Every run that writes leaves the section index current (``keep_sections_current``),
+so the first ``search`` after it answers at once instead of indexing on the spot.
 
 The index is derived data, so the daemon heals it instead of failing run after run. A
 Chroma store deleted under a running daemon still answers reads from the files it
@@ -12,6 +15,7 @@ store aside) and resyncs both indexes from the vault, with a log line.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from vaultlink.daemon.watch import current_hash
@@ -77,3 +81,21 @@ def follow_moves(vault: Vault, state: State, index: NodeIndex,
                 index.upsert(changed)
         except VaultlinkError as exc:  # the links stay as they are; check names them
             log.warning("could not follow the rename of %s to %s: %s", old, new, exc)
+
+
+class _Stopping(Exception):
+    """The daemon is stopping: a long section sync gives way (what it stored stays)."""
+
+
+def keep_sections_current(parts: Parts, stopping: Callable[[], bool]) -> None:
+    """Bring the section index (``search``) up to date after a run wrote the vault."""
+    def give_way(done: int, total: int) -> None:
+        if stopping():
+            raise _Stopping
+
+    try:
+        parts.indexes.chunks.sync(give_way)
+    except _Stopping:
+        log.info("section index sync left for the next run: the daemon is stopping")
+    except VaultlinkError as exc:  # search syncs on demand all the same
+        log.warning("could not update the section index: %s", exc)

@@ -28,7 +28,7 @@ from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
-from vaultlink.daemon.repair import follow_moves, heal_index
+from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
 from vaultlink.dream import history
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
@@ -351,6 +351,7 @@ class Daemon:
         self._working = True
         try:
             run = run_dream(ctx, self.steps)
+            keep_sections_current(self._parts, self._stop.is_set)
         finally:
             self._working, self._current = False, None
             close_models(ctx)

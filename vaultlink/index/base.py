@@ -302,8 +302,8 @@ class IndexBase(IndexTables):
     # -- query -------------------------------------------------------------------
 
     def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float]
-                ) -> list[tuple[int, float, float]]:
-        """Fused (doc id, score, cosine similarity), best first."""
+                ) -> list[tuple[int, float, float, int]]:
+        """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first."""
         text = query_text(query)
         depth = max(limit * 3, 50)
         vector = self.embedder.embed([text])[0]
@@ -327,17 +327,19 @@ class IndexBase(IndexTables):
         distances = (res.get("distances") or [[]])[0]
         similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
         fused = rrf_fuse(ids, keyword)[:limit]
-        return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
+        lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
+        return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  select: str) -> list[tuple[tuple[Any, ...], float, float]]:
-        """(row, score, similarity) of the fused hits, best first. ``select`` reads the
-        docs table as ``d``, selects ``d.id`` first and ends in ``d.id IN ({marks})``."""
+                  select: str) -> list[tuple[tuple[Any, ...], float, float, int]]:
+        """(row, score, similarity, BM25 rank or 0) of the fused hits, best first.
+        ``select`` reads the docs table as ``d``, selects ``d.id`` first and ends in
+        ``d.id IN ({marks})``."""
         ranked = self._ranked(query, limit, bm25_weights)
         if not ranked:
             return []
         with self._lock:
             marks = ",".join("?" * len(ranked))
             rows = {r[0]: tuple(r[1:]) for r in self._db.execute(
-                select.format(marks=marks), [i for i, _, _ in ranked])}
-        return [(rows[i], score, sim) for i, score, sim in ranked if i in rows]
+                select.format(marks=marks), [i for i, _, _, _ in ranked])}
+        return [(rows[i], score, sim, kw) for i, score, sim, kw in ranked if i in rows]

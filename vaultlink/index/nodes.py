@@ -21,13 +21,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class NodeHit:
-    """A digest node found by ``node_search``; ``similarity`` is 0.0 for keyword-only hits."""
+    """A digest node found by ``node_search``; ``similarity`` is 0.0 for keyword-only hits,
+    ``keyword_rank`` its rank in the BM25 list (0: no keyword matched it)."""
 
     path: str
     score: float
     name: str
     description: str
     similarity: float
+    keyword_rank: int = 0
 
 
 class NodeIndex(IndexBase):
@@ -87,5 +89,5 @@ class NodeIndex(IndexBase):
                                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
                                f"JOIN {self._files_t} f ON f.path = d.path "
                                "WHERE d.id IN ({marks})")
-        return [NodeHit(path, score, name, description, sim)
-                for (path, name, description), score, sim in found]
+        return [NodeHit(path, score, name, description, sim, kw)
+                for (path, name, description), score, sim, kw in found]
