@@ -54,6 +54,8 @@ export type DecisionAction =
 	| "REFINE"
 	| "CORRECT"
 	| "UNDO"
+	| "REDO"
+	| "RELINK"
 	| "SKIP"
 	| "FAILED";
 
@@ -68,6 +70,8 @@ export interface Decision {
 	diff: string;
 	undone: boolean;
 	undoable: boolean;
+	/** Undone, and can be brought back (POST /redo). Absent from older daemons. */
+	redoable?: boolean;
 }
 
 /** A reference to another digest node, as /note lists them. */
@@ -114,4 +118,20 @@ export interface RerunResult {
 export interface UndoResult {
 	undone: number;
 	decision: Decision;
+	/** Every journal row of the undo group (a cascade has several). */
+	ids?: number[];
+}
+
+export interface RedoResult {
+	redone: number;
+	decision: Decision;
+	ids?: number[];
+}
+
+/** A later decision an undo would also have to revert (409 `needs`, see --cascade). */
+export interface UndoNeed {
+	id: number;
+	action: string;
+	path: string;
+	why: string;
 }

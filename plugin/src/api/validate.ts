@@ -3,7 +3,16 @@
 // daemon that drifts from the contract shows "bad response" instead of a
 // blank or broken panel.
 
-import type { Decision, NodeRef, NoteInfo, RerunResult, Status, UndoResult } from "./types";
+import type {
+	Decision,
+	NodeRef,
+	NoteInfo,
+	RedoResult,
+	RerunResult,
+	Status,
+	UndoNeed,
+	UndoResult,
+} from "./types";
 
 type Obj = Record<string, unknown>;
 
@@ -86,6 +95,19 @@ export function isRerunResult(x: unknown): x is RerunResult {
 
 export function isUndoResult(x: unknown): x is UndoResult {
 	return isObj(x) && isNum(x.undone) && isDecision(x.decision);
+}
+
+export function isRedoResult(x: unknown): x is RedoResult {
+	return isObj(x) && isNum(x.redone) && isDecision(x.decision);
+}
+
+/** The `needs` of a 409 undo refusal (the decisions --cascade would revert too). */
+export function needsOf(x: unknown): UndoNeed[] | undefined {
+	if (!isObj(x) || !Array.isArray(x.needs)) return undefined;
+	const ok = x.needs.every(
+		(n) => isObj(n) && isNum(n.id) && isStr(n.action) && isStr(n.path) && isStr(n.why),
+	);
+	return ok ? (x.needs as UndoNeed[]) : undefined;
 }
 
 /** The `error` field of a documented error body, if there is one. */
