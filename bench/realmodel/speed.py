@@ -5,9 +5,12 @@ Run from the repository root::
     python -m bench.realmodel.speed --model qwen2.5-coder-0.5b [--threads 2] [--reps 3]
 
 Each repetition sends a fresh ~1,000-token prompt (a new first line, so nothing is
-reused from the KV cache) asking for a long answer capped at ``num_predict`` 100,
-and records the server's own counts and durations plus the wall time of the call.
-Prints one line per repetition and the medians as a Markdown table row.
+reused from the KV cache) asking for a long answer (copy the notes back) capped at
+``num_predict`` 100, and records the server's own counts and durations plus the wall
+time of the call.
+Repetitions during which other processes used the CPU are run again (the machine's
+two cores leave no slack: llama.cpp's threads then crawl). Prints one line per
+repetition and the medians of the kept ones as a Markdown table row.
 """
 
 from __future__ import annotations
@@ -66,8 +69,8 @@ def prompt(rep: int, words: int) -> str:
         body.append(f"Note {rep}-{i}. {NOTE}")
         i += 1
     return (f"Run {rep}. Here are my notes:\n\n" + "\n".join(body) +
-            "\n\nList every task and idea in these notes, one per line, with a short "
-            "comment on each.")
+            "\n\nCopy all of these notes back word for word, one numbered line per note, "
+            "then list every task in them.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--idle", type=float, default=0.10,
                    help="before each repetition wait until the CPU is less busy than this "
                         "(fraction; 1 disables the wait): other jobs skew the figures")
+    p.add_argument("--max-others", type=float, default=0.15,
+                   help="a repetition during which other processes used more CPU cores than "
+                        "this is reported but not counted, and run again")
+    p.add_argument("--max-tries", type=int, default=12, help="repetitions run at most")
     p.add_argument("--server-arg", action="append", default=[],
                    help="extra argument for the server, e.g. --server-arg=--extra-bufts")
     args = p.parse_args(argv)
@@ -98,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             wait_up(host, proc)
             client = ollama.Client(host=host, timeout=900)
             opts = {"num_ctx": 8192, "temperature": 0, "num_predict": args.num_predict}
-            for rep in range(args.reps):
+            rep = -1
+            while len(rows) < args.reps and rep + 1 < args.max_tries:
+                rep += 1
                 busy = wait_idle(args.idle) if args.idle < 1 else -1.0
                 m0, s0, t0 = _proc_stat(), _pid_jiffies(proc.pid), time.perf_counter()
                 r = client.chat(model=name, stream=False, options=opts,
@@ -110,18 +119,25 @@ def main(argv: list[str] | None = None) -> int:
                 server = (s1 - s0) / os.sysconf("SC_CLK_TCK") / wall  # cores the server used
                 pe, ec = r.prompt_eval_count or 0, r.eval_count or 0
                 pd, ed = (r.prompt_eval_duration or 0) / 1e9, (r.eval_duration or 0) / 1e9
-                rows.append((pe, pe / pd, ec, ec / ed, wall))
-                print(f"rep {rep}: prompt {pe} tok {pd:.2f} s ({pe / pd:.1f} tok/s), "
+                others = max(machine - server, 0)
+                kept = others <= args.max_others
+                if kept:
+                    rows.append((pe, pe / pd, ec, ec / ed, wall))
+                mark = "kept" if kept else "DISCARDED (contended)"
+                print(f"rep {rep} {mark}: prompt {pe} tok {pd:.2f} s ({pe / pd:.1f} tok/s), "
                       f"answer {ec} tok {ed:.2f} s ({ec / ed:.1f} tok/s), wall {wall:.2f} s; "
                       f"CPU busy before {busy:.0%}, during: server {server:.2f} cores, "
-                      f"others {max(machine - server, 0):.2f} cores",
-                      flush=True)
+                      f"others {others:.2f} cores; "
+                      f"answer starts {(r.message.content or '')[:60]!r}", flush=True)
         finally:
             proc.terminate()
             proc.wait(timeout=20)
             server_log.seek(0)
-            tail = server_log.read().decode(errors="replace").splitlines()[-args.reps - 2 :]
+            tail = server_log.read().decode(errors="replace").splitlines()[-rep - 3 :]
             print("server log tail:\n  " + "\n  ".join(tail))
+    if not rows:
+        print("no repetition ran on an otherwise idle CPU; no figures")
+        return 1
     med = [statistics.median(col) for col in zip(*rows, strict=True)]
     pe, prate, ec, erate, wall = med
     print(f"\nmedians of {len(rows)}:\n| model | threads | prompt tok | prompt tok/s | "
