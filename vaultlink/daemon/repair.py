@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultlink.daemon.watch import current_hash
-from vaultlink.dream.compose import Parts
 from vaultlink.dream.relink import relink
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.nodes import NodeIndex
@@ -27,6 +27,9 @@ from vaultlink.index.recall import open_recall
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State
+
+if TYPE_CHECKING:  # a type only: the daemon hands its parts in
+    from vaultlink.dream.compose import Parts
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.config import Settings
 
 from vaultlink.errors import SearchIndexError
@@ -64,6 +65,10 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
         return client
     except Exception as exc:
         log.warning("cannot open the Chroma store: %s", exc)
+    # chromadb keeps one System per path, and a failed open leaves a broken one behind
+    # that the next client for the path would reuse: forget it before starting afresh.
+    SharedSystemClient._identifier_to_system.pop(str(path), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(path), None)
     _move_aside(path, "the Chroma store")
     path.mkdir(parents=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
