@@ -4,6 +4,7 @@ without a running daemon (then from ``state.sqlite`` and the lock file)."""
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import json
 import time
 import urllib.error
@@ -68,7 +69,8 @@ def ask_daemon(state_dir: Path, method: str, path: str, body: dict[str, Any] | N
         except (ValueError, AttributeError):
             message = str(exc)
         raise DaemonError(f"the daemon refused: {message}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        # HTTPException: the daemon died (or stopped) half-way through its answer
         raise DaemonError(f"the daemon (pid {info['pid']}) does not answer on port "
                           f"{info['port']}: {exc}") from None
 
