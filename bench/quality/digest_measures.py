@@ -18,12 +18,14 @@ pass by agreeing with itself:
   words (links counted as one word);
 * woven links (digest to digest, outside Sources) against the human links of the real
   documents: precision, recall, links per node;
-* paragraphs of the source notes neither used by a node citing them (a run of five words
-  in common) nor reported as passed over (``State.passed_over``, when the state has it).
+* paragraphs of the source notes neither used (a run of five words in common with a node
+  citing them, or with a journaled unit cut from them) nor reported as passed over (the state's ``passed_over`` table, when it has
+  one; a note ``status`` lists as unreadable counts as reported whole).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections import Counter
@@ -122,8 +124,10 @@ def _in_sequence(part: list[str], tokens: list[str]) -> bool:
     return any(tokens[i:i + n] == part for i in range(len(tokens) - n + 1))
 
 
-def name_problem(name: str, source_tokens: list[str]) -> str:
-    """Why ``name`` does not say its subject, or ``""``."""
+def name_problem(name: str, source_tokens: list[str], headings: set[str] | None = None) -> str:
+    """Why ``name`` does not say its subject, or ``""``. ``source_tokens`` are the words of
+    the node's sources (their paths included), ``headings`` their titles and headings: a
+    name that is one of them, as the author wrote it, is sound unless it is generic."""
     ws = words(name)
     if not ws:
         return "empty"
@@ -133,11 +137,13 @@ def name_problem(name: str, source_tokens: list[str]) -> str:
         return "fragment: a broken contraction"
     if any(ws.count(w) > 1 for w in ws if w not in FUNCTION):
         return "fragment: a repeated word"
-    if ws[0] in FUNCTION or ws[-1] in FUNCTION:
-        return "fragment: a function word at an edge"
     content = [w for w in ws if w not in FUNCTION]
     if all(w in GENERIC or w.isdigit() or re.fullmatch(r"[\d-]+", w) for w in content):
         return "generic"
+    if headings and " ".join(ws) in headings:
+        return ""
+    if ws[0] in FUNCTION or ws[-1] in FUNCTION:
+        return "fragment: a function word at an edge"
     toks = [_norm(t) for t in source_tokens]
     parts = [_norm(w) for w in ws]
     if source_tokens and not any(_in_sequence(parts[:i], toks) and _in_sequence(parts[i:], toks)
@@ -249,8 +255,12 @@ def measure(root: Path, embedder: Embedder, truth: set[frozenset[str]] | None = 
     m.max_per_source = max(per_source.values(), default=0)
     for n in nodes.values():
         if created_only is None or n.path not in created_only:
-            toks = [t for p in n.cited if p in texts for t in words(prose_of(texts[p]))]
-            why = name_problem(n.name, toks)
+            toks = [t for p in n.cited if p in texts
+                    for t in [*words(prose_of(texts[p])), *words(p.replace("/", " "))]]
+            heads = {" ".join(words(h)) for p in n.cited if p in texts
+                     for h in re.findall(r"^#+\s*(.+)$|^<h\d[^>]*>(.+)</h\d>",
+                                         prose_of(texts[p]), re.M) for h in h if h}
+            why = name_problem(n.name, toks, heads)
             if why:
                 m.bad_names.append((n.path, n.name, why))
             why = bad_start(first_line(n.main))
@@ -315,12 +325,14 @@ def _woven(m: Measures, nodes: dict[str, Node], vault: Vault,
 def _paragraphs(m: Measures, nodes: dict[str, Node], root: Path,
                 texts: dict[str, str]) -> None:
     reported = _reported(root)
+    fed = _unit_texts(root)
     m.reported = sum(len(v) for v in reported.values())
     vault = Vault(root)
     for info in vault.scan([vault.daily, vault.resource]):
         path = info.path
         text = texts.get(path) or (root / path).read_text(errors="replace")
         citing = " ".join(" ".join(words(n.main)) for n in nodes.values() if path in n.cited)
+        citing += " " + " ".join(words(fed.get(path, "")))
         spans = reported.get(path, [])
         for start, end, para in _source_paragraphs(text):
             m.paragraphs += 1
@@ -353,6 +365,23 @@ def _source_paragraphs(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _unit_texts(root: Path) -> dict[str, str]:
+    """Note -> the summaries of the units the journal says were cut from it (a paragraph
+    that fed a unit is used, even where the node already said it)."""
+    out: dict[str, str] = {}
+    try:
+        con = sqlite3.connect(root / ".vaultlink" / "state.sqlite")
+        rows = con.execute("SELECT unit FROM journal WHERE action != 'SKIP'").fetchall()
+        con.close()
+    except sqlite3.Error:
+        return out
+    for (raw,) in rows:
+        unit = json.loads(raw)
+        for path in unit.get("paths", []):
+            out[path] = out.get(path, "") + "\n" + str(unit.get("summary", ""))
+    return out
+
+
 def _reported(root: Path) -> dict[str, list[tuple[int, int]]]:
     """Passed-over paragraphs the state records: note -> line spans (none if no table)."""
     db = root / ".vaultlink" / "state.sqlite"
@@ -360,6 +389,8 @@ def _reported(root: Path) -> dict[str, list[tuple[int, int]]]:
     try:
         con = sqlite3.connect(db)
         rows = con.execute("SELECT path, line, end_line FROM passed_over").fetchall()
+        # a note that could not be read at all is reported whole (status says why)
+        rows += [(p, 1, 10**9) for (p,) in con.execute("SELECT path FROM unread_notes")]
         con.close()
     except sqlite3.Error:
         return out
