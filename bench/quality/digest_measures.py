@@ -19,8 +19,9 @@ pass by agreeing with itself:
 * woven links (digest to digest, outside Sources) against the human links of the real
   documents: precision, recall, links per node;
 * paragraphs of the source notes neither used (a run of five words in common with a node
-  citing them, or with a journaled unit cut from them) nor reported as passed over (the state's ``passed_over`` table, when it has
-  one; a note ``status`` lists as unreadable counts as reported whole).
+  citing them, or with a journaled unit cut from them) nor reported as passed over (the
+  state's ``passed_over`` table, when it has one; a note ``status`` lists as unreadable
+  counts as reported whole).
 """
 
 from __future__ import annotations
@@ -98,9 +99,13 @@ def load_nodes(vault: Vault) -> dict[str, Node]:
     return nodes
 
 
+_MARKUP = re.compile(r"<[^<>\n]{1,200}>|:(?:material|octicons|fontawesome|simple)-[a-z0-9-]+:")
+
+
 def words(text: str) -> list[str]:
-    """Lowercase word tokens (hyphenated words and contractions whole)."""
-    return WORD.findall(text.lower())
+    """Lowercase word tokens (hyphenated words and contractions whole) of the text as a
+    reader sees it (HTML tags and icon shortcodes are markup, not words)."""
+    return WORD.findall(_MARKUP.sub(" ", text).lower())
 
 
 def prose_of(text: str) -> str:
@@ -353,9 +358,12 @@ def _source_paragraphs(text: str) -> list[tuple[int, int, str]]:
         line = lines[i] if i < len(lines) else ""
         if i < len(lines) and FENCE.match(line):
             fenced = not fenced
-        if not fenced and (not line.strip() or line.lstrip().startswith("#")) \
+        heading = line.lstrip().startswith("#") or re.match(r"\s*<h\d[^>]*>.*</h\d>\s*$", line)
+        if not fenced and (not line.strip() or heading) \
                 and not (i < len(lines) and FENCE.match(line)):
-            if buf and words(" ".join(buf)) and not re.fullmatch(r"[-*_=\s]+", "".join(buf)):
+            setext = len(buf) == 2 and re.fullmatch(r"\s*(=+|-+)\s*", buf[1]) is not None
+            if buf and words(" ".join(buf)) and not setext \
+                    and not re.fullmatch(r"[-*_=\s]+", "".join(buf)):
                 out.append((start + 1, i, "\n".join(buf)))
             buf = []
             continue

@@ -93,11 +93,9 @@ def settle(corpus: Corpus) -> None:
 
 
 def repeat(corpus: Corpus, notes: list[str]) -> None:
-    """Copy ``notes`` under ``<folder>/again/`` and dream them: each unit's action."""
-    for rel in notes:
-        folder, rest = rel.split("/", 1)
-        copy = corpus.root / folder / "again" / rest.replace("/", "-")
-        copy.parent.mkdir(parents=True, exist_ok=True)
+    """Copy ``notes`` as ``<name>-again.md`` and dream them: each unit's action."""
+    for rel in notes:  # beside the original, so the copy belongs to the same place
+        copy = corpus.root / (rel.removesuffix(".md") + "-again.md")
         shutil.copy(corpus.root / rel, copy)
         corpus.repeat_notes.append(copy.relative_to(corpus.root).as_posix())
     for _ in range(MAX_RUNS):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from vaultlink.dream.context import PassedOver, SourceNote
 from vaultlink.dream.offline.blocks import Block, parse_blocks
@@ -32,9 +33,11 @@ log = logging.getLogger(__name__)
 
 RULES = "offline-2"   # bump when a rule change may let a note give what it did not
 LEAD_LINES = 3        # opening sentences of a document
-ASPECT_LINES = 4      # lines per aspect of a document
+ASPECT_LINES = 2      # sentences per aspect of a document
+ASPECT_ITEMS = 8      # list items per aspect (or opening) of a document
 MAX_ASPECTS = 6
-NOTE_LINES = 16       # a subject of a day note keeps everything up to this many lines
+NOTE_LINES = 16       # a subject of a day note keeps everything up to this many sentences
+NOTE_ITEMS = 16       # ... and list items
 MAX_DESCRIPTION = 280
 # Words that point back to something said before: no node starts with them.
 REFERRING = frozenset("""this that these those it its they them so also however but and thus
@@ -112,67 +115,87 @@ def tidy(items: list[str]) -> list[str]:
     return out
 
 
-def pick(blocks: list[Block], budget: int, strict_first: bool,
-         follow_on: bool = False) -> tuple[list[str], list[Block], list[Block]]:
-    """Lines from the start of each block, in order, until ``budget`` lines are taken.
+@dataclass
+class Picked:
+    """Lines taken from some blocks, the blocks they come from, and the blocks only part
+    of which is taken (with what was left out)."""
 
-    A prose block gives its opening sentences, a list its first items; a block that
-    does not start a sentence is skipped (it continues something that is not quoted); a
-    lead-in ending in ':' is kept only when its list comes with it.
+    lines: list[str] = field(default_factory=list)
+    used: list[Block] = field(default_factory=list)
+    partial: list[tuple[Block, str]] = field(default_factory=list)
+
+    def add(self, other: Picked, heading: str) -> None:
+        """Another pick, under its own heading."""
+        self.lines += (["", f"## {heading}"] if self.lines else []) + other.lines
+        self.used += other.used
+        self.partial += other.partial
+
+
+def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
+         follow_on: bool = False) -> Picked:
+    """Sentences and list items from the start of each block, in order, while the budgets
+    last (a sentence and an item count apart: a list keeps its facts).
+
+    A block that does not start a sentence is quoted from its first sentence that does,
+    or skipped (it continues something that is not quoted); a lead-in ending in ':' is
+    kept only when what it introduces comes with it.
     """
-    out: list[str] = []
-    used: list[Block] = []
-    trimmed: list[Block] = []  # blocks quoted from a later sentence on
+    got = Picked()
+    room = {"sentence": sentences, "item": items}
     for n, block in enumerate(blocks):
-        room = budget - sum(1 for ln in out if ln)
-        if room <= 0:
-            break
-        items = tidy(block.items)
-        if not (follow_on and out and items and not items[0][:1].islower()):
+        lines = tidy(block.items)
+        at = 0
+        if not (follow_on and got.lines and lines and not lines[0][:1].islower()):
             # a node, or a part of one, opens on a sentence that stands on its own
-            at = next((i for i, it in enumerate(items)
-                       if starts_sentence(it, strict=strict_first and not out)), None)
-            if at is None:
+            found = next((i for i, it in enumerate(lines)
+                          if starts_sentence(it, strict=strict_first and not got.lines)), None)
+            if found is None:
                 continue
-            if at:
-                trimmed.append(block)
-            items = items[at:]
-        take = items[:room]
+            at = found
+        take: list[str] = []
+        for line in lines[at:]:
+            kind = "item" if LIST_MARK.match(line) else "sentence"
+            if room[kind] <= 0:
+                break
+            room[kind] -= 1
+            take.append(line)
         follows = blocks[n + 1] if n + 1 < len(blocks) else None
         while take and take[-1].rstrip().endswith(":") and not (
-                len(take) < len(items) or (follows is not None and follows.kind in
-                                           ("list", "steps") and room > len(take))):
+                len(take) < len(lines) - at or (follows is not None and follows.kind in
+                                                ("list", "steps") and room["item"] > 0)):
             take = take[:-1]
         if not take:
             continue
-        out += ([""] if out else []) + take
-        used.append(block)
-    return out, used, trimmed
+        got.lines += ([""] if got.lines else []) + take
+        got.used.append(block)
+        if at:
+            got.partial.append((block, "its opening sentence is left out: the node starts on "
+                                       "what it introduces"))
+        elif at + len(take) < len(lines):
+            got.partial.append((block, "condensed: the node keeps the start of this paragraph"))
+    return got
 
 
-def summary_of(subject: Subject) -> tuple[list[str], list[Block], list[Block]]:
-    """The unit's lines, the blocks they come from, and those whose opening is left out."""
+def summary_of(subject: Subject) -> Picked:
+    """The unit's lines, the blocks they come from, and those only partly quoted."""
     if not subject.document:  # the user's own flow: later paragraphs may say "It ..."
-        return pick(subject.blocks, NOTE_LINES, strict_first=True, follow_on=True)
+        return pick(subject.blocks, NOTE_LINES, NOTE_ITEMS, strict_first=True, follow_on=True)
     level = subject.aspect_level
     lead = [b for b in subject.blocks if b.head_at(level) in ("", subject.opening)]
     parts: dict[str, list[Block]] = {}
     for b in subject.blocks:
         if b not in lead:
             parts.setdefault(b.head_at(level), []).append(b)
-    lines, used, trimmed = pick(lead, LEAD_LINES, strict_first=True)
+    got = pick(lead, LEAD_LINES, ASPECT_ITEMS, strict_first=True)
     for heading, blocks in list(parts.items()):
-        if len([ln for ln in lines if ln.startswith("## ")]) >= MAX_ASPECTS \
+        if len([ln for ln in got.lines if ln.startswith("## ")]) >= MAX_ASPECTS \
                 or heading.strip().lower() == "sources":  # a node's own section
             continue
-        got, took, cut = pick(blocks, ASPECT_LINES if lines else LEAD_LINES,
-                              strict_first=not lines)
-        if not got:
-            continue
-        lines += (["", f"## {heading}"] if lines else []) + got
-        used += took
-        trimmed += cut
-    return lines, used, trimmed
+        part = pick(blocks, ASPECT_LINES if got.lines else LEAD_LINES, ASPECT_ITEMS,
+                    strict_first=not got.lines)
+        if part.lines:
+            got.add(part, heading)
+    return got
 
 
 def describe(title: str, lines: list[str], bucket: str) -> str:
@@ -243,12 +266,12 @@ class OfflineExtractor:
 
 def unit_of(subject: Subject, path: str, title: str) -> tuple[Unit | None, list[tuple[Block, str]]]:
     """The unit of one subject, and the subject's blocks it does not quote, with why."""
-    lines, used, trimmed = summary_of(subject)
+    got = summary_of(subject)
+    lines = got.lines
     if not [ln for ln in lines if ln and not ln.startswith("## ")]:
         return None, [(b, "no sentence to open a node with") for b in subject.blocks]
-    left = [(b, left_out(b, subject)) for b in subject.blocks if b not in used]
-    left += [(b, "its opening sentence is left out: the node starts on what it introduces")
-             for b in trimmed]
+    left = [(b, left_out(b, subject)) for b in subject.blocks if b not in got.used]
+    left += got.partial
     heading = " ".join(h for b in subject.blocks for h in b.heads[-1:])
     prose = [ln for ln in lines if ln and not ln.startswith("## ")]
     if subject.procedure:

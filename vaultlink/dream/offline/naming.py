@@ -125,8 +125,9 @@ def qualified(name: str, site: str) -> str:
         return name
     ws = [w for w in name_words(name) if w not in FUNCTION]
     if is_generic(name):
-        joint = "to" if name_words(name)[0] in ("introduction", "intro", "overview") else "with"
-        return f"{name[:1].upper()}{name[1:].lower()} {joint} {site}"
+        if name_words(name)[0] in ("introduction", "intro", "overview"):
+            return f"{site} {name.lower()}"  # "Hatch introduction"
+        return f"{name[:1].upper()}{name[1:].lower()} with {site}"
     if len(ws) == 1:
         plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals
         return f"{site} {name[:1].lower() if plain else name[:1]}{name[1:]}"

@@ -53,7 +53,7 @@ from vaultlink.dream.offline.text import (
     summary_lines,
     title_of,
 )
-from vaultlink.dream.offline.update import covered, plan_update
+from vaultlink.dream.offline.update import Linkable, covered, plan_update
 from vaultlink.dream.offline.writing import (
     also_covered,
     aspects,
@@ -239,7 +239,9 @@ class OfflinePolicy:
         meta = parse_note(path, text.encode("utf-8")).frontmatter
         title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
         cites = set(unit.paths) <= cited_sources(text)
-        plan = plan_update(body, unit.summary, unit.paths[0], title, cites)
+        plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
+                           Linkable(tuple(self._named(hits, exclude=path)),
+                                    frozenset(self._context(unit))))
         sim = hits[path]["similarity"]
         if plan is None:
             return self._receipt("CORROBORATE", path, "offline: already integrated; the node "
@@ -319,11 +321,8 @@ class OfflinePolicy:
         """The new node: the unit's lines as paragraphs, a link where the text names another
         node, one sentence on nodes its note names that the text leaves out, and Sources."""
         blocks = render(paragraphs(unit.summary))
-        named = [(str(h["path"]), str(h.get("name") or "")) for h in hits
-                 if h.get("name") and h["similarity"] >= self.related_threshold]
-        context = {w for p in unit.paths for w in p.split("/")[1:-1]} | set(
-            name_words(unit.title)[:1])
-        blocks, linked = weave(blocks, named, context)
+        named = self._named({str(h["path"]): h for h in hits}, exclude="")
+        blocks, linked = weave(blocks, named, self._context(unit))
         also = also_covered(unit.context, [c for c in named if c[0] not in linked])
         if also:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
@@ -332,6 +331,17 @@ class OfflinePolicy:
         source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths)
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
+
+    def _named(self, hits: dict[str, dict[str, Any]], exclude: str) -> list[tuple[str, str]]:
+        """(path, name) of the recalled nodes a text may link where it names them."""
+        return [(p, str(h.get("name") or "")) for p, h in hits.items()
+                if p != exclude and h.get("name") and h["similarity"] >= self.related_threshold]
+
+    @staticmethod
+    def _context(unit: Unit) -> set[str]:
+        """What the unit's note belongs to: its folders and the first word of its title."""
+        return {w for p in unit.paths for w in p.lower().split("/")[1:-1]} | set(
+            name_words(unit.title)[:1])
 
     # -- endings -------------------------------------------------------------------------
 

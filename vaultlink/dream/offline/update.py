@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.dream.offline.text import STEP_MARK, content_words, delink
-from vaultlink.dream.offline.writing import cite, paragraphs, phrase_of, source_sentence
+from vaultlink.dream.offline.writing import cite, paragraphs, phrase_of, source_sentence, weave
 from vaultlink.markdown.sections import find_sources_section, sections
 from vaultlink.markdown.text import LIST_MARK
 
@@ -98,8 +98,17 @@ def corrected_line(line: str, changes: list[tuple[str, str, str, str]], source: 
     return f"{head}{new} Earlier: {text.strip()} Corrected in {cite(source)}."
 
 
-def plan_update(body: str, summary: str, source: str, title: str,
-                cites_source: bool) -> Plan | None:
+@dataclass(frozen=True)
+class Linkable:
+    """Nodes the added text may link where it names them, and the words its note shares
+    with their qualifiers (``writing.weave``)."""
+
+    nodes: tuple[tuple[str, str], ...] = ()  # (path, name)
+    context: frozenset[str] = frozenset()
+
+
+def plan_update(body: str, summary: str, source: str, title: str, cites_source: bool,
+                linkable: Linkable = Linkable()) -> Plan | None:
     """The updated body, or None when the node already holds the unit and cites it."""
     lines = body.rstrip("\n").split("\n")
     sec = find_sources_section(body)
@@ -119,7 +128,10 @@ def plan_update(body: str, summary: str, source: str, title: str,
     fresh = _fresh(summary, have)
     if not fresh and not corrections and cites_source:
         return None
-    inserted = _insert(lines, main_end, fresh, source)
+    have_links = {m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines))}
+    linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in have_links),
+                        linkable.context)
+    inserted = _insert(lines, main_end, fresh, source, linkable)
     main_end += inserted
     action = "CORRECT" if corrections else "REFINE" if fresh else "CORROBORATE"
     if action == "CORRECT":
@@ -159,7 +171,8 @@ def _fresh(summary: str, have: set[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], source: str) -> int:
+def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], source: str,
+            linkable: Linkable) -> int:
     """Put each fresh line in its section of ``lines[:main_end]`` (in place); returns how
     many lines were added. Runs going to one place become one paragraph or list, cited
     once at their end."""
@@ -177,6 +190,10 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
         while end > 0 and not lines[end - 1].strip():
             end -= 1
         block = _as_markdown(group, source, lines[end - 1] if end else "")
+        woven, linked = weave(block, list(linkable.nodes), set(linkable.context))
+        block = woven
+        linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in linked),
+                            linkable.context)
         if new_heading:
             block = ["", f"## {new_heading}", "", *block]
         elif not (LIST_MARK.match(group[0]) and end and LIST_MARK.match(lines[end - 1])):

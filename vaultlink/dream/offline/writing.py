@@ -155,25 +155,50 @@ def _pattern(form: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w\[|/-])" + r"\s+".join(words) + r"(?![\w\]-])", re.IGNORECASE)
 
 
+def part_forms(name: str, taken: set[str]) -> list[str]:
+    """Runs of two or more words inside a longer name that name something on their own
+    ("focus time" in "Morning focus time", "search index" in "Rebuild the search index"),
+    longest first; never another node's whole name (``taken``, lowercased)."""
+    ws = name.split()
+    out = []
+    for size in range(len(ws) - 1, 1, -1):
+        for i in range(len(ws) - size + 1):
+            part = ws[i:i + size]
+            low = [w.lower().strip(",:") for w in part]
+            if low[0] in FUNCTION or low[-1] in FUNCTION or " ".join(low) in taken:
+                continue
+            if all(w in FUNCTION or w.rstrip("s") in _GENERIC_STEMS for w in low):
+                continue
+            out.append(" ".join(part))
+    return out
+
+
 def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
           limit: int = MAX_MENTIONS) -> tuple[list[str], list[str]]:
     """Turn the first mention of each candidate node (path, name) in the prose blocks
     into a link ``[[path|mention]]``; headings, code and existing links are left alone.
-    Longer names are tried first, so "environment configuration" wins over "environment".
+    Whole names come first, longest first ("environment configuration" before
+    "environment"), then names without their qualifier, then runs inside a name.
     Returns the blocks and the paths linked."""
     linked: list[str] = []
     out = list(blocks)
     text = " ".join(b for b in blocks if not b.startswith("#"))
-    for path, name in sorted(candidates, key=lambda c: -len(c[1])):
-        if len(linked) >= limit:
-            break
-        for form in mention_forms(name, context, text):
-            hit = next((i for i, b in enumerate(out) if not b.startswith("#")
-                        and _link_first(b, _pattern(form), path) != b), None)
-            if hit is not None:
-                out[hit] = _link_first(out[hit], _pattern(form), path)
-                linked.append(path)
-                break
+    taken = {name.lower() for _, name in candidates}
+    ranked = sorted(candidates, key=lambda c: -len(c[1]))
+    rounds = [[(p, [n]) for p, n in ranked],
+              [(p, mention_forms(n, context, text)[1:]) for p, n in ranked],
+              [(p, part_forms(n, taken)) for p, n in ranked]]
+    for forms_of in rounds:
+        for path, forms in forms_of:
+            if len(linked) >= limit or path in linked:
+                continue
+            for form in forms:
+                hit = next((i for i, b in enumerate(out) if not b.startswith("#")
+                            and _link_first(b, _pattern(form), path) != b), None)
+                if hit is not None:
+                    out[hit] = _link_first(out[hit], _pattern(form), path)
+                    linked.append(path)
+                    break
     return out, linked
 
 
