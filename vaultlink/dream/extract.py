@@ -17,7 +17,7 @@ from typing import Any
 
 from vaultlink.dream.context import DreamContext, PassedOver, RunState, SourceNote
 from vaultlink.dream.prompts import prompt
-from vaultlink.dream.readings import record_readings
+from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.units import UNIT_SCHEMA, Unit
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
@@ -97,8 +97,9 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     record_readings(ctx, run, sent)
     for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
         if sent_note.path not in found:
+            why = reasons_text([p for p in run.passed_over if p.path == sent_note.path])
             ctx.report("note_without_units", path=sent_note.path,
-                       reason=ctx.extractor.passes_over)
+                       reason=why or ctx.extractor.passes_over)
     if ctx.dry_run:
         queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
         queued += [(0, u) for u in fresh]

@@ -82,6 +82,7 @@ class JournalEntry:
     after_text: str | None
     undone_by: int | None
     undo_of: int | None
+    integrator: str = ""  # the run's provider: ollama or offline
 
     def public(self) -> dict[str, Any]:
         """The entry as the status API and ``vaultlink log --json`` show it."""
@@ -208,6 +209,14 @@ class State:
             db.execute("UPDATE runs SET finished_at=?, counts=?, changes=? WHERE id=?",
                        (time.time(), json.dumps(counts), json.dumps(changes), run_id))
 
+    def model_has_written(self) -> bool:
+        """Whether a decision of a model (not the offline integrator) changed the digest."""
+        rows = self._all(
+            "SELECT 1 FROM journal JOIN runs ON runs.id = journal.run_id WHERE runs.provider "
+            "NOT IN ('', 'offline') AND journal.action IN ('CREATE', 'CORROBORATE', 'REFINE', "
+            "'CORRECT') LIMIT 1")
+        return bool(rows)
+
     def last_run(self) -> dict[str, Any] | None:
         """The newest finished run, as the status API shows it."""
         rows = self._all("SELECT * FROM runs WHERE finished_at IS NOT NULL "
@@ -328,16 +337,16 @@ class State:
     def journal(self, limit: int = 50, path: str | None = None) -> list[JournalEntry]:
         """Recent decisions, newest first; with ``path``, those touching that note."""
         if path is None:
-            rows = self._all("SELECT * FROM journal ORDER BY id DESC LIMIT ?", (limit,))
+            rows = self._all(f"{_JOURNAL} ORDER BY journal.id DESC LIMIT ?", (limit,))
         else:
             like = f'%"{path}"%'
-            rows = self._all("SELECT * FROM journal WHERE target=? OR unit LIKE ? "
-                             "ORDER BY id DESC LIMIT ?", (path, like, limit))
+            rows = self._all(f"{_JOURNAL} WHERE target=? OR unit LIKE ? "
+                             "ORDER BY journal.id DESC LIMIT ?", (path, like, limit))
         return [_entry(r) for r in rows]
 
     def journal_get(self, entry_id: int) -> JournalEntry | None:
         """One decision by id."""
-        rows = self._all("SELECT * FROM journal WHERE id=?", (entry_id,))
+        rows = self._all(f"{_JOURNAL} WHERE journal.id=?", (entry_id,))
         return _entry(rows[0]) if rows else None
 
     # -- queue -----------------------------------------------------------------
@@ -373,11 +382,16 @@ class State:
                            (p, now, now + delay, error))
 
 
+# Each decision with the integrator of its run (ollama or offline), which wrote it.
+_JOURNAL = ("SELECT journal.*, COALESCE(runs.provider, '') AS integrator FROM journal "
+            "LEFT JOIN runs ON runs.id = journal.run_id")
+
+
 def _entry(r: sqlite3.Row) -> JournalEntry:
     return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
                         json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"])
+                        r["undone_by"], r["undo_of"], r["integrator"])
 
 
 def diff_of(path: str, before: str | None, after: str | None) -> str:

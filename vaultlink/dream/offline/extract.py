@@ -124,6 +124,10 @@ class Picked:
     used: list[Block] = field(default_factory=list)
     partial: list[tuple[Block, str]] = field(default_factory=list)
 
+    def aspects(self) -> list[str]:
+        """The headings of the parts taken."""
+        return [ln[3:] for ln in self.lines if ln.startswith("## ")]
+
     def add(self, other: Picked, heading: str) -> None:
         """Another pick, under its own heading."""
         self.lines += (["", f"## {heading}"] if self.lines else []) + other.lines
@@ -278,8 +282,8 @@ def unit_of(subject: Subject, path: str, title: str) -> tuple[Unit | None, list[
         bucket = "procedure"
     elif subject.document:  # a page about a thing is knowledge, unless it says how to
         bucket = bucket_of(subject.name, prose[:LEAD_LINES])
-        if bucket == "procedure" and not PROCEDURE_HEADING.search(title):
-            bucket = "wiki"
+        if bucket == "procedure" and got.aspects() and not PROCEDURE_HEADING.search(title):
+            bucket = "wiki"  # a page with a runbook among its parts is still about its thing
     else:
         bucket = bucket_of(heading, prose)
     unit = Unit(slugify(subject.name), bucket, "\n".join(lines), [path], title=subject.name,

@@ -192,8 +192,10 @@ def _runs(sentence: str) -> list[list[str]]:
     out: list[list[str]] = []
     run: list[str] = []
     after_date = False  # "the 2026-06-10 design review" names a note, not a subject
-    for token in re.findall(r"`[^`]*`|[A-Za-z0-9][\w'’.-]*[A-Za-z0-9]|[A-Za-z]|[^\w\s]",
-                            sentence):
+    tokens = re.findall(r"`[^`]*`|[A-Za-z0-9][\w'’.-]*[A-Za-z0-9]|[A-Za-z]|[^\w\s]", sentence)
+    if tokens and tokens[0].lower() in IMPERATIVE:
+        tokens = tokens[1:]  # "Run the rebuild": the verb of an instruction names nothing
+    for token in tokens:
         word = token.lower()
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", word):
             after_date = True
@@ -229,14 +231,16 @@ today yesterday tomorrow morning afternoon evening tonight now""".split())
 
 
 _VERBISH = re.compile(r"^(?:treats|works|makes|takes|uses|needs|runs|adds|gives|shows|says|"
-                      r"keeps|holds|sees|gets|puts|lets|means|ran|went|got|took|made|did)$")
+                      r"keeps|holds|sees|gets|puts|lets|means|lives|sits|stays|goes|comes|"
+                      r"becomes|seems|looks|happens|returns|contains|requires|supports|allows|"
+                      r"provides|includes|expires|ran|went|got|took|made|did)$")
 
 
 def _trim(run: list[str]) -> list[str]:
     """A run without the verbs at its edges: 'Hybrid search ran' -> 'Hybrid search'."""
     def verb(w: str) -> bool:
         low = w.lower()
-        return low in _PAST_IRREGULAR or low in IMPERATIVE or (low.endswith("ed") and len(low) > 4)
+        return low in _PAST_IRREGULAR or (low.endswith("ed") and len(low) > 4)
     while run and verb(run[-1]):
         run = run[:-1]
     while run and verb(run[0]) and len(run) > 1:

@@ -84,7 +84,7 @@ MAX_DESCRIPTION = 280
 # another angle at 0.45-0.6): a close best hit with nothing near it, or a close namesake.
 CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
-REPLAY_READS = 2     # closest related nodes read to find a unit already integrated
+REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
 RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
 # A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
 # only: another path (not a node path, or taken), or no links (a link it refused).

@@ -43,6 +43,7 @@ STATUS = frozenset("standup stand-up status check-in daily-standup".split())
 MERGE = 0.35        # share of the smaller subject's words two subjects must share to be one
 SEGMENT = 0.12      # the same, for neighbouring blocks of one section
 WEAK_JOIN = 0.2     # a measured status line joins a subject sharing this much of its words
+TOO_SHORT = 5       # words: a subject this short with no cue says nothing on its own
 SHORT = 12          # words: a block this short with no cue of its own joins its neighbour
 _LEAD_LOGISTICS = re.compile(r"^\W*(attendees|present|participants|agenda|personal admin|"
                              r"errands|to ?do|action items|follow-ups)\b", re.IGNORECASE)
@@ -218,9 +219,14 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None) -> Re
         reading.subjects = _document(content, name, top, opening, split=False)
     else:
         reading.subjects = _sections(content, level)
+    for slight in [s for s in reading.subjects if len(s.text().split()) < TOO_SHORT
+                   and not CUE.search(s.text())]:
+        reading.subjects.remove(slight)
+        reading.passed += [(b, "too short to say anything on its own") for b in slight.blocks]
     for block in weak:  # a measured status line joins the subject it adds to, if any
-        host = max(reading.subjects, key=lambda s: _overlap(s.text(), " ".join(block.items)))
-        if _overlap(host.text(), " ".join(block.items)) >= WEAK_JOIN:
+        host = max(reading.subjects, key=lambda s: _overlap(s.text(), " ".join(block.items)),
+                   default=None)
+        if host is not None and _overlap(host.text(), " ".join(block.items)) >= WEAK_JOIN:
             host.blocks = sorted([*host.blocks, block], key=lambda b: b.start)
         else:
             reading.passed.append((block, STATUS_LINE))

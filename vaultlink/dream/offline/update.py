@@ -4,8 +4,9 @@ value replaced with the old one kept once as "Earlier", a repeat only noted as a
 ``plan_update`` takes a node's body and a unit and returns the new body:
 
 * CORRECT: a unit sentence states a value of the same thing a node line states (the same
-  words around a number: "top 100 from BM25" / "top 200 from BM25"). The node line gets
-  the new value and keeps its old text in one "Earlier: ..." sentence, with the source;
+  words around a number: "top 100 from BM25" / "top 200 from BM25"), and the unit's note
+  is dated no earlier than any note the node cites. The node line gets the new value and
+  keeps its old text in one "Earlier: ..." sentence, with the source;
 * REFINE: each sentence the node does not say yet goes to the section it belongs to (the
   unit's own aspect heading, else the section sharing most words), as a sentence or a
   list item, cited right there. Never an "Added from" paragraph;
@@ -59,6 +60,21 @@ def contexts(line: str) -> dict[tuple[str, str], str]:
         if all(t[:1].isalpha() for t in around):
             out.setdefault((" ".join(around[:2]), " ".join(around[2:])), tok)
     return out
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def is_newer(source: str, body: str) -> bool:
+    """Whether ``source`` is a dated note later than every dated note the node cites:
+    only then may it change a value the node states. An older note read later (a replay,
+    a backlog) must never put back a value a newer one replaced."""
+    mine = _DAY.search(source)
+    if mine is None:
+        return False
+    cited = [m.group(0) for link in re.findall(r"\[\[([^\]|#]+)", body)
+             for m in [_DAY.search(link)] if m]
+    return all(mine.group(0) >= day for day in cited)
 
 
 def value_changes(unit_lines: list[str], line: str) -> list[tuple[str, str, str, str]]:
@@ -115,8 +131,9 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     main_end = sec.start if sec is not None else len(lines)
     unit = [ln for p in paragraphs(summary) for ln in p.lines if p.kind != "heading"]
     corrections: list[str] = []
+    newer = is_newer(source, "\n".join(lines))
     for i in range(main_end):
-        changes = value_changes(unit, lines[i]) if lines[i].strip() and \
+        changes = value_changes(unit, lines[i]) if newer and lines[i].strip() and \
             not lines[i].lstrip().startswith("#") else []
         if changes:
             label = _label(lines[i]) or title

@@ -96,22 +96,21 @@ def lower_first(text: str) -> str:
 
 
 def what_it_backs(title: str, summary: str) -> str:
-    """The part of a node a source supports, as the subject of a sentence."""
+    """The part of a node a source supports: its subject and the aspects it covers."""
     parts = [lower_first(a) for a in aspects(summary)[:3]]
     if parts:
-        return f"{title}, with {listing(parts)},"
+        return f"{title}, with {listing(parts)}"
     return title
 
 
 def source_sentence(action: str, what: str, paths: list[str], extra: str = "") -> str:
-    """One ``## Sources`` line that says what its source backs, opening with it."""
+    """One ``## Sources`` line that says what its source backs, opening with it:
+    "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."."""
     links = listing([cite(p) for p in paths])
     what = what[:1].upper() + what[1:]
-    if action == "CORROBORATE":
-        return f"- {what} is confirmed again by {links}."
-    if action == "CORRECT":
-        return f"- {what}: corrected in {links}{extra}."
-    return f"- {what} comes from {links}."
+    said = {"CORROBORATE": "confirmed again by", "CORRECT": "corrected in"}.get(
+        action, "taken from")
+    return f"- {what}: {said} {links}{extra}."
 
 
 def phrase_of(lines: list[str]) -> str:
