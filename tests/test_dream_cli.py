@@ -126,18 +126,29 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
 
 
 def test_a_note_that_gives_no_unit_is_named_with_why(tmp_path: Path) -> None:
-    """The note is checkpointed all the same, so the run says what the extractor passes
-    over instead of letting it look lost; a dry run says what it would checkpoint."""
+    """The note is checkpointed all the same, so the run says what it held and why none of
+    it is kept instead of letting it look lost; a dry run says what it would checkpoint.
+    A short decision under a Standup heading is no such note: it is a unit (issue #16)."""
     (tmp_path / "daily").mkdir()
     (tmp_path / "daily/2026-07-01.md").write_text(
-        "## Standup\n\nWe decided to move the deploy window to Tuesday mornings because "
-        "Monday releases kept colliding with the weekly planning meeting and support.\n")
+        "## TODO\n\n- [ ] Book the dentist\n- [ ] Call the bank\n\n## Lunch\n\n"
+        "Noodles with Sam at the corner place.\n")
     runner = CliRunner()
     dry = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline",
                               "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "would checkpoint 1" in dry.output and "checkpointed" not in dry.output
     real = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline"])
-    assert ("nothing to keep in daily/2026-07-01.md: the offline extractor keeps passages "
-            "of at least 25 words and passes over logistics sections (Standup") in real.output
+    assert ("nothing to keep in daily/2026-07-01.md: open tasks (checkboxes) (1), "
+            "logistics (the 'Lunch' section) (1)") in real.output
+    assert "daily/2026-07-01.md [NOTHING TO KEEP]" in real.output
     assert "checkpointed 1" in real.output
+    status = runner.invoke(app, ["status", "--vault", str(tmp_path)])
+    assert "nothing to keep in daily/2026-07-01.md (read with the offline-" in status.output
+    (tmp_path / "daily/2026-07-02.md").write_text(
+        "# Standup\n\nWe decided to move the deploy window to Tuesday mornings because "
+        "Monday releases kept colliding with the weekly planning meeting and support.\n")
+    decided = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline"])
+    assert "1 unit(s) to integrate" in decided.output and "[CREATE]" in decided.output
+    node = next((tmp_path / "digest").rglob("*.md"))
+    assert "We decided to move the deploy window to Tuesday mornings" in node.read_text()

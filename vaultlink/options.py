@@ -32,6 +32,7 @@ class PipelineOptions:
     max_units: int
     max_topics: int
     lookback_days: int
+    fallback: str = "none"  # llm.fallback: offline lets auto write offline text after a model
 
 
 @dataclass(frozen=True)

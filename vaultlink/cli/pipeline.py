@@ -71,7 +71,7 @@ def dream(
         parts = open_parts(v, options)
         try:
             parts.index.sync()
-            provider = choose_provider(options)
+            provider = choose_provider(options, parts.state)
             echo = (lambda *a, **k: None) if as_json else typer.echo
             ctx = dream_context(parts, options, provider, dry_run=dry_run,
                                 progress=ProgressPrinter(echo))

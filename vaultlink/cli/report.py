@@ -6,6 +6,7 @@ Pure formatting: a run state in, text out.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from vaultlink.dream.context import RunState
@@ -60,6 +61,7 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
             lines.append(f"  {r.unit.name} [{r.status.upper()}]: {r.error}")
     for path in run.topics_written:
         lines.append(f"  {path} [TOPICS]")
+    lines += passed_lines(run)
     lines += [f"warning: {w}" for w in run.warnings]
     if run.unread:
         lines.append(f"not read ({len(run.unread)}; `vaultlink status` lists them until fixed):")
@@ -70,12 +72,31 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
     return lines
 
 
+def passed_lines(run: RunState) -> list[str]:
+    """What the run's notes held that no unit took: notes that gave nothing, by name, and
+    a count of the paragraphs passed over beside units (``vaultlink status`` lists all)."""
+    if not run.passed_over:
+        return []
+    out = []
+    for path, units in sorted(run.yields.items()):
+        mine = [p for p in run.passed_over if p.path == path]
+        if not units and mine:
+            reasons = ", ".join(dict.fromkeys(p.reason for p in mine))
+            out.append(f"  {path} [NOTHING TO KEEP]: {reasons}")
+    notes = len({p.path for p in run.passed_over})
+    out.append(f"passed over {len(run.passed_over)} paragraph(s) of {notes} note(s), each "
+               "with its reason: `vaultlink status` lists them, `vaultlink log --note NOTE` "
+               "shows a note's")
+    return out
+
+
 def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
     """The run as ``vaultlink dream --json`` prints it."""
     return {
         "run_id": run.run_id, "dry_run": dry_run, "counts": run.counts(),
         "changes": run.changes, "topics": run.topics_written, "warnings": run.warnings,
         "skipped": run.skipped,
+        "passed_over": [asdict(p) for p in run.passed_over], "yields": run.yields,
         "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action,
                      "target": r.target, "note": r.note, "error": r.error, "diff": r.diff,
                      "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens}

@@ -204,4 +204,11 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
     for u in data.get("unreadable") or []:
         lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
+    for b in data.get("barren") or []:
+        reasons = ", ".join(b["reasons"]) or "nothing in it to read"
+        lines.append(f"nothing to keep in {b['path']} (read with the {b['rules']} rules): "
+                     f"{reasons}; a change of rules or a model reads it again")
+    if data.get("passed_over"):
+        lines.append(f"{data['passed_over']} paragraph(s) passed over, each with its reason: "
+                     "`vaultlink log --note NOTE` shows a note's")
     return lines

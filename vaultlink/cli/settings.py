@@ -43,6 +43,9 @@ llm:
   timeout_seconds: 120  # one model call
   max_steps: 12         # tool calls per unit before the attempt is given up
   retries: 2            # extra tries on connection errors and 5xx, with backoff
+  fallback: none        # auto, once a model has written to this vault, and it does not
+                        # answer: none stops the run (the notes wait for the model);
+                        # offline writes offline text all the same
 
 embedding:
   provider: local       # local: bundled all-MiniLM-L6-v2 (no download); ollama
@@ -120,7 +123,7 @@ class Settings:
             related_threshold=float(g("integrate.related_threshold")),
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
-            lookback_days=int(g("topics.lookback_days")))
+            lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -236,6 +239,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
 }
 _CHOICES = {
     "llm.provider": ("auto", "ollama", "offline"),
+    "llm.fallback": ("none", "offline"),
     "embedding.provider": ("local", "ollama"),
     "index.chroma.mode": ("embedded", "http"),
 }

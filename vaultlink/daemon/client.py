@@ -40,6 +40,9 @@ def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[st
         "last_run": last,
         "failed": [{**f, "failed_at": iso(f["failed_at"])} for f in state.failures()],
         "unreadable": [{**u, "since": iso(u["since"])} for u in state.unread_notes()],
+        # notes whose last reading gave no unit, with what they hold (issue #16)
+        "barren": [{**b, "since": iso(b["since"])} for b in state.barren_notes()],
+        "passed_over": len(state.passed_over()),
     }
 
 

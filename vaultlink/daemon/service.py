@@ -343,7 +343,7 @@ class Daemon:
     def _run(self, only: frozenset[str] | None) -> Any:
         assert self._parts is not None
         heal_index(self._parts, self.options)  # its store deleted or damaged meanwhile?
-        provider = choose_provider(self.options)
+        provider = choose_provider(self.options, self._parts.state)
         self._last_provider = provider
         ctx = dream_context(self._parts, self.options, provider, only=only,
                             progress=self._progress)

@@ -60,10 +60,22 @@ class SourceNote:
     path: str
     title: str
     sections: list[tuple[str, str, bool]]  # (heading breadcrumb, text, is_new)
+    text: str = ""  # the whole note as read, frontmatter included (for file line numbers)
 
     def new_text(self) -> str:
         """The text of the new sections only."""
         return "\n\n".join(text for _, text, new in self.sections if new)
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A paragraph of a note that feeds no unit, and why (shown to the user, never silent)."""
+
+    path: str
+    line: int  # first and last line in the note's file, 1-based
+    end_line: int
+    excerpt: str
+    reason: str
 
 
 class Extractor(Protocol):
@@ -71,6 +83,11 @@ class Extractor(Protocol):
 
     #: Why a note can give no unit, in words for the person reading the run.
     passes_over: str
+    #: The version of the rules that decide what a note gives: a note that gave nothing
+    #: is read again when it changes.
+    rules: str
+    #: What the last ``extract`` call passed over, paragraph by paragraph.
+    passed: list[PassedOver]
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units found in ``notes``; each unit's paths are among the notes' paths."""
@@ -156,6 +173,8 @@ class RunState:
     checkpointed: list[str] = field(default_factory=list)
     topics_written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    passed_over: list[PassedOver] = field(default_factory=list)  # paragraphs no unit took
+    yields: dict[str, int] = field(default_factory=dict)  # note path -> units extracted
 
     def counts(self) -> dict[str, int]:
         """The run summary's numbers."""

@@ -15,8 +15,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from vaultlink.dream.context import DreamContext, RunState, SourceNote
+from vaultlink.dream.context import DreamContext, PassedOver, RunState, SourceNote
 from vaultlink.dream.prompts import prompt
+from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.units import UNIT_SCHEMA, Unit
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
@@ -39,7 +40,7 @@ def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[st
     prints = tuple(fingerprint(c.text) for c in chunks)
     sections = [(c.breadcrumb, c.text, p not in known) for c, p in zip(chunks, prints,
                                                                         strict=True)]
-    return SourceNote(note.path, title, sections), prints
+    return SourceNote(note.path, title, sections, note.text), prints
 
 
 def extract_step(ctx: DreamContext, run: RunState) -> None:
@@ -58,13 +59,18 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
     if run.gone and not ctx.dry_run:
         state.drop_checkpoints(run.gone)
+        state.forget_readings(run.gone)
+    yields = state.note_yields()
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
-        if cp is not None and cp.hash == info.hash:
+        gave, rules = yields.get(info.path, (1, ""))
+        if cp is not None and cp.hash == info.hash and (gave or rules == ctx.extractor.rules):
             if info.path in unread:  # broken, then put back as it was when integrated
                 run.readable.append(info.path)
             continue
+        if cp is not None and cp.hash == info.hash:
+            cp = None  # it gave nothing under other rules (or without a model): read it again
         if ctx.only is not None and info.path not in ctx.only:
             continue
         # A note no wikilink can name would give units that cannot cite it: it waits,
@@ -91,10 +97,14 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     sent = [n for n in notes if n.path not in pending_paths]
     fresh = ctx.extractor.extract(sent) if sent else []
     found = {p for u in fresh for p in u.paths}
+    run.passed_over += ctx.extractor.passed if sent else []
+    run.yields.update({n.path: sum(n.path in u.paths for u in fresh) for n in sent})
+    record_readings(ctx, run, sent)
     for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
         if sent_note.path not in found:
+            why = reasons_text([p for p in run.passed_over if p.path == sent_note.path])
             ctx.report("note_without_units", path=sent_note.path,
-                       reason=ctx.extractor.passes_over)
+                       reason=why or ctx.extractor.passes_over)
     if ctx.dry_run:
         queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
         queued += [(0, u) for u in fresh]
@@ -122,6 +132,8 @@ class ModelExtractor:
         self.num_ctx = num_ctx
         self.system = prompt("extract")
         self.passes_over = "the model found nothing worth keeping in its new sections"
+        self.rules = "model"
+        self.passed: list[PassedOver] = []  # a model reads every paragraph
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """One structured-output call per batch of notes that fits the context."""

@@ -404,4 +404,5 @@ def describe(entry: JournalEntry) -> str:
     mark = f" (undone by #{entry.undone_by})" if entry.undone_by else ""
     target = f" {entry.target}" if entry.target else ""
     note = f": {entry.note}" if entry.note else ""
-    return f"#{entry.id} {when} {entry.action}{target} [{unit}]{note}{mark}"
+    by = f" ({entry.integrator})" if entry.integrator else ""  # which integrator decided
+    return f"#{entry.id} {when} {entry.action}{by}{target} [{unit}]{note}{mark}"

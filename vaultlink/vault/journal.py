@@ -65,6 +65,7 @@ class JournalEntry:
     undone_by: int | None
     undo_of: int | None
     group_id: int | None = None
+    integrator: str = ""  # the run's provider (ollama or offline); "" for an undo or redo
 
     @property
     def changes_file(self) -> bool:
@@ -173,27 +174,27 @@ class JournalTables:
     def journal(self, limit: int = 50, path: str | None = None) -> list[JournalEntry]:
         """Recent decisions, newest first; with ``path``, those touching that note."""
         if path is None:
-            rows = self._all("SELECT * FROM journal ORDER BY id DESC LIMIT ?", (limit,))
+            rows = self._all(f"{_SELECT} ORDER BY journal.id DESC LIMIT ?", (limit,))
         else:
             like = f'%"{path}"%'
-            rows = self._all("SELECT * FROM journal WHERE target=? OR unit LIKE ? "
-                             "ORDER BY id DESC LIMIT ?", (path, like, limit))
+            rows = self._all(f"{_SELECT} WHERE journal.target=? OR journal.unit LIKE ? "
+                             "ORDER BY journal.id DESC LIMIT ?", (path, like, limit))
         return [_entry(r) for r in rows]
 
     def journal_get(self, entry_id: int) -> JournalEntry | None:
         """One decision by id."""
-        rows = self._all("SELECT * FROM journal WHERE id=?", (entry_id,))
+        rows = self._all(f"{_SELECT} WHERE journal.id=?", (entry_id,))
         return _entry(rows[0]) if rows else None
 
     def journal_of(self, target: str) -> list[JournalEntry]:
         """Every row whose target is ``target``, oldest first."""
         return [_entry(r) for r in self._all(
-            "SELECT * FROM journal WHERE target=? ORDER BY id", (target,))]
+            f"{_SELECT} WHERE journal.target=? ORDER BY journal.id", (target,))]
 
     def journal_group(self, group_id: int) -> list[JournalEntry]:
         """The rows of one undo or redo group, oldest first."""
         return [_entry(r) for r in self._all(
-            "SELECT * FROM journal WHERE group_id=? ORDER BY id", (group_id,))]
+            f"{_SELECT} WHERE journal.group_id=? ORDER BY journal.id", (group_id,))]
 
     def journal_targets(self) -> list[str]:
         """Every path a journal row ever changed."""
@@ -228,11 +229,16 @@ class JournalTables:
                 for r in self._all("SELECT * FROM inflight ORDER BY at")]
 
 
+# Each row with the integrator of its run (ollama or offline), which wrote it.
+_SELECT = ("SELECT journal.*, COALESCE(runs.provider, '') AS integrator FROM journal "
+           "LEFT JOIN runs ON runs.id = journal.run_id")
+
+
 def _entry(r: sqlite3.Row) -> JournalEntry:
     return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
                         json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"], r["group_id"])
+                        r["undone_by"], r["undo_of"], r["group_id"], r["integrator"])
 
 
 def diff_of(path: str, before: str | None, after: str | None) -> str:

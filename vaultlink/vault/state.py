@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS failed_units (
     resolved INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS unread_notes (
     path TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS passed_over (
+    path TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    excerpt TEXT NOT NULL, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS passed_over_path ON passed_over(path);
+CREATE TABLE IF NOT EXISTS note_yield (
+    path TEXT PRIMARY KEY, units INTEGER NOT NULL, rules TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
@@ -221,6 +227,14 @@ class State(JournalTables):
             db.execute("UPDATE runs SET finished_at=?, counts=?, changes=? WHERE id=?",
                        (time.time(), json.dumps(counts), json.dumps(changes), run_id))
 
+    def model_has_written(self) -> bool:
+        """Whether a decision of a model (not the offline integrator) changed the digest."""
+        rows = self._all(
+            "SELECT 1 FROM journal JOIN runs ON runs.id = journal.run_id WHERE runs.provider "
+            "NOT IN ('', 'offline') AND journal.action IN ('CREATE', 'CORROBORATE', 'REFINE', "
+            "'CORRECT') LIMIT 1")
+        return bool(rows)
+
     def last_run(self) -> dict[str, Any] | None:
         """The newest finished run, as the status API shows it."""
         rows = self._all("SELECT * FROM runs WHERE finished_at IS NOT NULL "
@@ -274,6 +288,49 @@ class State(JournalTables):
         """Notes left unread by the last runs that saw them: path, reason, since."""
         return [{"path": r["path"], "reason": r["reason"], "since": r["at"]}
                 for r in self._all("SELECT * FROM unread_notes ORDER BY path")]
+
+    # -- what a reading of a note gave, and passed over ------------------------
+
+    def record_reading(self, path: str, units: int, rules: str,
+                       passed: Iterable[dict[str, Any]]) -> None:
+        """Replace what the state knows of a note's last reading: how many units it gave
+        under which extractor rules, and each paragraph passed over with its reason."""
+        now = time.time()
+        rows = [(path, int(p["line"]), int(p["end_line"]), str(p["excerpt"]),
+                 str(p["reason"]), now) for p in passed]
+        with self.transaction() as db:
+            db.execute("DELETE FROM passed_over WHERE path=?", (path,))
+            db.executemany("INSERT INTO passed_over VALUES (?,?,?,?,?,?)", rows)
+            db.execute("INSERT OR REPLACE INTO note_yield VALUES (?,?,?,?)",
+                       (path, units, rules, now))
+
+    def forget_readings(self, paths: Iterable[str]) -> None:
+        """Drop what is known of notes deleted from the vault."""
+        with self.transaction() as db:
+            for p in paths:
+                db.execute("DELETE FROM passed_over WHERE path=?", (p,))
+                db.execute("DELETE FROM note_yield WHERE path=?", (p,))
+
+    def passed_over(self, path: str | None = None) -> list[dict[str, Any]]:
+        """Paragraphs no unit took, with why: of one note, or of every note."""
+        where, args = ("WHERE path=?", (path,)) if path is not None else ("", ())
+        return [{"path": r["path"], "line": r["line"], "end_line": r["end_line"],
+                 "excerpt": r["excerpt"], "reason": r["reason"]}
+                for r in self._all(f"SELECT * FROM passed_over {where} ORDER BY path, line",
+                                   args)]
+
+    def note_yields(self) -> dict[str, tuple[int, str]]:
+        """Each read note's units at its last reading, and the rules it was read with."""
+        return {r["path"]: (r["units"], r["rules"]) for r in self._all("SELECT * FROM note_yield")}
+
+    def barren_notes(self) -> list[dict[str, Any]]:
+        """Notes whose last reading gave no unit, with the reasons of what they hold."""
+        out = []
+        for r in self._all("SELECT * FROM note_yield WHERE units=0 ORDER BY path"):
+            reasons = [p["reason"] for p in self.passed_over(r["path"])]
+            out.append({"path": r["path"], "rules": r["rules"], "since": r["at"],
+                        "reasons": sorted(set(reasons), key=reasons.index)})
+        return out
 
     # -- queue -----------------------------------------------------------------
 
