@@ -576,8 +576,9 @@ def test_an_unreadable_note_leaves_status_when_deleted_without_a_run(
     d = started(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 0.2}))
     odd = root / "daily/C# notes.md"
     odd.write_text("## A\n\nThe deploy window moved to Tuesday.\n")
-    wait_for(lambda: [u["path"] for u in d.status()["unreadable"]] == ["daily/C# notes.md"],
-             what="the note no link can name to be listed")
+    wait_for(lambda: [u["path"] for u in d.status()["unreadable"]] == ["daily/C# notes.md"]
+             and d.status()["state"] == "idle" and not d.state.queue(),
+             what="the note no link can name to be listed, and its run over")
     runs = d.runs
     odd.unlink()
     wait_for(lambda: d.status()["unreadable"] == [], what="the deleted note to leave the list")

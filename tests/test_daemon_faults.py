@@ -97,6 +97,7 @@ def test_a_note_edited_while_its_run_is_in_progress_is_run_again(
     assert [p for p in check_vault(d.vault) if p.level == "error"] == []
 
 
+@pytest.mark.slow
 def test_a_note_renamed_while_its_run_writes_is_followed_by_the_digest_links(
         tmp_path: Path, daemons: list[Daemon]) -> None:
     """The node is written citing the note's old name, then the note is renamed (with
@@ -133,6 +134,7 @@ def test_a_note_renamed_while_its_run_writes_is_followed_by_the_digest_links(
     assert [p for p in check_vault(d.vault) if p.level == "error"] == []
 
 
+@pytest.mark.slow
 def test_a_clock_jumped_back_does_not_hold_the_queue_until_the_old_time(
         tmp_path: Path, daemons: list[Daemon]) -> None:
     """The queue holds times from before the clock went back a day: the note must not
@@ -153,6 +155,7 @@ def test_a_clock_jumped_back_does_not_hold_the_queue_until_the_old_time(
                  what="the note queued before the jump to be integrated")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["deleted", "overwritten"])
 def test_the_index_deleted_or_damaged_under_the_daemon_is_rebuilt(
         tmp_path: Path, daemons: list[Daemon], damage: str,

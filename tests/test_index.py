@@ -341,6 +341,7 @@ class Clustered:
         return out
 
 
+@pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s
 def test_nodes_updated_again_and_again_stay_reachable_by_vector(tmp_path: Path) -> None:
     """Chroma's HNSW, updating a vector in place (upsert of an existing id) over and
     over, left some nodes unreachable: node_search then recalled them by keywords only

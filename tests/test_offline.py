@@ -437,6 +437,7 @@ def dream_offline(root: Path) -> Any:
         parts.close()
 
 
+@pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s
 def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"))

@@ -38,6 +38,7 @@ def sections_left_to_index(root: Path) -> int:
         indexes.close()
 
 
+@pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s
 def test_the_readme_query_finds_the_autovacuum_note_first(sample_vault: Path) -> None:
     hits = json.loads(cli("search", README_QUERY, "--vault", str(sample_vault),
                           "--json"))["hits"]

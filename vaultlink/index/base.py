@@ -200,7 +200,7 @@ class IndexBase(IndexTables):
             except (NoteUnreadable, PathRefused) as exc:
                 reason = exc.reason
                 if old is None or old[3] != digest or old[4] != reason:
-                    log.warning("not indexing %s: %s", path, reason)
+                    log.info("not indexing %s: %s", path, reason)  # summary and status say it
                 self._mark_skipped(path, st, digest, reason)
                 continue
             yield path, st, digest, note
