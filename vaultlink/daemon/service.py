@@ -166,7 +166,8 @@ class Daemon:
         checkpoints = parts.state.checkpoints()
         now = time.time()
         queued = {i.path for i in parts.state.queue()}
-        changed = [i.path for i in self.vault.scan([self.vault.daily, self.vault.resource])
+        changed = [i.path for i in self.vault.scan([self.vault.daily, self.vault.resource],
+                                                   cache=parts.state)
                    if (cp := checkpoints.get(i.path)) is None or cp.hash != i.hash]
         for path in changed:
             parts.state.enqueue(path, now, 0.0)

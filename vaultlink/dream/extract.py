@@ -45,7 +45,7 @@ def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[st
 def extract_step(ctx: DreamContext, run: RunState) -> None:
     """Find changed notes, extract units, apply the per-run cap."""
     vault, state = ctx.vault, ctx.state
-    infos = vault.scan([vault.daily, vault.resource])
+    infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
     run.scanned = len(infos)
     checkpoints = state.checkpoints()
     present = {i.path for i in infos}

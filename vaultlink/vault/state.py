@@ -12,13 +12,14 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import StateError
+from vaultlink.vault.walk import StatEntry
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoint (
@@ -46,6 +47,10 @@ CREATE TABLE IF NOT EXISTS unread_notes (
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS note_stat (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL,
+    hashed_ns INTEGER NOT NULL);
 """
 
 
@@ -167,6 +172,21 @@ class State:
         """Forget notes (deleted from the vault, or queued for a re-run)."""
         with self.transaction() as db:
             db.executemany("DELETE FROM checkpoint WHERE path=?", [(p,) for p in paths])
+
+    # -- the stat cache of scans (vault.walk.StatCache) ------------------------
+
+    def stat_entries(self) -> dict[str, StatEntry]:
+        """The stat and hash of every note a scan hashed, by path."""
+        return {r[0]: StatEntry(*r[1:]) for r in self._all(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, hash, hashed_ns FROM note_stat")}
+
+    def store_stat_entries(self, fresh: Mapping[str, StatEntry], gone: Iterable[str]) -> None:
+        """Remember notes just hashed; forget those no longer in the vault."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO note_stat VALUES (?,?,?,?,?,?,?)",
+                           [(p, e.size, e.mtime_ns, e.ctime_ns, e.ino, e.hash, e.hashed_ns)
+                            for p, e in fresh.items()])
+            db.executemany("DELETE FROM note_stat WHERE path=?", [(p,) for p in gone])
 
     # -- pending units (over the per-run cap) ----------------------------------
 
