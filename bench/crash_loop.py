@@ -158,7 +158,7 @@ def main() -> int:
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="vaultlink-crash-"))
     root = work / "vault"
-    shutil.copytree(REPO / "sample_vault", root)
+    shutil.copytree(REPO / "sample_vault", root, copy_function=shutil.copy)  # fresh mtimes
     log = work / "daemon.out"
     failures: list[tuple[int, str]] = []
     n = 0

@@ -227,7 +227,8 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "chroma_port": ("index.chroma.port", 8123), "body_chars": ("index.body_chars", 777),
              "related_threshold": ("integrate.related_threshold", 0.33),
              "digest": ("folders.digest", "memory"), "max_units": ("auto_dream.max_units", 11),
-             "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6)}
+             "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6),
+             "backfill_days": ("backfill.days", 21)}
     options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
     expected = {field: value for field, (_, value) in table.items()}
     expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file

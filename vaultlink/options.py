@@ -32,6 +32,7 @@ class PipelineOptions:
     max_units: int
     max_topics: int
     lookback_days: int
+    backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ index:
     host: 127.0.0.1
     port: 8000
 
+backfill:
+  days: 14              # a vault's first start integrates notes changed in these last days;
+                        # older ones wait (indexed for search): `vaultlink backfill` takes them
+
 auto_dream:
   steps:
     - dream_extract_step
@@ -116,7 +120,8 @@ class Settings:
             related_threshold=float(g("integrate.related_threshold")),
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
-            lookback_days=int(g("topics.lookback_days")))
+            lookback_days=int(g("topics.lookback_days")),
+            backfill_days=int(g("backfill.days")))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -227,6 +232,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
+    "backfill.days": int,
     "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
 }
 _CHOICES = {

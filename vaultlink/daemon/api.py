@@ -40,7 +40,7 @@ LOOPBACK = "127.0.0.1"
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
-          "/rerun": "POST", "/undo": "POST"}
+          "/rerun": "POST", "/undo": "POST", "/backfill": "POST"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -123,6 +123,8 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/search":
             return views.search(query)
         body = self._json_body()
+        if url.path == "/backfill":
+            return views.backfill(body)
         return views.rerun(body) if url.path == "/rerun" else views.undo(body)
 
     def _json_body(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.daemon.process import INFO_NAME, lock_holder, read_info, read_token
+from vaultlink.dream.backfill import backlog_status
 from vaultlink.errors import DaemonError
 from vaultlink.vault.state import State
 
@@ -23,10 +24,13 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[str, Any]:
-    """What state.sqlite knows without a daemon: queue, last run, open failures."""
+def durable_status(state: State, now: float, provider: str | None = None,
+                   queue_limit: int = 1000) -> dict[str, Any]:
+    """What state.sqlite knows without a daemon: queue, last run, open failures, and the
+    backlog with its estimates at ``provider``'s pace (None: the last run's provider)."""
     items = state.queue()
     last = state.last_run()
+    pace = provider or (last["provider"] if last and last["provider"] else "offline")
     if last is not None:
         last = {**last, "started_at": iso(last["started_at"]),
                 "finished_at": iso(last["finished_at"])}
@@ -39,6 +43,7 @@ def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[st
         "last_run": last,
         "failed": [{**f, "failed_at": iso(f["failed_at"])} for f in state.failures()],
         "unreadable": [{**u, "since": iso(u["since"])} for u in state.unread_notes()],
+        "backlog": backlog_status(state, pace),
     }
 
 

@@ -109,6 +109,8 @@ class DreamContext:
     progress: Progress | None = None
     # Checked between units: True asks the run to stop early (the daemon's shutdown).
     should_stop: Callable[[], bool] | None = None
+    # backfill.days: a first start holds back notes unchanged this long (None: none).
+    backfill_days: int | None = None
 
     def report(self, event: str, **detail: Any) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
@@ -153,6 +155,7 @@ class RunState:
     checkpointed: list[str] = field(default_factory=list)
     topics_written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    extracted: tuple[int, int, int] = (0, 0, 0)  # notes sent to the extractor, bytes, units
 
     def counts(self) -> dict[str, int]:
         """The run summary's numbers."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, RunState, SourceNote
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.units import UNIT_SCHEMA, Unit
@@ -47,6 +49,11 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     vault, state = ctx.vault, ctx.state
     infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
     run.scanned = len(infos)
+    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
+    if held:
+        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
     checkpoints = state.checkpoints()
     present = {i.path for i in infos}
     unread = {u["path"] for u in state.unread_notes()}
@@ -56,6 +63,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
+        if held.get(info.path) == info.hash:
+            continue
         if cp is not None and cp.hash == info.hash:
             if info.path in unread:  # broken, then put back as it was when integrated
                 run.readable.append(info.path)
@@ -85,6 +94,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     pending_paths = {p for _, u in pending for p in u.get("paths", [])}
     sent = [n for n in notes if n.path not in pending_paths]
     fresh = ctx.extractor.extract(sent) if sent else []
+    sizes = {i.path: i.size for i in infos}
+    run.extracted = (len(sent), sum(sizes.get(n.path, 0) for n in sent), len(fresh))
     found = {p for u in fresh for p in u.paths}
     for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
         if sent_note.path not in found:

@@ -51,6 +51,14 @@ CREATE TABLE IF NOT EXISTS note_stat (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL,
     hashed_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vault_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS backlog (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL,
+    note_time REAL NOT NULL, queued_at REAL);
+CREATE INDEX IF NOT EXISTS backlog_order ON backlog(queued_at, note_time);
+CREATE TABLE IF NOT EXISTS rates (
+    provider TEXT PRIMARY KEY, notes INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    units INTEGER NOT NULL, integrated INTEGER NOT NULL, seconds REAL NOT NULL);
 """
 
 
@@ -154,6 +162,10 @@ class State:
         with self._lock:
             return list(self._db.execute(sql, tuple(args)))
 
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of one read (for the stores kept beside this one, e.g. ``vault.backlog``)."""
+        return self._all(sql, args)
+
     # -- checkpoint ------------------------------------------------------------
 
     def checkpoints(self) -> dict[str, Checkpoint]:
@@ -162,11 +174,17 @@ class State:
                 for r in self._all("SELECT * FROM checkpoint")}
 
     def set_checkpoints(self, items: Iterable[Checkpoint]) -> int:
-        """Record notes as integrated at their hash; returns how many."""
+        """Record notes as integrated at their hash (they leave the backlog); returns
+        how many."""
         rows = [(c.path, c.hash, json.dumps(list(c.sections)), time.time()) for c in items]
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO checkpoint VALUES (?,?,?,?)", rows)
+            db.executemany("DELETE FROM backlog WHERE path=?", [(r[0],) for r in rows])
         return len(rows)
+
+    def has_checkpoints(self) -> bool:
+        """True once any note was integrated in this vault."""
+        return bool(self._all("SELECT 1 FROM checkpoint LIMIT 1"))
 
     def drop_checkpoints(self, paths: Iterable[str]) -> None:
         """Forget notes (deleted from the vault, or queued for a re-run)."""
