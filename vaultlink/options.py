@@ -33,6 +33,7 @@ class PipelineOptions:
     max_topics: int
     lookback_days: int
     backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
+    model_cache: str = ""  # where the embedder keeps its optimised graph ("": nowhere)
 
 
 @dataclass(frozen=True)

@@ -36,16 +36,16 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
 
 def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
     """Sync an index; a progress bar on stderr once there is real work (or ``always``)."""
-    # rich.progress: ~50 ms, for a bar only a long sync shows
-    from rich.console import Console
-    from rich.progress import Progress
-
-    bar: Progress | None = None
+    bar: Any = None
     task: Any = None
 
     def progress(done: int, total: int) -> None:
         nonlocal bar, task
         if bar is None and show and (always or total > 20):
+            # rich.progress: ~100 ms, paid only by a sync long enough to show a bar
+            from rich.console import Console
+            from rich.progress import Progress
+
             bar = Progress(console=Console(stderr=True), transient=not always)
             bar.start()
             task = bar.add_task(label, total=total)

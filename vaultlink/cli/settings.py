@@ -121,7 +121,7 @@ class Settings:
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
             lookback_days=int(g("topics.lookback_days")),
-            backfill_days=int(g("backfill.days")))
+            backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -141,6 +141,13 @@ class Settings:
                 continue
             _set_dotted(data, dotted, value)
         return Settings(_validated(data), self.source)
+
+
+def model_cache_dir() -> Path:
+    """The user's cache folder for vaultlink (``$XDG_CACHE_HOME/vaultlink``, else
+    ``~/.cache/vaultlink``): the embedding model's optimised graph, shared by vaults."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vaultlink"
 
 
 def config_path(vault: Path) -> Path:

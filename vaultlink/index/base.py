@@ -11,7 +11,8 @@ with the vault and answers queries:
 * a text whose hash is stored keeps its vector; a changed text gets a new vector id
   (Chroma's in-place updates left vectors unreachable by search); a renamed note
   moves by updating a path, never by re-embedding;
-* a query is embedded once and fused by rank with BM25 over the FTS5 table.
+* a query is embedded once, its exact nearest vectors (``vectors.VectorMatrix``) fused
+  by rank with BM25 over the FTS5 table.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
@@ -101,16 +100,28 @@ class IndexBase(IndexTables):
     # -- sync --------------------------------------------------------------------
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the vault: add, update, move and remove notes."""
+        """Bring the index in line with the vault: add, update, move and remove notes.
+
+        When no note's stat moved and none vanished, nothing is read and Chroma is not
+        opened (a query's sync costs a walk of the folder and one SELECT)."""
         with self._lock:
-            self._guard(self._check_consistent)
             stats = self._scan()
+            if self.chroma_open or self._has_work(stats):
+                self._guard(self._check_consistent)
             return self._guard(lambda: self._sync_paths(stats, None, progress))
+
+    def _has_work(self, stats: dict[str, os.stat_result]) -> bool:
+        stored = self._stored()
+        return len(stored) != len(stats) or any(
+            (old := stored.get(path)) is None or old[:3] != (
+                st.st_size, st.st_mtime_ns, st.st_ino) for path, st in stats.items())
 
     def upsert(self, paths: Iterable[str]) -> SyncReport:
         """Index these notes now (a note just written); missing files are removed."""
         with self._lock:
             wanted = [p for p in (normalize_rel(x) for x in paths) if self.wants(p)]
+            if not self._chroma_checked:
+                self._guard(self._check_consistent)
             stats = {}
             for path in wanted:
                 try:
@@ -278,6 +289,7 @@ class IndexBase(IndexTables):
                     report.updated.append(c.path)  # a note that was skipped is new to search
                 else:
                     report.added.append(c.path)
+            self._store_vectors(db, new_ids, new_vectors)
             self._chroma_delete(dropped)
             self._chroma_upsert(new_ids, new_vectors)
         report.embedded += len(texts)
@@ -309,21 +321,15 @@ class IndexBase(IndexTables):
         weights = ", ".join(str(float(w)) for w in bm25_weights)
         with self._lock:
             try:
-                res = self._collection.query(
-                    query_embeddings=np.asarray([vector], dtype=np.float32), n_results=depth,
-                    include=["distances"])
+                nearest = self._matrix().search(vector, depth)
                 keyword = [] if match is None else [r[0] for r in self._db.execute(
                     f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
                     f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
-            except Exception as exc:
-                raise SearchIndexError(f"vector search failed: {exc}; run `vaultlink "
-                                       "reindex`") from exc
-        ids = [int(i) for i in res["ids"][0]]
-        distances = (res.get("distances") or [[]])[0]
-        similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
+        ids = [i for i, _ in nearest]
+        similarity = dict(nearest)
         fused = rrf_fuse(ids, keyword)[:limit]
         return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
 

