@@ -16,10 +16,15 @@ Python-Markdown, fastify), with the pages' own links as the truth.
   no pair are left out of the mean.
 * recall@K: the share of a page's truth among its top K hits (itself left out), averaged.
 
-In the same run, on the same texts and the same embedder, the **baseline**: plain BM25
-(FTS5 defaults, every query word OR'ed) and exact cosine search over the vectors of the
-text the node index embeds, fused by RRF (k = 60, equal weights). ``node_search`` is the
-real ``NodeIndex`` (MiniLM, Chroma, FTS5) as the pipeline opens it.
+In the same run, with the same embedder, the **baseline**: plain BM25 (FTS5 defaults,
+every query word OR'ed) over each whole node (name, description, all of the body) and
+exact cosine search over the vectors of the same text (MiniLM reads its first 256
+tokens), fused by RRF (k = 60, equal weights). ``node_search`` is the real
+``NodeIndex`` (MiniLM, SQLite vectors and FTS5) as the pipeline opens it.
+
+With 3 sets of 21-25 pages and every link inside its set, telling the sets apart
+already earns most of recall@20 (the "same-set chance" row: the own set first, in a
+random order); recall@10 and @5 show more of the ordering within a set.
 """
 
 from __future__ import annotations
@@ -193,6 +198,7 @@ class RealRecall:
     truth_pairs: int
     recall_at_20: float
     recall_at_10: float
+    recall_at_5: float
     baseline_at_20: float
     baseline_at_10: float
     bm25_at_20: float
@@ -233,9 +239,8 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000) -> RealRecall:
                           body_chars=body_chars)
         try:
             index.sync()
-            # The baseline indexes exactly the text the node index embeds.
-            texts = [index.docs_of(index.parse(n.rel, (root / n.rel).read_bytes()))[0]
-                     .embed_text for n in nodes]
+            # The baseline sees each whole node: name, description and all of the body.
+            texts = [f"{n.name}\n{n.description}\n{n.body}" for n in nodes]
             base = Baseline([n.page for n in nodes], texts, embedder)
             times: list[float] = []
 
@@ -254,6 +259,7 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000) -> RealRecall:
     return RealRecall(
         pages=len(nodes), scored=sum(1 for t in truth.values() if t), truth_pairs=len(pairs),
         recall_at_20=recall_at(ours, truth, 20), recall_at_10=recall_at(ours, truth, 10),
+        recall_at_5=recall_at(ours, truth, 5),
         baseline_at_20=recall_at(fused, truth, 20), baseline_at_10=recall_at(fused, truth, 10),
         bm25_at_20=recall_at(bm25, truth, 20), dense_at_20=recall_at(dense, truth, 20),
         same_set_chance_at_20=same_set_chance(pages, truth, 20),
@@ -270,7 +276,7 @@ def report(res: RealRecall) -> str:
         ("node_search recall@20", f"{res.recall_at_20:.3f}", "target >= 0.60"),
         ("baseline (BM25 + dense, RRF) recall@20", f"{res.baseline_at_20:.3f}",
          f"node_search {gain:+.3f} (target >= +0.10)"),
-        ("node_search recall@10", f"{res.recall_at_10:.3f}", ""),
+        ("node_search recall@10 / @5", f"{res.recall_at_10:.3f} / {res.recall_at_5:.3f}", ""),
         ("baseline recall@10", f"{res.baseline_at_10:.3f}", ""),
         ("BM25 alone / dense alone recall@20",
          f"{res.bm25_at_20:.3f} / {res.dense_at_20:.3f}", "the baseline's two halves"),

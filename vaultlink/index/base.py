@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fts_match, query_text, rrf_fuse
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Note, normalize_rel, parse_note
@@ -311,7 +311,8 @@ class IndexBase(IndexTables):
 
     # -- query -------------------------------------------------------------------
 
-    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float]
+    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float],
+                fusion: tuple[float, float] = (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                 ) -> list[tuple[int, float, float]]:
         """Fused (doc id, score, cosine similarity), best first."""
         text = query_text(query)
@@ -330,14 +331,15 @@ class IndexBase(IndexTables):
                                        "reindex`") from exc
         ids = [i for i, _ in nearest]
         similarity = dict(nearest)
-        fused = rrf_fuse(ids, keyword)[:limit]
+        fused = rrf_fuse(ids, keyword, vector_weight=fusion[0], keyword_weight=fusion[1])[:limit]
         return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  select: str) -> list[tuple[tuple[Any, ...], float, float]]:
+                  fusion: tuple[float, float], select: str
+                  ) -> list[tuple[tuple[Any, ...], float, float]]:
         """(row, score, similarity) of the fused hits, best first. ``select`` reads the
         docs table as ``d``, selects ``d.id`` first and ends in ``d.id IN ({marks})``."""
-        ranked = self._ranked(query, limit, bm25_weights)
+        ranked = self._ranked(query, limit, bm25_weights, fusion)
         if not ranked:
             return []
         with self._lock:

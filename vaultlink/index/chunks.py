@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
@@ -170,6 +171,7 @@ class ChunkIndex(IndexBase):
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
         found = self._hit_rows(query, limit, self.bm25_weights,
+                               (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                                f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text "
                                f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
                                "WHERE d.id IN ({marks})")
