@@ -67,11 +67,12 @@ def no_leftover_threads_or_processes() -> Iterator[None]:
     threads_before = {t.ident for t in threading.enumerate() if t.ident is not None}
     children_before = child_processes()
     yield
-    # A client the test dropped but Python has not collected yet still holds its
-    # keep-alive connection, and so a server thread: collecting closes it.
-    gc.collect()
-    deadline = time.monotonic() + LEFTOVER_GRACE_SECONDS
     left = _leftovers(threads_before, children_before)
+    if left:
+        # A client the test dropped but Python has not collected yet still holds its
+        # keep-alive connection, and so a server thread: collecting closes it.
+        gc.collect()
+    deadline = time.monotonic() + LEFTOVER_GRACE_SECONDS
     while left and time.monotonic() < deadline:
         time.sleep(0.05)
         left = _leftovers(threads_before, children_before)
