@@ -36,7 +36,7 @@ DECISION = {"id", "at", "run_id", "unit", "action", "target", "note", "diff", "u
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     root = tmp_path_factory.mktemp("api") / "vault"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(SAMPLE, root, copy_function=shutil.copy)  # fresh: inside backfill.days
     (root / "notes").mkdir()
     (root / "notes/readme.md").write_text("# Not a daily note\n")
     settings = load_settings(root, environ={}).with_overrides(

@@ -483,17 +483,24 @@ def test_a_new_embedding_model_gets_its_own_collection(opened: Opened, vault: Va
     assert "nodes-minilm-l6-v2-int8-v1" not in names  # its vectors can't be trusted now
 
 
-def test_deleted_chroma_folder_is_rebuilt(opened: Opened, vault: Vault) -> None:
+def test_deleted_chroma_folder_is_restored_without_embedding(opened: Opened,
+                                                            vault: Vault) -> None:
+    """Queries read the vectors state.sqlite keeps; Chroma, their mirror, is refilled
+    from them at the next change, with no embedding."""
     assert opened.index is not None
     opened.index.sync()
     opened.close()
     shutil.rmtree(vault.state_dir / "chroma")
     opened.embedder.reset()
     index = opened.open()
-    report = index.sync()
-    assert len(report.added) == 4 and len(opened.embedder.texts) == 4
+    assert index.sync().unchanged == 4 and not index.chroma_open
     assert index.node_search("autovacuum", limit=1)[0].path == \
         "digest/wiki/postgres-autovacuum.md"
+    p = "digest/wiki/postgres-autovacuum.md"
+    write(vault.root, p, NODES[p].replace("Dead tuples", "Bloat and dead tuples"))
+    report = index.sync()
+    assert report.updated == [p] and report.embedded == 1  # only the changed node
+    assert index._collection.count() == 4
 
 
 def test_garbage_state_database_is_rebuilt(opened: Opened, vault: Vault,
@@ -533,8 +540,9 @@ def test_vectors_out_of_step_are_rebuilt(opened: Opened,
     opened.embedder.reset()
     with caplog.at_level(logging.WARNING):
         report = index.sync()
-    assert "out of step" in caplog.text
-    assert len(report.added) == 4 and len(opened.embedder.texts) == 4
+    assert "out of step" in caplog.text and "restoring it from state.sqlite" in caplog.text
+    assert report.unchanged == 4 and opened.embedder.texts == []
+    assert index._collection.count() == 4
 
 
 def test_unchanged_sync_reads_no_file(opened: Opened, vault: Vault,

@@ -87,7 +87,8 @@ class World:
 @pytest.fixture
 def world(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[World]:
     root = tmp_path / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"))
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"),
+                    copy_function=shutil.copy)  # fresh notes: inside backfill.days
     vault = Vault(root)
     state = vault.state_dir
     state.mkdir()
@@ -440,7 +441,8 @@ def dream_offline(root: Path) -> Any:
 @pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s
 def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"))
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"),
+                    copy_function=shutil.copy)  # fresh notes: inside backfill.days
     before = snapshot(root)
     run = dream_offline(root)
     assert run.failed_units == [] and run.counts()["integrated"] >= 10

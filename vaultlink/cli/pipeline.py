@@ -239,7 +239,8 @@ def demo(
     dest = to or Path(tempfile.mkdtemp(prefix="vaultlink-demo-"))
     if dest.exists() and any(dest.iterdir()):
         raise ConfigError(f"{dest} is not empty; pass --to with a new folder")
-    shutil.copytree(src, dest, dirs_exist_ok=True,
+    # shutil.copy, not copy2: the copy's notes are new, so all are inside backfill.days
+    shutil.copytree(src, dest, dirs_exist_ok=True, copy_function=shutil.copy,
                     ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
     before = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
     typer.echo(f"copied {src} to {dest}")

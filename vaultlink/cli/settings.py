@@ -62,6 +62,10 @@ index:
     host: 127.0.0.1
     port: 8000
 
+backfill:
+  days: 14              # a vault's first start integrates notes changed in these last days;
+                        # older ones wait (indexed for search): `vaultlink backfill` takes them
+
 auto_dream:
   steps:
     - dream_extract_step
@@ -123,7 +127,8 @@ class Settings:
             related_threshold=float(g("integrate.related_threshold")),
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
-            lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")))
+            lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")),
+            backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -143,6 +148,13 @@ class Settings:
                 continue
             _set_dotted(data, dotted, value)
         return Settings(_validated(data), self.source)
+
+
+def model_cache_dir() -> Path:
+    """The user's cache folder for vaultlink (``$XDG_CACHE_HOME/vaultlink``, else
+    ``~/.cache/vaultlink``): the embedding model's optimised graph, shared by vaults."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vaultlink"
 
 
 def config_path(vault: Path) -> Path:
@@ -234,6 +246,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
+    "backfill.days": int,
     "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
     "index.min_similarity": (int, float),
 }

@@ -40,7 +40,7 @@ LOOPBACK = "127.0.0.1"
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
-          "/rerun": "POST", "/undo": "POST", "/redo": "POST"}
+          "/rerun": "POST", "/undo": "POST", "/redo": "POST", "/backfill": "POST"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -125,6 +125,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._json_body()
         if url.path == "/rerun":
             return views.rerun(body)
+        if url.path == "/backfill":
+            return views.backfill(body)
         return views.redo(body) if url.path == "/redo" else views.undo(body)
 
     def _json_body(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.daemon.process import INFO_NAME, lock_holder, read_info, read_token
+from vaultlink.dream.backfill import backlog_status
 from vaultlink.errors import DaemonError
 from vaultlink.vault.state import State
 
@@ -24,10 +25,13 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[str, Any]:
-    """What state.sqlite knows without a daemon: queue, last run, open failures."""
+def durable_status(state: State, now: float, provider: str | None = None,
+                   queue_limit: int = 1000) -> dict[str, Any]:
+    """What state.sqlite knows without a daemon: queue, last run, open failures, and the
+    backlog with its estimates at ``provider``'s pace (None: the last run's provider)."""
     items = state.queue()
     last = state.last_run()
+    pace = provider or (last["provider"] if last and last["provider"] else "offline")
     if last is not None:
         last = {**last, "started_at": iso(last["started_at"]),
                 "finished_at": iso(last["finished_at"])}
@@ -43,6 +47,7 @@ def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[st
         # notes whose last reading gave no unit, with what they hold (issue #16)
         "barren": [{**b, "since": iso(b["since"])} for b in state.barren_notes()],
         "passed_over": len(state.passed_over()),
+        "backlog": backlog_status(state, pace),
     }
 
 

@@ -57,6 +57,10 @@ class ServedDaemon(Protocol):
         """A digest node was written outside the dream (an undo): re-index it."""
         ...
 
+    def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Estimate, and with ``queue``, queue notes of the backlog."""
+        ...
+
 
 class ApiError(Exception):
     """An answer other than 200: HTTP status, plain words, and ``detail`` keys to add."""
@@ -234,6 +238,17 @@ class Views:
         if not vault.exists(rel):
             raise NoteNotFound(rel)
         return {"queued": self.daemon.rerun([rel])}
+
+    def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /backfill``: ``{"since": <epoch seconds> | null, "queue": bool}``; the
+        estimate of the backlog's waiting notes changed since then, queued with ``queue``."""
+        since, queue = body.get("since"), body.get("queue", False)
+        if (since is not None and (isinstance(since, bool)
+                                   or not isinstance(since, int | float))) or not isinstance(
+                queue, bool):
+            raise ApiError(400, 'send {"since": <seconds since the epoch> or null, '
+                                '"queue": true or false}')
+        return self.daemon.backfill({"since": since, "queue": queue})
 
     def undo(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /undo``: revert a decision (409 with ``needs`` when it takes more)."""

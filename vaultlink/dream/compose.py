@@ -123,4 +123,4 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         integrator=integrator, provider=provider, max_units=options.max_units,
         max_steps=options.max_steps, dry_run=dry_run, max_topics=options.max_topics,
         lookback_days=options.lookback_days, topic_picker=picker, only=only,
-        progress=progress)
+        progress=progress, backfill_days=options.backfill_days)

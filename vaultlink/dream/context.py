@@ -127,6 +127,8 @@ class DreamContext:
     progress: Progress | None = None
     # Checked between units: True asks the run to stop early (the daemon's shutdown).
     should_stop: Callable[[], bool] | None = None
+    # backfill.days: a first start holds back notes unchanged this long (None: none).
+    backfill_days: int | None = None
 
     def report(self, event: str, **detail: Any) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
@@ -175,6 +177,7 @@ class RunState:
     warnings: list[str] = field(default_factory=list)
     passed_over: list[PassedOver] = field(default_factory=list)  # paragraphs no unit took
     yields: dict[str, int] = field(default_factory=dict)  # note path -> units extracted
+    extracted: tuple[int, int, int] = (0, 0, 0)  # notes sent to the extractor, bytes, units
 
     def counts(self) -> dict[str, int]:
         """The run summary's numbers."""

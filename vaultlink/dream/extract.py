@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, PassedOver, RunState, SourceNote
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.readings import reasons_text, record_readings
@@ -46,8 +48,13 @@ def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[st
 def extract_step(ctx: DreamContext, run: RunState) -> None:
     """Find changed notes, extract units, apply the per-run cap."""
     vault, state = ctx.vault, ctx.state
-    infos = vault.scan([vault.daily, vault.resource])
+    infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
     run.scanned = len(infos)
+    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
+    if held:
+        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
     checkpoints = state.checkpoints()
     # Files the walk left out (a symlink leading out of the vault) are notes not read:
     # the summary and `vaultlink status` say so, with why.
@@ -64,6 +71,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
+        if held.get(info.path) == info.hash:
+            continue
         gave, rules = yields.get(info.path, (1, ""))
         if cp is not None and cp.hash == info.hash and (gave or rules == ctx.extractor.rules):
             if info.path in unread:  # broken, then put back as it was when integrated
@@ -96,6 +105,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     pending_paths = {p for _, u in pending for p in u.get("paths", [])}
     sent = [n for n in notes if n.path not in pending_paths]
     fresh = ctx.extractor.extract(sent) if sent else []
+    sizes = {i.path: i.size for i in infos}
+    run.extracted = (len(sent), sum(sizes.get(n.path, 0) for n in sent), len(fresh))
     found = {p for u in fresh for p in u.paths}
     run.passed_over += ctx.extractor.passed if sent else []
     run.yields.update({n.path: sum(n.path in u.paths for u in fresh) for n in sent})

@@ -11,7 +11,8 @@ with the vault and answers queries:
 * a text whose hash is stored keeps its vector; a changed text gets a new vector id
   (Chroma's in-place updates left vectors unreachable by search); a renamed note
   moves by updating a path, never by re-embedding;
-* a query is embedded once and fused by rank with BM25 over the FTS5 table.
+* a query is embedded once, its exact nearest vectors (``vectors.VectorMatrix``) fused
+  by rank with BM25 over the FTS5 table.
 """
 
 from __future__ import annotations
@@ -23,10 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fts_match, query_text, rrf_fuse
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
@@ -102,16 +101,28 @@ class IndexBase(IndexTables):
     # -- sync --------------------------------------------------------------------
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the vault: add, update, move and remove notes."""
+        """Bring the index in line with the vault: add, update, move and remove notes.
+
+        When no note's stat moved and none vanished, nothing is read and Chroma is not
+        opened (a query's sync costs a walk of the folder and one SELECT)."""
         with self._lock:
-            self._guard(self._check_consistent)
             stats = self._scan()
+            if self.chroma_open or self._has_work(stats):
+                self._guard(self._check_consistent)
             return self._guard(lambda: self._sync_paths(stats, None, progress))
+
+    def _has_work(self, stats: dict[str, os.stat_result]) -> bool:
+        stored = self._stored()
+        return len(stored) != len(stats) or any(
+            (old := stored.get(path)) is None or old[:3] != (
+                st.st_size, st.st_mtime_ns, st.st_ino) for path, st in stats.items())
 
     def upsert(self, paths: Iterable[str]) -> SyncReport:
         """Index these notes now (a note just written); missing files are removed."""
         with self._lock:
             wanted = [p for p in (normalize_rel(x) for x in paths) if self.wants(p)]
+            if not self._chroma_checked:
+                self._guard(self._check_consistent)
             stats = {}
             for path in wanted:
                 try:
@@ -279,6 +290,7 @@ class IndexBase(IndexTables):
                     report.updated.append(c.path)  # a note that was skipped is new to search
                 else:
                     report.added.append(c.path)
+            self._store_vectors(db, new_ids, new_vectors)
             self._chroma_delete(dropped)
             crash_point("mid_index_sync")  # the crash tests aim here: SQLite not committed
             self._chroma_upsert(new_ids, new_vectors)
@@ -301,7 +313,8 @@ class IndexBase(IndexTables):
 
     # -- query -------------------------------------------------------------------
 
-    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float]
+    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float],
+                fusion: tuple[float, float] = (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                 ) -> list[tuple[int, float, float, int]]:
         """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first."""
         text = query_text(query)
@@ -311,31 +324,26 @@ class IndexBase(IndexTables):
         weights = ", ".join(str(float(w)) for w in bm25_weights)
         with self._lock:
             try:
-                res = self._collection.query(
-                    query_embeddings=np.asarray([vector], dtype=np.float32), n_results=depth,
-                    include=["distances"])
+                nearest = self._matrix().search(vector, depth)
                 keyword = [] if match is None else [r[0] for r in self._db.execute(
                     f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
                     f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
-            except Exception as exc:
-                raise SearchIndexError(f"vector search failed: {exc}; run `vaultlink "
-                                       "reindex`") from exc
-        ids = [int(i) for i in res["ids"][0]]
-        distances = (res.get("distances") or [[]])[0]
-        similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
-        fused = rrf_fuse(ids, keyword)[:limit]
+        ids = [i for i, _ in nearest]
+        similarity = dict(nearest)
+        fused = rrf_fuse(ids, keyword, vector_weight=fusion[0], keyword_weight=fusion[1])[:limit]
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  select: str) -> list[tuple[tuple[Any, ...], float, float, int]]:
+                  fusion: tuple[float, float], select: str
+                  ) -> list[tuple[tuple[Any, ...], float, float, int]]:
         """(row, score, similarity, BM25 rank or 0) of the fused hits, best first.
         ``select`` reads the docs table as ``d``, selects ``d.id`` first and ends in
         ``d.id IN ({marks})``."""
-        ranked = self._ranked(query, limit, bm25_weights)
+        ranked = self._ranked(query, limit, bm25_weights, fusion)
         if not ranked:
             return []
         with self._lock:

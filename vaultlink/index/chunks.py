@@ -17,18 +17,22 @@ import logging
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from chromadb.api import ClientAPI
+from typing import TYPE_CHECKING
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note, Vault, walk_notes
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +75,8 @@ class ChunkIndex(IndexBase):
     fts_columns = ("breadcrumb", "text")
     bm25_weights = (1.0, 1.0)
 
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+    def __init__(self, vault: Vault, db_path: Path,
+                 chroma_client: ClientAPI | Callable[[], ClientAPI],
                  embedder: Embedder, max_chars: int = 1200, namespace: str = "") -> None:
         self.max_chars = max_chars
         self._all_files: frozenset[str] | None = None
@@ -168,6 +173,7 @@ class ChunkIndex(IndexBase):
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
         found = self._hit_rows(query, max(limit * 2, 20), self.bm25_weights,
+                               (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                                f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text "
                                f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
                                "WHERE d.id IN ({marks})")

@@ -13,15 +13,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import chromadb
-from chromadb.api import ClientAPI
-from chromadb.api.shared_system_client import SharedSystemClient
-from chromadb.config import Settings
-
 from vaultlink.errors import SearchIndexError
 from vaultlink.vault.state import State
 
 if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
     from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
@@ -47,6 +44,11 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
     index syncs itself back from the vault). An HTTP server that does not answer is a
     ``SearchIndexError``.
     """
+    # chromadb: 0.8 s of CPU at import, paid only by a process that changes an index
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import Settings
+
     settings = Settings(anonymized_telemetry=False)
     if mode == "http":
         try:

@@ -17,7 +17,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +34,7 @@ from vaultlink.vault.journal import (
     diff_of,
 )
 from vaultlink.vault.salvage import salvage_state_db
+from vaultlink.vault.walk import StatEntry
 
 __all__ = ["Checkpoint", "Intent", "JournalEntry", "QueueItem", "Row", "State", "diff_of",
            "immediate_transaction"]
@@ -65,6 +66,18 @@ CREATE TABLE IF NOT EXISTS note_yield (
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS note_stat (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL,
+    hashed_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vault_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS backlog (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL,
+    note_time REAL NOT NULL, queued_at REAL);
+CREATE INDEX IF NOT EXISTS backlog_order ON backlog(queued_at, note_time);
+CREATE TABLE IF NOT EXISTS rates (
+    provider TEXT PRIMARY KEY, notes INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    units INTEGER NOT NULL, integrated INTEGER NOT NULL, seconds REAL NOT NULL);
 """ + JOURNAL_SCHEMA
 # A queued note never waits longer than this after a clock jump (the longest backoff).
 MAX_WAIT = 3600.0
@@ -173,6 +186,10 @@ class State(JournalTables):
         with self._lock:
             return list(self._db.execute(sql, tuple(args)))
 
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of one read (for the stores kept beside this one, e.g. ``vault.backlog``)."""
+        return self._all(sql, args)
+
     # -- checkpoint ------------------------------------------------------------
 
     def checkpoints(self) -> dict[str, Checkpoint]:
@@ -181,17 +198,38 @@ class State(JournalTables):
                 for r in self._all("SELECT * FROM checkpoint")}
 
     def set_checkpoints(self, items: Iterable[Checkpoint]) -> int:
-        """Record notes as integrated at their hash; returns how many."""
+        """Record notes as integrated at their hash (they leave the backlog); returns
+        how many."""
         rows = [(c.path, c.hash, json.dumps(list(c.sections)), time.time()) for c in items]
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO checkpoint VALUES (?,?,?,?)", rows)
+            db.executemany("DELETE FROM backlog WHERE path=?", [(r[0],) for r in rows])
             crash_point("mid_checkpoint")
         return len(rows)
+
+    def has_checkpoints(self) -> bool:
+        """True once any note was integrated in this vault."""
+        return bool(self._all("SELECT 1 FROM checkpoint LIMIT 1"))
 
     def drop_checkpoints(self, paths: Iterable[str]) -> None:
         """Forget notes (deleted from the vault, or queued for a re-run)."""
         with self.transaction() as db:
             db.executemany("DELETE FROM checkpoint WHERE path=?", [(p,) for p in paths])
+
+    # -- the stat cache of scans (vault.walk.StatCache) ------------------------
+
+    def stat_entries(self) -> dict[str, StatEntry]:
+        """The stat and hash of every note a scan hashed, by path."""
+        return {r[0]: StatEntry(*r[1:]) for r in self._all(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, hash, hashed_ns FROM note_stat")}
+
+    def store_stat_entries(self, fresh: Mapping[str, StatEntry], gone: Iterable[str]) -> None:
+        """Remember notes just hashed; forget those no longer in the vault."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO note_stat VALUES (?,?,?,?,?,?,?)",
+                           [(p, e.size, e.mtime_ns, e.ctime_ns, e.ino, e.hash, e.hashed_ns)
+                            for p, e in fresh.items()])
+            db.executemany("DELETE FROM note_stat WHERE path=?", [(p,) for p in gone])
 
     # -- pending units (over the per-run cap) ----------------------------------
 

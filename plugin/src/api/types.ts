@@ -26,6 +26,26 @@ export interface UnreadableNote {
 	reason: string;
 }
 
+/** What integrating some notes would take at the integrator's pace. */
+export interface BacklogEstimate {
+	notes: number;
+	units: number;
+	seconds: number;
+	provider: string;
+	seconds_per_unit: number;
+	/** false: an assumed pace, nothing measured in this vault yet */
+	measured: boolean;
+}
+
+/** Older notes a first start held back: waiting (not asked for) or queued (worked). */
+export interface Backlog {
+	waiting: number;
+	queued: number;
+	waiting_estimate: BacklogEstimate;
+	eta_seconds: number;
+	how: string;
+}
+
 export interface Status {
 	api_version: number;
 	version: string;
@@ -46,6 +66,8 @@ export interface Status {
 	failed: FailedUnit[];
 	/** Absent from daemons that predate it. */
 	unreadable?: UnreadableNote[];
+	/** Absent from daemons that predate it. */
+	backlog?: Backlog;
 }
 
 export type DecisionAction =

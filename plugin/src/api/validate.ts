@@ -58,7 +58,9 @@ export function isStatus(x: unknown): x is Status {
 		arrayOf(x.queue, (q) => isObj(q) && isStr(q.path)) &&
 		arrayOf(x.failed, (f) => isObj(f) && isStr(f.unit) && isStr(f.error)) &&
 		// absent from daemons older than the field: still api_version 1
-		(x.unreadable === undefined || arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason)))
+		(x.unreadable === undefined || arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason))) &&
+		(x.backlog === undefined ||
+			(isObj(x.backlog) && isNum(x.backlog.waiting) && isNum(x.backlog.queued) && isNum(x.backlog.eta_seconds)))
 	);
 }
 
