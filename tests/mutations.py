@@ -108,7 +108,7 @@ MUTATIONS = [
              "        while False:",
              ("tests/test_history.py",)),
     Mutation("recovery-dropped", "a write killed before its journal row is rolled back",
-             "vaultlink/dream/history.py",
+             "vaultlink/dream/upkeep.py",
              "        if now != intent.before_text and mark in intent.written:",
              "        if False:",
              ("tests/test_history.py",)),

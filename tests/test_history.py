@@ -13,6 +13,7 @@ import pytest
 
 from vaultlink.dream import history
 from vaultlink.dream.topics import write_topics
+from vaultlink.dream.upkeep import recover
 from vaultlink.errors import StateError, UndoConflict, UndoNeedsCascade
 from vaultlink.vault import faults
 from vaultlink.vault.atomic import content_hash
@@ -137,7 +138,7 @@ def test_a_disk_that_stays_broken_half_way_is_put_back_by_the_next_command(
     finally:
         faults.arm("")
     assert kit.files() != before and kit.state.intents()
-    history.recover(kit.vault, kit.state)  # the next writer, with the disk fixed
+    recover(kit.vault, kit.state)  # the next writer, with the disk fixed
     assert kit.files() == before
     assert kit.state.intents() == []
     assert kit.errors() == []
@@ -153,7 +154,7 @@ def test_recover_rolls_back_unjournaled_writes_and_keeps_the_users(kit: Kit) -> 
     kit.vault.write(new, node("new"), None)
     kit.state.intend(C, node("c"), content_hash(b"never landed"))
     (kit.vault.root / C).write_text(theirs)  # the user's edit since: stays
-    assert sorted(history.recover(kit.vault, kit.state)) == [B, new]
+    assert sorted(recover(kit.vault, kit.state)) == [B, new]
     assert (kit.vault.root / B).read_text() == old
     assert not (kit.vault.root / new).exists()
     assert (kit.vault.root / C).read_text() == theirs
