@@ -25,7 +25,7 @@ def main() -> int:
     env = {**os.environ, "VAULTLINK_PROPERTY_SEQUENCES": str(args.sequences),
            "VAULTLINK_PROPERTY_RANDOM": "1"}
     t0 = time.monotonic()
-    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-s", "-p",
+    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-s", "-n", "0", "-p",
                             "no:cacheprovider", "tests/test_undo_property.py"],
                            cwd=REPO, env=env)
     print(f"{args.sequences} sequences: {'0 failures' if code == 0 else 'FAILED'} in "

@@ -108,7 +108,7 @@ MUTATIONS = [
              "        while False:",
              ("tests/test_history.py",)),
     Mutation("recovery-dropped", "a write killed before its journal row is rolled back",
-             "vaultlink/dream/history.py",
+             "vaultlink/dream/upkeep.py",
              "        if now != intent.before_text and mark in intent.written:",
              "        if False:",
              ("tests/test_history.py",)),
@@ -145,7 +145,7 @@ def run(m: Mutation, keep: bool) -> tuple[bool, float, str]:
         target.write_text(text.replace(m.old, m.new))
         env = {**os.environ, "PYTHONPATH": str(work), "VAULTLINK_PROPERTY_SEQUENCES": "60"}
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
                                "no:cacheprovider", *m.tests], cwd=work, env=env,
                               capture_output=True, text=True)
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.fakes.ollama_server import down_url
 from vaultlink.cli import app
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
@@ -81,3 +82,13 @@ def test_each_decision_is_printed_once_and_a_dry_run_has_no_empty_header(
     assert not re.search(r"^\s+digest/\S+ \[(CREATE|REFINE|CORROBORATE)\]", real, re.M)
     again = cli("dream", "--vault", str(vault), "--llm", "offline", "--dry-run")
     assert "diffs:" not in again and "would change" not in again, again
+
+
+def test_the_default_auto_provider_with_no_ollama_dreams_offline_and_says_so(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's path for a new user: no config, llm.provider auto, no Ollama."""
+    monkeypatch.setenv("VAULTLINK_LLM__HOST", down_url())
+    out = cli("dream", "--vault", str(vault))
+    assert "dreaming with the offline integrator" in out
+    assert re.search(r"CREATE digest/wiki/\S+\.md", out), out
+    assert "failed 0" in out

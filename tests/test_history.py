@@ -7,12 +7,16 @@ integrate writes them (``Vault.write`` then ``journal_add``), so each case is ex
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from vaultlink.dream import history
 from vaultlink.dream.topics import write_topics
+from vaultlink.dream.upkeep import recover
 from vaultlink.errors import StateError, UndoConflict, UndoNeedsCascade
 from vaultlink.vault import faults
 from vaultlink.vault.atomic import content_hash
@@ -137,7 +141,7 @@ def test_a_disk_that_stays_broken_half_way_is_put_back_by_the_next_command(
     finally:
         faults.arm("")
     assert kit.files() != before and kit.state.intents()
-    history.recover(kit.vault, kit.state)  # the next writer, with the disk fixed
+    recover(kit.vault, kit.state)  # the next writer, with the disk fixed
     assert kit.files() == before
     assert kit.state.intents() == []
     assert kit.errors() == []
@@ -153,8 +157,33 @@ def test_recover_rolls_back_unjournaled_writes_and_keeps_the_users(kit: Kit) -> 
     kit.vault.write(new, node("new"), None)
     kit.state.intend(C, node("c"), content_hash(b"never landed"))
     (kit.vault.root / C).write_text(theirs)  # the user's edit since: stays
-    assert sorted(history.recover(kit.vault, kit.state)) == [B, new]
+    assert sorted(recover(kit.vault, kit.state)) == [B, new]
     assert (kit.vault.root / B).read_text() == old
     assert not (kit.vault.root / new).exists()
     assert (kit.vault.root / C).read_text() == theirs
     assert kit.state.intents() == []
+
+
+def test_an_undo_killed_half_way_is_put_back_whole_by_the_next_command(kit: Kit) -> None:
+    """SIGKILL between two writes of a cascade: the next command that writes rolls the
+    group back, so the vault and the journal are as before the undo."""
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo), "VAULTLINK_FAULTS": "kill:mid_undo@2"}
+    before, rows = kit.files(), len(kit.state.journal(limit=1000))
+    kit.state.close()
+    killed = subprocess.run([sys.executable, "-m", "vaultlink", "undo", "1", "--cascade",
+                             "--vault", str(kit.vault.root)], env=env, capture_output=True)
+    assert killed.returncode == -9, killed.stderr
+    assert kit.files() != before  # half of the group had landed
+    env.pop("VAULTLINK_FAULTS")
+    done = subprocess.run([sys.executable, "-m", "vaultlink", "undo", "1", "--cascade",
+                           "--vault", str(kit.vault.root)], env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert "rolled back" in done.stderr  # the next writer put the half-done group back
+    kit.state = State(kit.vault.state_dir / "state.sqlite")
+    assert kit.errors() == [] and kit.state.intents() == []
+    assert len(kit.state.journal(limit=1000)) > rows  # the second undo, journaled whole
+    recover(kit.vault, kit.state)
+    history.redo(kit.vault, kit.state, 1)
+    assert kit.files() == before

@@ -429,7 +429,8 @@ def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
     broken = "digest/wiki/broken-yaml.md"
     write(vault.root, broken, b"---\nname: [unclosed\ndescription: x\n---\nbody\n")
     assert opened.index is not None
-    with caplog.at_level(logging.WARNING, logger="vaultlink"):
+    # logged at INFO: the run's summary and `status` tell the user, once
+    with caplog.at_level(logging.INFO, logger="vaultlink"):
         report = opened.index.sync()
     assert sorted(report.added) == sorted([*NODES, broken])
     assert set(report.skipped) == set(bad)
@@ -441,7 +442,7 @@ def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
     assert f"recalling {broken} by its body only: its YAML" in caplog.text
 
     caplog.clear()  # still skipped, but not logged again while unchanged
-    with caplog.at_level(logging.WARNING, logger="vaultlink"):
+    with caplog.at_level(logging.INFO, logger="vaultlink"):
         assert set(opened.index.sync().skipped) == set(bad)
     assert caplog.text == ""
 

@@ -119,9 +119,9 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
 
 def recover_after_crash(v: Vault) -> None:
     """What every writer does first: finish what a killed process left behind (work
-    files of an atomic write, and writes it never journaled: ``history.recover``)."""
-    # the journal and its rollback: ~40 ms that --help need not pay
-    from vaultlink.dream.history import recover
+    files of an atomic write, and writes it never journaled: ``upkeep.recover``)."""
+    # the journal, undo and its rollback: ~40 ms that --help need not pay
+    from vaultlink.dream.upkeep import recover
     from vaultlink.vault.state import State
 
     recover_work_files(v.root, [v.digest, STATE_DIR])

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultlink.daemon.watch import current_hash
-from vaultlink.dream.relink import relink
+from vaultlink.dream.upkeep import relink
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import open_recall

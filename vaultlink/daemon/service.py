@@ -31,10 +31,10 @@ from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
 from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
-from vaultlink.dream import history
 from vaultlink.dream.backfill import changed_notes
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.dream.upkeep import recover
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
@@ -165,7 +165,7 @@ class Daemon:
         parts = self._parts
         assert parts is not None
         recover_work_files(self.vault.root, [self.vault.digest, STATE_DIR])
-        history.recover(self.vault, parts.state)  # writes a killed run never journaled
+        recover(self.vault, parts.state)  # writes a killed run never journaled
         try:
             if (report := parts.index.sync()).changed:
                 log.info("node index caught up with digest/: %s", report)

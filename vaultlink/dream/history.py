@@ -17,6 +17,7 @@ group, all or nothing (write intents make a killed undo roll back at the next st
 A user's own note linking to the node, or a node edited by hand, always refuses.
 
 Reverting an UNDO row is a redo; reverting any row of a group reverts its whole group.
+What a killed process left half-done is rolled back by ``upkeep.recover``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,23 @@ from vaultlink.vault.state import JournalEntry, Row, State, diff_of
 
 log = logging.getLogger(__name__)
 
-ABSENT = "-"  # an intent's "written" mark for a file an undo removes
+ABSENT = "-"  # an intent's "written" mark for a file a writer removes
+
+
+def mark_of(text: str | None) -> str:
+    """What an intent records of a text about to land: its hash (ABSENT: removed)."""
+    return ABSENT if text is None else content_hash(text.encode("utf-8"))
+
+
+def write_or_delete(vault: Vault, path: str, old: str | None, new: str | None) -> None:
+    """Replace ``old`` by ``new`` at ``path`` (None: absent), compare-and-swap."""
+    expected = None if old is None else content_hash(old.encode("utf-8"))
+    if new is None:
+        if expected is not None:
+            vault.delete(path, expected)
+    else:
+        vault.write(path, new, expected)
+
 SHOWN = 12  # decisions a refusal lists before it counts the rest
 
 
@@ -309,19 +326,19 @@ def apply(vault: Vault, state: State, p: Plan) -> Outcome:
     for s in p.steps:
         firsts.setdefault(s.path, s.old)
     for s in p.steps:
-        state.intend(s.path, firsts[s.path], _mark(s.new))
+        state.intend(s.path, firsts[s.path], mark_of(s.new))
     done: list[Step] = []
     try:
         for s in p.steps:
             if done:
                 crash_point("mid_undo")
-            _write(vault, s.path, s.old, s.new)
+            write_or_delete(vault, s.path, s.old, s.new)
             done.append(s)
     except (WriteConflict, VaultError, OSError) as exc:
         stuck: set[str] = set()
         for s in reversed(done):
             try:
-                _write(vault, s.path, s.new, s.old)
+                write_or_delete(vault, s.path, s.new, s.old)
             except (WriteConflict, VaultError, OSError) as again:
                 log.warning("could not put back %s (%s)", s.path, again)
                 stuck.add(s.path)
@@ -342,19 +359,6 @@ def apply(vault: Vault, state: State, p: Plan) -> Outcome:
     return Outcome(ids, p.paths, reverted)
 
 
-def _mark(text: str | None) -> str:
-    return ABSENT if text is None else content_hash(text.encode("utf-8"))
-
-
-def _write(vault: Vault, path: str, old: str | None, new: str | None) -> None:
-    expected = None if old is None else content_hash(old.encode("utf-8"))
-    if new is None:
-        if expected is not None:
-            vault.delete(path, expected)
-    else:
-        vault.write(path, new, expected)
-
-
 def _row(s: Step, action: str) -> Row:
     e = s.reverts
     if e is None:
@@ -364,37 +368,6 @@ def _row(s: Step, action: str) -> Row:
     verb = "redid" if e.action == "UNDO" else "undid"
     return Row(e.run_id, e.unit, action, s.path, f"{verb} #{e.id} ({e.action}): {s.why}",
                diff_of(s.path, s.old, s.new), s.old, s.new, undo_of=e.id)
-
-
-# -- after a crash -------------------------------------------------------------------
-
-
-def recover(vault: Vault, state: State) -> list[str]:
-    """Roll back writes a killed process made without journaling them; returns the paths.
-
-    An intent whose file holds what its writer wrote goes back to the text before (the
-    unit is retried, the undo is all or nothing); a file holding anything else is the
-    user's newer edit and stays.
-    """
-    restored: list[str] = []
-    for intent in state.intents():
-        try:
-            raw = vault.read_bytes(intent.path)
-            now: str | None = raw.decode("utf-8", "replace")
-            mark = content_hash(raw)
-        except VaultError:
-            now, mark = None, ABSENT
-        if now != intent.before_text and mark in intent.written:
-            try:
-                _write(vault, intent.path, now, intent.before_text)
-                restored.append(intent.path)
-            except (WriteConflict, VaultError, OSError) as exc:
-                log.warning("could not roll back %s (%s); left as it is", intent.path, exc)
-        state.settle([intent.path])
-    if restored:
-        log.warning("rolled back %d write(s) a killed run never journaled (its units are "
-                    "retried): %s", len(restored), ", ".join(restored))
-    return restored
 
 
 def describe(entry: JournalEntry) -> str:

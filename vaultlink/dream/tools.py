@@ -72,7 +72,7 @@ class Toolbox:
     With ``dry_run`` the writes land in an overlay that later reads see, and the
     vault is left alone. With ``intents`` (the state database) every write is announced
     before it lands, so a process killed before the unit's journal row is written has
-    its writes rolled back at the next start (``dream.history.recover``).
+    its writes rolled back at the next start (``dream.upkeep.recover``).
     """
 
     vault: Vault

@@ -132,14 +132,12 @@ class Vault:
     digest: str = "digest"
     max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
     _real_root: Path = field(init=False, repr=False)
-    # Files a walk left out with the reason (a symlink leading out of the vault...):
-    # reported once, by the run's summary and `vaultlink status`, not by every command.
-    skipped: dict[str, str] = field(init=False, repr=False, compare=False,
-                                    default_factory=dict)
+    # what walks left out, and why (a symlink out of the vault): the run's summary and
+    # `vaultlink status` report these once, not every command that walks
+    skipped: dict[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        # abspath, not absolute(): '..' must go, or no walked file is "inside" the root;
-        # not resolve(): a vault reached through a symlinked folder keeps its name
+        # abspath drops '..' (or no walked file is "inside"); a symlinked path stays as given
         self.root = Path(os.path.abspath(Path(self.root).expanduser()))
         if not self.root.is_dir():
             raise NoteNotFound(str(self.root))
@@ -231,9 +229,7 @@ class Vault:
             log.info("skipping %s: %s", path, exc)
 
     def _skip(self, rel: str, reason: str) -> None:
-        # The vault is walked before every unit and by every command: a warning each
-        # time would drown the output, so the run's summary and status report these.
-        if rel not in self.skipped:
+        if rel not in self.skipped:  # walked before every unit: once is enough
             log.info("skipping %s: %s", rel, reason)
         self.skipped[rel] = reason
 

@@ -79,6 +79,9 @@ CREATE TABLE IF NOT EXISTS rates (
     provider TEXT PRIMARY KEY, notes INTEGER NOT NULL, bytes INTEGER NOT NULL,
     units INTEGER NOT NULL, integrated INTEGER NOT NULL, seconds REAL NOT NULL);
 """ + JOURNAL_SCHEMA
+# (path, inode, size, mtime) of the databases this process has checked already
+_CHECKED: set[tuple[str, int, int, int]] = set()
+
 # A queued note never waits longer than this after a clock jump (the longest backoff).
 MAX_WAIT = 3600.0
 CLOCK_SLACK = 1.0  # seconds "in the future" that are only clock jitter
@@ -154,11 +157,16 @@ class State(JournalTables):
             db.executescript(SCHEMA)
             cls._migrate_journal(db)
             # Damage in a page no statement above touched shows only when read: check
-            # our tables now (milliseconds), not in the middle of a run.
-            for table in SALVAGED:
-                found = [str(r[0]) for r in db.execute(f"PRAGMA quick_check({table})")]
-                if found != ["ok"]:
-                    raise sqlite3.DatabaseError(f"table {table}: {'; '.join(found[:3])}")
+            # our tables now, not in the middle of a run; once per process, as the pages
+            # of a long journal take a moment to read.
+            st = path.stat()
+            seen = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+            if seen not in _CHECKED:
+                for table in SALVAGED:
+                    found = [str(r[0]) for r in db.execute(f"PRAGMA quick_check({table})")]
+                    if found != ["ok"]:
+                        raise sqlite3.DatabaseError(f"table {table}: {'; '.join(found[:3])}")
+                _CHECKED.add(seen)
         except BaseException:
             db.close()
             raise
