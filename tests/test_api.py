@@ -419,7 +419,9 @@ def test_decisions(daemon: Daemon) -> None:
 
 @pytest.mark.slow
 def test_undo(daemon: Daemon) -> None:
-    entries = [e for e in daemon.state.journal(limit=500) if e.public()["undoable"]]
+    # updates: undoing one puts the node's text back (undoing a CREATE deletes the node)
+    entries = [e for e in daemon.state.journal(limit=500)
+               if e.public()["undoable"] and e.before_text is not None]
     newest_by_target: dict[str, int] = {}
     for e in entries:
         newest_by_target.setdefault(e.target, e.id)

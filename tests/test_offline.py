@@ -471,3 +471,29 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
 
     assert replay.counts()["integrated"] == 0 and replay.failed_units == []
     assert snapshot(lost) == after
+
+
+@pytest.mark.parametrize("name, body, grows", [
+    ("Advanced environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n", False),
+    ("Environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n", True),
+    ("Environment configuration notes", "Templates inherit from default.\n", True),
+])
+def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, grows: bool) -> None:
+    """A page (a unit with sections) is its own subject: it updates a node that carries
+    its name; a longer name only when that node is no page itself (a day note's
+    fragment on the same thing), never "Advanced environment configuration"."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("environment-configuration", "wiki", "Templates inherit from default.\n\n"
+                "## Inheritance\nEnvironments inherit from `default`.", ["resource/h/env.md"],
+                title="Environment configuration")
+    node = f"---\nname: {name}\ndescription: d\n---\n{body}\n## Sources\n\n- From [[x]].\n"
+    hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": 0.7, "name": name,
+             "description": "d"}]
+    lines = node.split("\n")
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits}),
+             Turn("read", {"path": "digest/wiki/n.md", "start_line": 1, "end_line": 40},
+                  {"text": node, "start_line": 1, "end_line": len(lines),
+                   "total_lines": len(lines)})]
+    step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall)
+    assert step.name == ("edit" if grows else "frontmatter_read")

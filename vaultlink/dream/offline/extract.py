@@ -149,7 +149,10 @@ def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
     for n, block in enumerate(blocks):
         lines = tidy(block.items)
         at = 0
-        if not (follow_on and got.lines and lines and not lines[0][:1].islower()):
+        # a paragraph right after one quoted may lean on it ("This API is synchronous.")
+        next_to = bool(got.used) and block.start <= got.used[-1].end + 2
+        if not ((follow_on or next_to) and got.lines and lines
+                and not lines[0][:1].islower()):
             # a node, or a part of one, opens on a sentence that stands on its own
             found = next((i for i, it in enumerate(lines)
                           if starts_sentence(it, strict=strict_first and not got.lines)), None)
@@ -209,11 +212,13 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
              if ln and not ln.startswith("## ") and not STEP_MARK.match(ln)]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith(".")
              and 6 <= len(s.split()) <= 45 and name_words(s)[0] not in _ADDRESSES]
-    own = set(name_words(title)) - FUNCTION
+    def stems(text: str) -> set[str]:
+        return {w.removesuffix("s") for w in name_words(text)} - FUNCTION
+
+    own = stems(title)
     # a definition of the subject itself says best what it is, then a sentence naming it
     whole.sort(key=lambda s: (0 if bucket == "wiki" and _DEFINITION.search(s)
-                              and own & set(name_words(s)) else 1,
-                              0 if own & set(name_words(s)) else 1))
+                              and own & stems(s) else 1, 0 if own & stems(s) else 1))
     if whole:
         return whole[0] if len(whole[0]) <= MAX_DESCRIPTION else \
             whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"

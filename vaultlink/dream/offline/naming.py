@@ -248,10 +248,10 @@ def _trim(run: list[str]) -> list[str]:
     return run
 
 
-def same_name(a: str, b: str) -> bool:
-    """Whether two names name the same thing: the same words, or one's two or more words
-    all in the other ("Reciprocal rank fusion" and "Reciprocal rank fusion paper"), word
-    endings aside ("reranker", "reranking")."""
+def same_name(a: str, b: str, whole: bool = False) -> bool:
+    """Whether two names name the same thing: the same words, or (unless ``whole``) one's
+    two or more words all in the other ("Reciprocal rank fusion" and "Reciprocal rank
+    fusion paper"), word endings aside ("reranker", "reranking")."""
     def key(name: str) -> set[str]:
         out = set()
         for w in name_words(name.replace("-", " ")):
@@ -264,6 +264,8 @@ def same_name(a: str, b: str) -> bool:
             out.add(w)
         return out
     ka, kb = key(a), key(b)
+    if whole:
+        return bool(ka) and ka == kb
     return bool(ka) and (ka == kb or (min(len(ka), len(kb)) >= 2 and (ka <= kb or kb <= ka)))
 
 

@@ -172,25 +172,32 @@ class OfflinePolicy:
                      and not self._fresh(unit, texts[p])), None)
         if done is not None:
             return self._update(unit, turns, done, texts[done], hits, classes)
-        for p in [p for p in same if p in texts and not self._may_grow(unit, p, hits)]:
+        for p in [p for p in same if p in texts and not self._may_grow(unit, p, texts[p], hits)]:
             classes[p] = "related"
         target = next((p for p in same if p in texts and classes[p] == "same_abstraction"), None)
         if target is not None:
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
 
-    def _may_grow(self, unit: Unit, path: str, hits: dict[str, dict[str, Any]]) -> bool:
+    def _may_grow(self, unit: Unit, path: str, text: str,
+                  hits: dict[str, dict[str, Any]]) -> bool:
         """Whether a same-abstraction node may take this unit. Never a node named as another
         subject of the unit's note (the extractor kept them apart); a page with sections
         of its own is its own subject, so it merges only when very close or when the node
-        carries its name."""
+        carries its name (a node that is a page itself: its very name, not a part of it,
+        so "Environment configuration" stays out of "Advanced environment configuration")."""
         sim = float(hits[path]["similarity"])
         name = str(hits[path].get("name") or "")
+        mine = unit.title or unit.name.replace("-", " ")
         if any(same_name(name, other) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
-        if same_name(name, unit.title or unit.name.replace("-", " ")) or sim >= SAME_THING:
+        if sim >= SAME_THING:
             return True
-        return not aspects(unit.summary)
+        if not aspects(unit.summary):
+            return True
+        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
+                   for ln in split_frontmatter(text)[1].split("\n"))
+        return same_name(name, mine, whole=page)
 
     # -- recall ------------------------------------------------------------------------
 

@@ -95,11 +95,17 @@ def lower_first(text: str) -> str:
     return text if word[1:] != word[1:].lower() or len(word) <= 1 else text[:1].lower() + text[1:]
 
 
+def plain_case(heading: str) -> str:
+    """A Title Case heading in a sentence: "Getters and Setters" -> "getters and setters";
+    names with capitals inside ("CodeHilite", "API") keep them."""
+    return " ".join(w if w[1:] != w[1:].lower() else w.lower() for w in heading.split())
+
+
 def what_it_backs(title: str, summary: str) -> str:
     """The part of a node a source supports: its subject and the aspects it covers."""
-    parts = [lower_first(a) for a in aspects(summary)[:3]]
+    parts = [plain_case(a) for a in aspects(summary)[:3]]
     if parts:
-        return f"{title}, with {listing(parts)}"
+        return f"{title} ({'; '.join(parts)})"
     return title
 
 
