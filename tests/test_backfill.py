@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,17 @@ def test_a_dry_run_at_the_first_start_shows_the_window_and_records_nothing(
         parts.close()
 
 
+def test_the_first_dream_says_how_many_older_notes_wait_and_how_to_take_them(
+        vault: Path) -> None:
+    result = CliRunner().invoke(app, ["dream", "--llm", "offline", "--vault", str(vault)])
+    assert result.exit_code == 0, result.output
+    assert ("first start: 4 older note(s), unchanged for 14 day(s) or more, wait in the "
+            "backlog") in result.output
+    assert "`vaultlink backfill --all` or --since YYYY-MM-DD takes them" in result.output
+    again = CliRunner().invoke(app, ["dream", "--llm", "offline", "--vault", str(vault)])
+    assert "first start" not in again.output
+
+
 def test_status_shows_the_backlog_and_how_to_take_it(vault: Path) -> None:
     dream(vault)
     result = CliRunner().invoke(app, ["status", "--vault", str(vault)])
@@ -235,6 +248,19 @@ def wait_for(pred: Callable[[], Any], timeout: float = 60.0) -> Any:
     raise AssertionError(f"timed out after {timeout} s")
 
 
+def post(daemon: Daemon, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+    token = (daemon.vault.state_dir / "token").read_text().strip()
+    req = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}", method="POST",
+                                 data=json.dumps(body).encode(),
+                                 headers={"Authorization": f"Bearer {token}",
+                                          "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
 @pytest.mark.slow
 def test_the_daemon_works_the_backlog_oldest_first_after_new_notes(
         vault: Path, started: Callable[[Path], Daemon]) -> None:
@@ -243,7 +269,9 @@ def test_the_daemon_works_the_backlog_oldest_first_after_new_notes(
         first.state.checkpoints()))
     status = first.status()["backlog"]
     assert (status["waiting"], status["queued"]) == (4, 0)
-    assert first.backfill({"since": None, "queue": False})["queued"] == 0
+    assert post(first, "/backfill", {"since": "yesterday"})[0] == 400
+    code, answer = post(first, "/backfill", {"since": None, "queue": False})
+    assert (code, answer["queued"], answer["estimate"]["notes"]) == (200, 0, 4)
     first.stop()
     CliRunner().invoke(app, ["backfill", "--all", "--yes", "--vault", str(vault)])
     put(vault, "daily/2026-12-01.md", text_of(TOPICS[6]))  # written while it was off

@@ -231,9 +231,9 @@ def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
     zebra = [h for h in hits if h.path == "digest/wiki/zebra.md"]
     assert zebra, "BM25 must recall a node that the vector side ranks last"
     assert zebra[0].similarity == 0.0
-    assert zebra[0].score == pytest.approx(0.3 / 61)
-    # fillers at vector ranks 1..82 score 0.7/(60+r) >= 0.7/142 > 0.3/61; rank 83 scores less
-    assert hits.index(zebra[0]) == 82
+    assert zebra[0].score == pytest.approx(0.5 / 61)  # node_search weighs both sides 0.5
+    # only the vector's rank 1 scores as much (0.5/61); on a tie the vector side goes first
+    assert hits.index(zebra[0]) == 1
     index.close()
     client.close()
 

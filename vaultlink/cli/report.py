@@ -23,6 +23,11 @@ class ProgressPrinter:
         if event == "run_started":
             mode = " (dry run: nothing is written)" if detail.get("dry_run") else ""
             self.echo(f"dreaming with the {detail.get('provider')} integrator{mode}")
+        elif event == "backlog_held":
+            self.echo(f"  first start: {detail['count']:,} older note(s), unchanged for "
+                      f"{detail['days']} day(s) or more, wait in the backlog (indexed for "
+                      "search, not integrated); `vaultlink backfill --all` or --since "
+                      "YYYY-MM-DD takes them, after an estimate")
         elif event == "note_skipped":
             pass  # said once, in the summary's "not read" list
         elif event == "extracted":
