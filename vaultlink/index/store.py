@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultlink.errors import SearchIndexError
-from vaultlink.vault.state import State
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -30,7 +28,8 @@ def _move_aside(path: Path, what: str) -> None:
     path.rename(target)
 
 
-def _ensure_dir(path: Path) -> None:
+def ensure_dir(path: Path) -> None:
+    """``path`` as a folder: a file in the way (of it or its parent) is moved aside."""
     for folder in (path.parent, path):
         if folder.exists() and not folder.is_dir():
             _move_aside(folder, "a file where a folder belongs")
@@ -60,7 +59,7 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
         return client
     if mode != "embedded":
         raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
-    _ensure_dir(path)
+    ensure_dir(path)
     try:
         client = chromadb.PersistentClient(path=str(path), settings=settings)
         client.list_collections()
@@ -74,27 +73,6 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
     _move_aside(path, "the Chroma store")
     path.mkdir(parents=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
-
-
-def open_state_db(path: Path) -> sqlite3.Connection:
-    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
-    _ensure_dir(path.parent)
-    for attempt in (1, 2):
-        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            if attempt == 2:
-                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
-            log.warning("state database %s is corrupt (%s)", path, exc)
-            # The journal in it is not derived data: State sets the file aside and
-            # keeps every row it can read, instead of this index dropping it.
-            State(path).close()
-    raise AssertionError("unreachable")
 
 
 def collection_namespace(vault: Vault, chroma_mode: str) -> str:

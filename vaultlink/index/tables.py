@@ -30,11 +30,11 @@ import numpy as np
 
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.embed import Embedder
-from vaultlink.index.store import open_state_db
+from vaultlink.index.store import ensure_dir
 from vaultlink.index.vectors import VectorMatrix, to_blob
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault
-from vaultlink.vault.state import immediate_transaction
+from vaultlink.vault.state import State, immediate_transaction
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -45,6 +45,27 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 T = TypeVar("T")
+
+
+def open_state_db(path: Path) -> sqlite3.Connection:
+    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
+    ensure_dir(path.parent)
+    for attempt in (1, 2):
+        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if attempt == 2:
+                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
+            log.warning("state database %s is corrupt (%s)", path, exc)
+            # The journal in it is not derived data: State sets the file aside and
+            # keeps every row it can read, instead of this index dropping it.
+            State(path).close()
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)
