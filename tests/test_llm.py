@@ -39,9 +39,9 @@ def server() -> Iterator[FakeOllama]:
 
 
 def make_chat(host: str, sleeps: list[float] | None = None, *, model: str = MODEL,
-              num_ctx: int = 2048, timeout_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
+              num_ctx: int = 2048, silence_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
     """An OllamaChat whose backoff sleeps are recorded in ``sleeps`` instead of slept."""
-    return OllamaChat(host, model, num_ctx=num_ctx, timeout_seconds=timeout_seconds,
+    return OllamaChat(host, model, num_ctx=num_ctx, silence_seconds=silence_seconds,
                       retries=retries, sleep=(sleeps if sleeps is not None else []).append)
 
 
@@ -55,7 +55,7 @@ def test_tool_calls_are_parsed(server: FakeOllama) -> None:
     assert out.prompt_tokens > 0 and out.eval_tokens > 0
     sent = server.chat_requests()[0]
     assert sent["tools"][0]["function"]["name"] == "read"
-    assert sent["messages"] == USER and sent["stream"] is False
+    assert sent["messages"] == USER and sent["stream"] is True
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
@@ -86,7 +86,8 @@ def test_num_ctx_and_temperature_sent_on_every_call(server: FakeOllama) -> None:
     chat.chat(USER)
     bodies = server.chat_requests()
     assert len(bodies) == 4
-    assert all(b["options"] == {"num_ctx": 3072, "temperature": 0} for b in bodies)
+    assert all(b["options"] == {"num_ctx": 3072, "temperature": 0, "num_predict": 1024}
+               for b in bodies)
     assert not any(r.truncated for r in server.requests)
 
 
@@ -167,12 +168,12 @@ def test_ollama_host_env_is_ignored(server: FakeOllama, monkeypatch: pytest.Monk
     assert make_chat(server.url).chat(USER).content.startswith("echo")
 
 
-def test_hang_past_timeout_is_a_timeout(server: FakeOllama) -> None:
+def test_silence_past_the_limit_is_a_timeout(server: FakeOllama) -> None:
     server.model = Scripted([Hang(10)])
     sleeps: list[float] = []
     start = time.monotonic()
-    with pytest.raises(ModelTimeout, match=r"llm\.timeout_seconds"):
-        make_chat(server.url, sleeps, timeout_seconds=0.5).chat(USER)
+    with pytest.raises(ModelTimeout, match=r"sent nothing.*llm\.silence_seconds"):
+        make_chat(server.url, sleeps, silence_seconds=0.5).chat(USER)
     assert time.monotonic() - start < 5
     assert sleeps == []  # a timeout is not retried: it would double a long wait
 
@@ -263,7 +264,8 @@ def test_base_url(host: str, url: str) -> None:
 def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
                local_embeddings: bool = False) -> tuple[int, str]:
     """``vaultlink doctor`` with the model at ``host``; embeddings from there too, or local."""
-    env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider}
+    env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider,
+           "VAULTLINK_LLM__MODEL": MODEL}
     if not local_embeddings:
         env |= {"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
                 "VAULTLINK_EMBEDDING__MODEL": "all-minilm"}

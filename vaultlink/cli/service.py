@@ -189,7 +189,10 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
     lines = [head]
     current = data.get("current")
     if current:
-        lines.append(f"working on {current['unit']} ({', '.join(current['paths'])})")
+        what = current.get("unit") or "extracting"
+        model = (f": the model has written {current['tokens']} tokens in "
+                 f"{current['seconds']:.0f} s" if current.get("seconds") is not None else "")
+        lines.append(f"working on {what} ({', '.join(current['paths'])}){model}")
     queue = data.get("queue") or []
     lines.append(f"queue: {data.get('queue_length', len(queue))} note(s)")
     for q in queue[:20]:
@@ -201,7 +204,11 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
         for c in last.get("changes", [])[:10]:
             lines.append(f"  {c['target']} [{c['action']}]: {c['note']}")
     for f in data.get("failed") or []:
-        lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
+        what = "extract of" if f.get("kind") == "note" else "unit"
+        when = ("PARKED (retry: `vaultlink dream --retry-parked`)" if f.get("parked")
+                else f"retried next run (tried {f['attempts']})")
+        name = "" if f.get("kind") == "note" else f"{f['unit']} "
+        lines.append(f"failed {what} {name}({', '.join(f['paths'])}), {when}: {f['error']}")
     for u in data.get("unreadable") or []:
         lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
     return lines

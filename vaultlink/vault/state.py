@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,19 @@ CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
 """
+# Columns added after the first release: (table, column, declaration). A state.sqlite
+# written by an older vaultlink gets them on open, with their defaults.
+MIGRATIONS = (
+    ("failed_units", "kind", "TEXT NOT NULL DEFAULT 'unit'"),  # unit | note (extract)
+    ("failed_units", "parked", "INTEGER NOT NULL DEFAULT 0"),
+    ("failed_units", "codes", "TEXT NOT NULL DEFAULT '[]'"),  # guard refusal codes seen
+    ("journal", "integrator", "TEXT NOT NULL DEFAULT ''"),  # offline | ollama <model> <mode>
+    ("journal", "prompt_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("journal", "answer_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("journal", "model_seconds", "REAL NOT NULL DEFAULT 0"),
+    ("journal", "refusals", "TEXT NOT NULL DEFAULT '[]'"),  # guard refusal codes, in order
+    ("journal", "calls", "TEXT NOT NULL DEFAULT '{}'"),  # tool calls by form (llm.chat)
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,12 @@ class JournalEntry:
     after_text: str | None
     undone_by: int | None
     undo_of: int | None
+    integrator: str = ""  # "offline", or "ollama <model> <mode>"
+    prompt_tokens: int = 0  # the model's tokens for this unit, every turn and attempt
+    answer_tokens: int = 0
+    model_seconds: float = 0.0
+    refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
+    calls: dict[str, int] = field(default_factory=dict)  # tool calls by form
 
     def public(self) -> dict[str, Any]:
         """The entry as the status API and ``vaultlink log --json`` show it."""
@@ -87,6 +106,22 @@ class JournalEntry:
                             and self.before_text != self.after_text
                             and self.action not in ("SKIP", "FAILED"))
         return data
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An open failure: a unit that a run could not integrate, or a note it could not
+    extract (``kind``), with how many runs tried and whether it waits for the user."""
+
+    id: int
+    kind: str
+    unit: dict[str, Any]
+    paths: list[str]
+    error: str
+    attempts: int
+    parked: bool
+    codes: list[str]
+    at: float
 
 
 @dataclass(frozen=True)
@@ -130,9 +165,21 @@ class State:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StateError(f"{path} is unreadable ({exc}); move it away and run "
                              "`vaultlink reindex` to start fresh") from None
+
+    def _migrate(self) -> None:
+        """Add the columns an older state.sqlite lacks (additive: nothing is lost)."""
+        for table, column, decl in MIGRATIONS:
+            have = {r["name"] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                try:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+                except sqlite3.OperationalError as exc:  # another process just added it
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         """Close the connection."""
@@ -214,20 +261,69 @@ class State:
                 "counts": json.loads(r["counts"]), "changes": json.loads(r["changes"])}
 
     def record_failure(self, run_id: int | None, unit: dict[str, Any], error: str,
-                       attempts: int) -> None:
-        """A unit that failed its attempts; its paths stay unchecked and are retried."""
+                       attempts: int = 1, *, kind: str = "unit", codes: Iterable[str] = (),
+                       failure_id: int | None = None, park_after: int = 0) -> bool:
+        """A unit (or a note's extraction, ``kind="note"``) that failed this run; its paths
+        stay unchecked and it is retried. Failing again updates ``failure_id``'s row (one
+        more try); at ``park_after`` tries (0: never) it is parked, waiting for the user.
+        Returns whether it is parked now."""
+        codes = list(codes)
         with self.transaction() as db:
-            db.execute("INSERT INTO failed_units(run_id, unit, paths, error, attempts, at) "
-                       "VALUES (?,?,?,?,?,?)",
-                       (run_id, json.dumps(unit), json.dumps(unit.get("paths", [])), error,
-                        attempts, time.time()))
+            row = None
+            if failure_id is not None:
+                row = db.execute("SELECT attempts, codes FROM failed_units WHERE id=? AND "
+                                 "resolved=0", (failure_id,)).fetchone()
+            if row is None:
+                tries = attempts
+                db.execute("INSERT INTO failed_units(run_id, unit, paths, error, attempts, at, "
+                           "kind, parked, codes) VALUES (?,?,?,?,?,?,?,?,?)",
+                           (run_id, json.dumps(unit), json.dumps(unit.get("paths", [])), error,
+                            tries, time.time(), kind, int(0 < park_after <= tries),
+                            json.dumps(codes)))
+            else:
+                tries = int(row["attempts"]) + attempts
+                seen = json.loads(row["codes"]) + codes
+                db.execute("UPDATE failed_units SET run_id=?, error=?, attempts=?, at=?, "
+                           "parked=?, codes=? WHERE id=?",
+                           (run_id, error, tries, time.time(), int(0 < park_after <= tries),
+                            json.dumps(seen), failure_id))
+        return 0 < park_after <= tries
+
+    def open_failures(self) -> list[Failure]:
+        """Failures not resolved yet, parked ones included, oldest first."""
+        return [Failure(r["id"], r["kind"], json.loads(r["unit"]), json.loads(r["paths"]),
+                        r["error"], r["attempts"], bool(r["parked"]), json.loads(r["codes"]),
+                        r["at"])
+                for r in self._all("SELECT * FROM failed_units WHERE resolved=0 ORDER BY id")]
+
+    def resolve_failure(self, ids: Iterable[int]) -> None:
+        """Mark failures as done: the unit was integrated, the note extracted (or gone)."""
+        with self.transaction() as db:
+            db.executemany("UPDATE failed_units SET resolved=1 WHERE id=?", [(i,) for i in ids])
+
+    def unpark(self, ids: Iterable[int] | None = None) -> int:
+        """Let parked failures be retried again (all of them without ``ids``); how many."""
+        with self.transaction() as db:
+            if ids is None:
+                cur = db.execute("UPDATE failed_units SET parked=0, attempts=0 "
+                                 "WHERE parked=1 AND resolved=0")
+            else:
+                cur = db.executemany("UPDATE failed_units SET parked=0, attempts=0 "
+                                     "WHERE id=? AND parked=1 AND resolved=0",
+                                     [(i,) for i in ids])
+            return cur.rowcount
 
     def failures(self, include_resolved: bool = False) -> list[dict[str, Any]]:
-        """Failed units not yet integrated by a later run, newest first."""
+        """Failed units not yet integrated by a later run, newest first.
+
+        ``kind`` is ``unit``, or ``note`` for a note whose extraction failed; ``parked``
+        ones are not retried until the user asks (``POST /rerun``, ``dream --retry``).
+        """
         where = "" if include_resolved else "WHERE resolved=0"
-        return [{"id": r["id"], "unit": json.loads(r["unit"])["name"],
+        return [{"id": r["id"], "unit": json.loads(r["unit"]).get("name", ""),
                  "paths": json.loads(r["paths"]), "error": r["error"],
-                 "attempts": r["attempts"], "failed_at": r["at"]}
+                 "attempts": r["attempts"], "failed_at": r["at"], "kind": r["kind"],
+                 "parked": bool(r["parked"]), "codes": json.loads(r["codes"])}
                 for r in self._all(f"SELECT * FROM failed_units {where} ORDER BY id DESC")]
 
     def resolve_failures(self, paths: Iterable[str]) -> None:
@@ -262,15 +358,21 @@ class State:
                     target: str = "", note: str = "", diff: str = "",
                     queries: list[Any] | None = None, candidates: list[Any] | None = None,
                     before_text: str | None = None, after_text: str | None = None,
-                    undo_of: int | None = None) -> int:
-        """Record one decision; returns its id."""
+                    undo_of: int | None = None, *, integrator: str = "",
+                    prompt_tokens: int = 0, answer_tokens: int = 0,
+                    model_seconds: float = 0.0, refusals: Iterable[str] = (),
+                    calls: dict[str, int] | None = None) -> int:
+        """Record one decision (with what the model spent on it); returns its id."""
         with self.transaction() as db:
             cur = db.execute(
                 "INSERT INTO journal(at, run_id, unit, queries, candidates, action, target, "
-                "note, diff, before_text, after_text, undo_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "note, diff, before_text, after_text, undo_of, integrator, prompt_tokens, "
+                "answer_tokens, model_seconds, refusals, calls) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (time.time(), run_id, json.dumps(unit), json.dumps(queries or []),
                  json.dumps(candidates or []), action, target, note, diff, before_text,
-                 after_text, undo_of))
+                 after_text, undo_of, integrator, prompt_tokens, answer_tokens,
+                 round(model_seconds, 2), json.dumps(list(refusals)), json.dumps(calls or {})))
             new_id = int(cur.lastrowid or 0)
             if undo_of is not None:
                 db.execute("UPDATE journal SET undone_by=? WHERE id=?", (new_id, undo_of))
@@ -328,7 +430,9 @@ def _entry(r: sqlite3.Row) -> JournalEntry:
     return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
                         json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"])
+                        r["undone_by"], r["undo_of"], r["integrator"], r["prompt_tokens"],
+                        r["answer_tokens"], r["model_seconds"], json.loads(r["refusals"]),
+                        json.loads(r["calls"]))
 
 
 def diff_of(path: str, before: str | None, after: str | None) -> str:

@@ -1,0 +1,355 @@
+"""The one-shot integrate mode: one structured answer per unit instead of a tool loop.
+
+Small local models rarely drive a tool loop (they answer a tool turn with a copy of
+the unit), but they fill a JSON schema well, because ``format`` constrains what they
+can write. So: recall the closest digest nodes here (``node_search``, as the tool
+session would), show them with the unit, and ask for one decision in the shape of
+``DECISION_SCHEMA``: action, target, title, description, body, links, sources (and
+``old``, the superseded sentence, for CORRECT). The decision is carried out by the same
+tools under the same guard; only the Markdown around the model's words (the
+``## Sources`` line, the related-node sentence, the strike-through) is written here.
+
+What the model gets wrong is repaired when the intent is clear (a link without
+``.md``, a link to nothing, a ``## Sources`` it wrote itself) and sent back as a short
+correction turn otherwise, at most ``MAX_CORRECTIONS`` times.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
+from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
+from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
+from vaultlink.llm.chat import ChatModel, extract_json
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.sections import (
+    append_source_sentence,
+    find_sources_section,
+    without_sources,
+)
+from vaultlink.vault.notes import parse_note
+
+if TYPE_CHECKING:
+    from vaultlink.dream.tools import Toolbox
+
+CANDIDATES = 6  # nodes shown with name and description
+BODIES = 2  # of which the closest are shown with the opening of their text
+BODY_CHARS = 600
+
+_S = {"type": "string"}
+DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "target": _S, "title": _S, "description": _S, "body": _S, "old": _S,
+        "links": {"type": "array", "items": _S}, "sources": _S,
+    },
+    "required": ["action", "target", "title", "description", "body", "old", "links",
+                 "sources"],
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One parsed one-shot answer."""
+
+    action: str
+    target: str
+    title: str
+    description: str
+    body: str
+    old: str
+    links: list[str]
+    sources: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recalled node as the prompt shows it."""
+
+    path: str
+    name: str
+    description: str
+    text: str = ""  # the opening of its body, for the closest ones
+
+
+def parse_decision(data: Any) -> Decision | str:
+    """The decision in ``data``, or what is wrong with it, in words for the model."""
+    if not isinstance(data, dict):
+        return "the answer is not a JSON object with the fields asked for"
+    action = str(data.get("action", "")).strip().upper()
+    if action not in ACTIONS:
+        return f"action must be one of {', '.join(ACTIONS)}"
+    links = data.get("links")
+    return Decision(action, str(data.get("target") or "").strip(),
+                    str(data.get("title") or "").strip(),
+                    " ".join(str(data.get("description") or "").split()),
+                    str(data.get("body") or "").strip(), str(data.get("old") or "").strip(),
+                    [str(x) for x in links] if isinstance(links, list) else [],
+                    " ".join(str(data.get("sources") or "").split()))
+
+
+def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
+    """The closest digest nodes for the unit, through the journaled ``node_search``."""
+    query = f"{unit.name.replace('-', ' ')}. {unit.summary}"[:500]
+    answer = json.loads(toolbox.call("node_search", {"query": query, "limit": CANDIDATES}))
+    out = []
+    for i, hit in enumerate(answer.get("hits", [])[:CANDIDATES]):
+        text = ""
+        if i < BODIES:
+            try:
+                _, body, _ = split_frontmatter(toolbox.text_of(hit["path"]))
+                text = _clip(without_sources(body), BODY_CHARS)
+            except Exception:  # an unreadable node is shown without its text
+                text = ""
+        out.append(Candidate(hit["path"], str(hit.get("name", "")),
+                             str(hit.get("description", "")), text))
+    return out
+
+
+def user_prompt(unit: Unit, candidates: list[Candidate], focus: str, hint: str = "") -> str:
+    """The unit, the nodes it meets, and the bucket's writing focus."""
+    lines = [f"Unit `{unit.name}` (bucket {unit.bucket}), from "
+             + ", ".join(unit.paths) + ":", unit.summary, ""]
+    if candidates:
+        lines.append("Closest existing digest nodes:")
+        for c in candidates:
+            lines.append(f"- {c.path}: {c.name}. {c.description}")
+            if c.text:
+                lines.append(f"  Text: {c.text}")
+    else:
+        lines.append("There are no digest nodes yet: CREATE.")
+    lines += ["", focus]
+    if hint:
+        lines += ["", f"An earlier attempt failed ({hint}); avoid that."]
+    return "\n".join(lines)
+
+
+def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, focus: str,
+                hint: str = "") -> SessionOutcome:
+    """Ask once for a decision, carry it out; correct the model at most twice."""
+    outcome = SessionOutcome("error")
+    usage = outcome.usage
+    candidates = recall(toolbox, unit)
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user_prompt(unit, candidates, focus, hint)}]
+    for turn in range(1 + MAX_CORRECTIONS):
+        outcome.steps = turn + 1
+        usage.corrections = turn
+        try:
+            reply = model.chat(messages, schema=DECISION_SCHEMA)
+        except AnswerCut:
+            usage.calls["malformed"] += 1
+            messages.append({"role": "user", "content": "Your answer was cut off: answer "
+                             "again with a shorter body (at most five sentences)."})
+            outcome.error = "the answer was cut at its length cap"
+            continue
+        except ModelOutputError as exc:
+            usage.calls["malformed"] += 1
+            messages.append({"role": "user", "content": "Answer with the JSON object only."})
+            outcome.error = str(exc)
+            continue
+        usage.add(reply)
+        decision = parse_decision(extract_json(reply.content))
+        problem = (decision if isinstance(decision, str)
+                   else carry_out(toolbox, unit, decision, candidates, outcome))
+        if not problem:
+            usage.refusals += toolbox.refusals
+            return outcome
+        outcome.error = problem
+        if toolbox.guard.target is not None:
+            break  # a write landed but the result was refused: this attempt is over
+        messages += [{"role": "assistant", "content": reply.content},
+                     {"role": "user", "content": f"Not accepted: {problem}. Answer again "
+                                                 "with the corrected JSON object."}]
+    usage.refusals += toolbox.refusals
+    outcome.status = "unusable" if toolbox.guard.target is None else "error"
+    return outcome
+
+
+def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candidate],
+              outcome: SessionOutcome) -> str:
+    """Write the decision through the tools; '' when done, else the problem in words."""
+    guard = toolbox.guard
+    digest = guard.digest
+    listed = [c.path for c in candidates]
+    if d.action == "CREATE":
+        path = ""
+        for name in (d.title, unit.name):
+            slug = slugify(name) if name else ""
+            path = f"{digest}/{unit.bucket}/{slug}.md"
+            if slug and path not in guard.existed:
+                break
+        else:
+            return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
+                    f"with target {path}; else choose another title")
+        body = _clean(toolbox, d.body or unit.summary, path)
+        related = _related(toolbox, d.links, path)
+        text = _compose(body, related, _source_line(d, unit, path, "CREATE"))
+        answer = toolbox.call("write", {"path": path, "name": d.title or _title(unit.name),
+                                        "description": d.description or _clip(unit.summary,
+                                                                              200),
+                                        "content": text})
+    else:
+        named = _target(d.target, listed)
+        if named is None or named not in guard.existed:
+            return ("target must be one of the listed node paths for "
+                    f"{d.action}; or answer CREATE")
+        path = named
+        old_text = toolbox.text_of(path)
+        note = parse_note(path, old_text.encode("utf-8"))
+        body = _updated(toolbox, note.body, d, unit, path)
+        answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
+                                                                    or _title(unit.name)),
+                                        "description": str(note.frontmatter.get("description")
+                                                           or d.description),
+                                        "content": body})
+    result = json.loads(answer)
+    if "error" in result:
+        return str(result["error"])
+    before, after = toolbox.before.get(path), toolbox.current[path]
+    classes = {p: ("same_abstraction" if p == path else "related" if p in d.links
+                   else "unrelated") for p in listed}
+    receipt = Receipt(d.action, path, f"{d.action.lower()}: {_clip(unit.summary, 100)}",
+                      classes)
+    try:
+        outcome.receipt = guard.check_result(receipt, before, after)
+    except GuardRefusal as exc:
+        outcome.usage.refusals.append(exc.code.value)
+        return str(exc)
+    outcome.status = "done"
+    return ""
+
+
+# -- composing the Markdown around the model's words ---------------------------------
+
+
+def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) -> str:
+    """The node's body after an update: additive, the source line last."""
+    line = _source_line(d, unit, path, d.action)
+    new = _clean(toolbox, d.body, path)
+    related = [p for p in _related(toolbox, d.links, path) if f"[[{p}" not in body]
+    if d.action == "REFINE" and new:
+        body = _insert(body, _compose(new, related, ""))
+    elif d.action == "CORRECT":
+        fixed = new or _clip(unit.summary, 300)
+        struck = _strike(body, d.old, f"Corrected: {fixed} ({_links(unit.paths)}).")
+        body = struck if struck is not None else _insert(
+            body, f"Corrected: {fixed} ({_links(unit.paths)}).")
+    return append_source_sentence(body, line)
+
+
+def _compose(body: str, related: list[str], source_line: str) -> str:
+    parts = [body.strip()]
+    if related:
+        parts.append(f"It connects to {_links(related)}.")
+    if source_line:
+        parts.append("## Sources\n\n" + source_line)
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
+    """A source list item: the model's sentence about the source, with the link(s)."""
+    sentence = re.sub(r"\[\[[^\]]*\]\]", "", d.sources).strip().rstrip(".")
+    if len(re.findall(r"[^\W_]+", sentence)) < 3:
+        verb = {"CREATE": "is recorded in", "CORROBORATE": "is confirmed again in",
+                "REFINE": "is extended by", "CORRECT": "is corrected by"}[action]
+        sentence = f"{_title(unit.name)} {verb} the note"
+    return f"- {sentence[:1].upper()}{sentence[1:]} ({_links(unit.paths)})."
+
+
+def _clean(toolbox: Toolbox, text: str, path: str) -> str:
+    """The model's prose as a body part: no frontmatter, no Sources section of its
+    own, headings demoted below the node's, links made full paths or plain text."""
+    head, body, _ = split_frontmatter(text.strip() + "\n")
+    body = without_sources(body if head else text)
+    body = re.sub(r"(?m)^#{1,2} ", "### ", body).strip()
+    for link in find_wikilinks(body):
+        full = toolbox.guard.link_target(link.target, path)
+        body = body.replace(link.raw, f"[[{full}]]" if full else link.target.rsplit("/", 1)[-1]
+                            .removesuffix(".md"))
+    return body
+
+
+def _related(toolbox: Toolbox, links: list[str], path: str) -> list[str]:
+    """The digest nodes of ``links`` that exist, as full paths (at most five)."""
+    out: list[str] = []
+    for raw in links:
+        target = raw.strip().strip("[]").split("|")[0].strip()
+        full = toolbox.guard.link_target(target, path) if target else None
+        if full and full != path and full.startswith(f"{toolbox.guard.digest}/") \
+                and full not in out:
+            out.append(full)
+    return out[:5]
+
+
+def _target(raw: str, listed: list[str]) -> str | None:
+    """The node a decision names: a listed path, with or without brackets or ``.md``,
+    or its number in the list."""
+    text = raw.strip().strip("[]").split("|")[0].strip()
+    if text.isdigit() and 1 <= int(text) <= len(listed):
+        return listed[int(text) - 1]
+    for path in listed:
+        if text in (path, path.removesuffix(".md"), path.rsplit("/", 1)[-1],
+                    path.rsplit("/", 1)[-1].removesuffix(".md")):
+            return path
+    return text if text.endswith(".md") else None
+
+
+def _insert(body: str, text: str) -> str:
+    """``text`` as a new paragraph just before ``## Sources`` (or at the end)."""
+    lines = body.rstrip("\n").split("\n")
+    sec = find_sources_section(body)
+    at = sec.start if sec is not None else len(lines)
+    head = "\n".join(lines[:at]).rstrip()
+    tail = "\n".join(lines[at:])
+    return "\n\n".join(p for p in (head, text.strip(), tail) if p) + "\n"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _strike(body: str, old: str, correction: str) -> str | None:
+    """The body with the sentence ``old`` names struck through and the correction after
+    it; None when no sentence of the body matches well enough."""
+    want = set(re.findall(r"\w+", old.lower()))
+    if not want:
+        return None
+    lines = body.split("\n")
+    best: tuple[float, int, str] = (0.0, -1, "")
+    sec = find_sources_section(body)
+    stop = sec.start if sec is not None else len(lines)
+    for i, line in enumerate(lines[:stop]):
+        if line.lstrip().startswith("#"):
+            continue
+        for sentence in _SENTENCE.split(line.strip()):
+            have = set(re.findall(r"\w+", sentence.lower()))
+            score = len(want & have) / max(len(want | have), 1)
+            if sentence and score > best[0]:
+                best = (score, i, sentence)
+    score, i, sentence = best
+    if score < 0.5 or "~~" in sentence:
+        return None
+    lines[i] = lines[i].replace(sentence, f"~~{sentence}~~ {correction}", 1)
+    return "\n".join(lines)
+
+
+def _links(paths: list[str]) -> str:
+    links = [f"[[{p}]]" for p in paths]
+    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
+
+
+def _title(handle: str) -> str:
+    words = handle.replace("-", " ").strip()
+    return words[:1].upper() + words[1:] if words else "Note"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
