@@ -138,6 +138,12 @@ class ModelSpec:
     capabilities: tuple[str, ...] = ("completion", "tools")
     context_length: int = 40960
     family: str = "qwen3"
+    parameters: int = 4_000_000_000
+
+
+# vaultlink's default model (llm.model) and the one the tests were first written for
+DEFAULT_MODELS = (ModelSpec("qwen2.5-coder:1.5b", context_length=32768, family="qwen2",
+                            parameters=1_543_714_304), ModelSpec("qwen3:4b"))
 
 
 def _full_name(name: str) -> str:
@@ -179,7 +185,7 @@ class FakeOllama:
     chat model and may be replaced between calls (``server.model = Scripted([...])``).
     """
 
-    def __init__(self, models: Iterable[str | ModelSpec] = ("qwen3:4b",),
+    def __init__(self, models: Iterable[str | ModelSpec] = DEFAULT_MODELS,
                  model: ScriptedModel = echo, embed_dim: int = EMBED_DIM,
                  version: str = FAKE_VERSION) -> None:
         self.models = [m if isinstance(m, ModelSpec) else ModelSpec(m) for m in models]
@@ -259,7 +265,7 @@ class FakeOllama:
             "template": "{{ .Prompt }}",
             "details": _details(spec),
             "model_info": {"general.architecture": spec.family,
-                           "general.parameter_count": 4_000_000_000,
+                           "general.parameter_count": spec.parameters,
                            f"{spec.family}.context_length": spec.context_length,
                            f"{spec.family}.embedding_length": 2560},
             "capabilities": list(spec.capabilities),
@@ -284,7 +290,8 @@ class FakeOllama:
 
 def _details(spec: ModelSpec) -> dict[str, Any]:
     return {"parent_model": "", "format": "gguf", "family": spec.family,
-            "families": [spec.family], "parameter_size": "4.0B", "quantization_level": "Q4_K_M"}
+            "families": [spec.family], "parameter_size": f"{spec.parameters / 1e9:.1f}B",
+            "quantization_level": "Q4_K_M"}
 
 
 def _not_found(name: str) -> HTTPError:

@@ -58,6 +58,9 @@ class ProgressPrinter:
                       f"to integrate{again}")
         elif event == "note_without_units":
             self.echo(f"  nothing to keep in {detail['path']}: {detail['reason']}")
+        elif event == "notes_deferred":
+            self.echo(f"  {detail['count']} more changed note(s) wait for the next run: this "
+                      "run has enough units (auto_dream.max_units, or pass --max-units N)")
         elif event == "units_deferred":
             self.echo(f"  {detail['count']} more unit(s) wait for the next run (at most "
                       "auto_dream.max_units per run: run again, or pass --max-units N)")

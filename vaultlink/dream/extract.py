@@ -97,9 +97,12 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
             and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
     run.parked_paths.update(n.path for n in notes if n not in sent
                             and n.path not in run.held_paths)
-    fresh = _extract_notes(ctx, run, sent, note_failures)
     retries = [f for f in unit_failures if not f.parked
                and (ctx.only is None or set(f.paths) & ctx.only)]
+    # Extract only what this run can integrate: a slow model spends minutes per note,
+    # and the notes left wait (unchecked) for the next run.
+    room = max(ctx.max_units - len(retries) - len(pending), 0)
+    fresh = _extract_notes(ctx, run, sent, note_failures, room)
     queued: list[tuple[Unit, int | None, Retry | None]] = [
         (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
     if ctx.dry_run:
@@ -118,7 +121,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed),
                retried=len(run.retries))
     if overflow:
-        run.deferred_paths = {p for u in overflow for p in u.paths}
+        run.deferred_paths.update(p for u in overflow for p in u.paths)
         ctx.report("units_deferred", count=len(overflow))
         log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
                  ctx.max_units)
@@ -130,10 +133,16 @@ def _parked_as_is(failure: Failure | None, digest: str) -> bool:
 
 
 def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
-                   failures: dict[str, Failure]) -> list[Unit]:
-    """Units of each note; a note the model fails on is recorded and the run goes on."""
+                   failures: dict[str, Failure], room: int) -> list[Unit]:
+    """Units of each note, until there are ``room`` units; a note the model fails on is
+    recorded and the run goes on."""
     fresh: list[Unit] = []
     for i, note in enumerate(notes, start=1):
+        if len(fresh) >= room:
+            later = [n.path for n in notes[i - 1:]]
+            run.deferred_paths.update(later)
+            ctx.report("notes_deferred", count=len(later))
+            break
         ctx.report("note_started", index=i, total=len(notes), path=note.path)
         failure = failures.get(note.path)
         usage = getattr(ctx.extractor, "usage", None)  # a model extractor counts its calls

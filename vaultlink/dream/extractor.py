@@ -29,9 +29,13 @@ from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 
 log = logging.getLogger(__name__)
 
-MAX_UNITS = 4  # per note and call: few, rich units
+MAX_UNITS = 3  # per note and call: few, rich units
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
+MIN_WORDS = 6  # a summary shorter than this is a to-do item or a fragment
 SECTION_CHARS = 4000
+# Sections never worth a unit: told to skip them, small models still extract each item.
+SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
+dinner breakfast weather weekend errands personal-admin""".split())
 
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -74,8 +78,10 @@ class ModelExtractor:
         return units
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
-        """The note's new sections in as few calls as fit the context."""
-        sections = [(crumb, text[:SECTION_CHARS]) for crumb, text, new in note.sections if new]
+        """The note's new sections in as few calls as fit the context (to-do lists,
+        meals and weather left out: small models make units of them)."""
+        sections = [(crumb, text[:SECTION_CHARS]) for crumb, text, new in note.sections
+                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
         units: list[Unit] = []
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))
@@ -100,8 +106,8 @@ class ModelExtractor:
 
     def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
         system = prompt("extract").replace("{max_units}", str(most))
-        user = f"Note {note.path}\n\n" + "\n\n".join(
-            f"## {crumb}\n{text}" if crumb else text for crumb, text in sections)
+        # A section's text starts with its own heading: the breadcrumb would repeat it.
+        user = f"Note {note.path}\n\n" + "\n\n".join(text for _, text in sections)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": user}]
         try:
@@ -119,7 +125,7 @@ class ModelExtractor:
         headings = {slugify(h) for crumb, _ in sections for h in crumb.split(" > ") if h}
         headings.add(slugify(note.title))
         units = []
-        for raw in data[:most]:
+        for raw in _merged(data)[:most]:
             unit = _unit(raw, note.path, headings)
             if unit is not None:
                 units.append(unit)
@@ -148,13 +154,29 @@ class ModelExtractor:
                                f"turn: {content[:160]!r}")
 
 
-def _unit(raw: Any, path: str, headings: set[str]) -> Unit | None:
+def _merged(items: list[Any]) -> list[dict[str, Any]]:
+    """Answer items with one name are one subject: their summaries joined (small models
+    cut one procedure into a unit per step); a summary given twice counts once."""
+    out: dict[str, dict[str, Any]] = {}
+    for raw in items:
+        if not isinstance(raw, dict):
+            continue
+        key = slugify(str(raw.get("name") or "")).removesuffix("-md")
+        summary = " ".join(str(raw.get("summary") or "").split())
+        if key not in out:
+            out[key] = {**raw, "summary": summary}
+        elif summary and summary not in out[key]["summary"]:
+            joined = out[key]["summary"].rstrip()
+            out[key]["summary"] = f"{joined}{'' if joined.endswith('.') else '.'} {summary}"
+    return list(out.values())
+
+
+def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
     """A unit from one answer item, its source the note, its name made specific."""
-    if not isinstance(raw, dict):
-        return None
     summary = " ".join(str(raw.get("summary") or "").split())
-    if not summary:
-        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
+    if len(summary.split()) < MIN_WORDS:  # a to-do item or an empty line, not a memory
+        log.info("dropping unit %r of %s: summary %r is too thin", raw.get("name"), path,
+                 summary)
         return None
     return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
                 normalize_bucket(raw.get("bucket")), summary, [path])
@@ -162,11 +184,10 @@ def _unit(raw: Any, path: str, headings: set[str]) -> Unit | None:
 
 def subject_name(name: str, summary: str, headings: set[str]) -> str:
     """``name`` as a kebab-case handle, or the summary's subject when ``name`` is empty,
-    a date, a generic or logistics word, or a one-word heading of the note."""
-    slug = slugify(name) if name.strip() else ""
+    a date, a generic or logistics word, a heading or the title of the note."""
+    slug = slugify(name).removesuffix("-md") if name.strip() else ""
     vague = (not slug or slug == "note" or slug in GENERIC_HEADINGS or slug in TRIVIA_HEADINGS
-             or re.fullmatch(r"[\d-]+", slug) is not None
-             or (slug in headings and "-" not in slug))
+             or re.fullmatch(r"[\d-]+", slug) is not None or slug in headings)
     if not vague:
         return slug
     phrase = key_phrase(summary)

@@ -92,7 +92,7 @@ class OllamaChat:
     def __init__(self, host: str, model: str, num_ctx: int = 8192,
                  timeout_seconds: float = 0.0, retries: int = 2, *,
                  silence_seconds: float = 300.0, max_answer_tokens: int = 1024,
-                 progress: Progress | None = None,
+                 progress: Progress | None = None, progress_every: float = PROGRESS_SECONDS,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.host = host
         self.model = model
@@ -102,6 +102,7 @@ class OllamaChat:
         self.silence_seconds = silence_seconds
         self.max_answer_tokens = max_answer_tokens
         self.progress = progress
+        self.progress_every = progress_every
         self._sleep = sleep
         self._client = ollama.Client(host=host, timeout=httpx.Timeout(
             silence_seconds, connect=min(silence_seconds, CONNECT_SECONDS)))
@@ -178,7 +179,7 @@ class OllamaChat:
                 f"the model {self.model!r} was still answering after "
                 f"{self.timeout_seconds:.0f} s ({answer.tokens} tokens); raise "
                 "llm.timeout_seconds (0: no limit) or use a smaller model")
-        if self.progress is not None and now - answer.reported >= PROGRESS_SECONDS:
+        if self.progress is not None and now - answer.reported >= self.progress_every:
             answer.reported = now
             self.progress(answer.tokens, now - answer.started)
 
