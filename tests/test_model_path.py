@@ -26,7 +26,7 @@ from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
-from vaultlink.vault.state import State
+from vaultlink.vault.state import Checkpoint, State
 
 A, B = "daily/2026-07-01.md", "daily/2026-07-02.md"
 UNIT_A = {"name": "online-rebuild", "bucket": "procedure", "paths": [A],
@@ -34,16 +34,41 @@ UNIT_A = {"name": "online-rebuild", "bucket": "procedure", "paths": [A],
 UNIT_B = {"name": "vacuum-window", "bucket": "wiki", "paths": [B],
           "summary": "The nightly vacuum now runs at 02:00 because backups end at 01:30."}
 ONESHOT = {"llm.integrate_mode": "oneshot"}
+NODE = "digest/procedure/rebuild-index.md"  # close to UNIT_A: one-shot asks the model
+NODE_TEXT = """---
+name: Rebuild the search index
+description: Full rebuild of the search index; use when the index is stale.
+---
+Stop the service, run the index rebuild, start the service again.
+
+## Sources
+
+- The rebuild steps were written down in [[daily/2026-06-01.md]].
+"""
 
 
-def vault(tmp_path: Path) -> Path:
+def vault(tmp_path: Path, node: bool = False) -> Path:
+    """Notes A and B; with ``node``, a digest node on A's subject (and its source)."""
     root = tmp_path / "v"
-    for rel, text in {A: "## Decisions\n\nSince v2.3 the index rebuild runs online.\n",
-                      B: "## Ops\n\nThe vacuum moved to 02:00 after the backups.\n"}.items():
+    notes = {A: "## Decisions\n\nSince v2.3 the index rebuild runs online.\n",
+             B: "## Ops\n\nThe vacuum moved to 02:00 after the backups.\n"}
+    if node:
+        notes |= {NODE: NODE_TEXT, "daily/2026-06-01.md": "## Rebuild\n\nStopped, rebuilt.\n"}
+    for rel, text in notes.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    (root / "digest/wiki").mkdir(parents=True)
+    (root / "digest/wiki").mkdir(parents=True, exist_ok=True)
+    if node:  # its note was integrated long ago
+        state = State(root / ".vaultlink/state.sqlite")
+        try:
+            state.set_checkpoints([Checkpoint("daily/2026-06-01.md", sha(root), ())])
+        finally:
+            state.close()
     return root
+
+
+def sha(root: Path) -> str:
+    return Vault(root).read_note("daily/2026-06-01.md").hash
 
 
 def copy_of_the_unit(request: dict[str, Any]) -> Any:
@@ -77,7 +102,7 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
     """The real models' answer (a copy of the unit) fails the unit: kept in
     failed_units, its note not checkpointed, retried next run with another request,
     parked after park_after runs, and taken up again on request. Never lost."""
-    root = vault(tmp_path)
+    root = vault(tmp_path, node=True)
     with FakeOllama(model=with_extract(copy_of_the_unit, UNIT_A)) as server:
         first = dream(root, server.url, **{"auto_dream.park_after": 2})
         assert [r.status for r in first.results] == ["failed"]
@@ -103,12 +128,11 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
         assert third.units == [] and A not in third.checkpointed  # parked: waits, held
     status = CliRunner().invoke(app, ["status", "--vault", str(root)])
     assert "PARKED" in status.output and "online-rebuild" in status.output
-    with FakeOllama(model=with_extract(creator, UNIT_A)) as server:
+    with FakeOllama(model=with_extract(lambda r: decision(), UNIT_A)) as server:
         result = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "ollama",
-                                          "--ollama-host", server.url, "--retry-parked"],
-                                    env={"VAULTLINK_LLM__INTEGRATE_MODE": "tools"})
+                                          "--ollama-host", server.url, "--retry-parked"])
     assert result.exit_code == 0, result.output
-    assert failures(root) == [] and (root / "digest/procedure/online-rebuild.md").exists()
+    assert failures(root) == [] and (root / "digest/procedure/online-index-rebuild.md").exists()
 
 
 def test_one_bad_extract_answer_fails_that_note_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -184,35 +208,44 @@ def test_a_unit_named_after_a_heading_gets_its_subject(tmp_path: Path) -> None:
 
 
 def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
+    """A unit near no node is created without asking the model (it could only say
+    CREATE); a unit close to that node gets the model's decision, here a REFINE."""
     root = vault(tmp_path)
     before = snapshot(root)
-    turns = iter([decision(body="See [[search]] and [[nothing-here]]. Runs online."),
-                  decision(action="REFINE", target="digest/procedure/online-index-rebuild.md",
-                           body="The vacuum also moved to 02:00, after the backups.")])
+    target = "digest/procedure/online-rebuild.md"
+    later = {**UNIT_A, "name": "online-rebuild-duration", "paths": [B],
+             "summary": "The online index rebuild since v2.3 keeps the service up and takes "
+                        "25 minutes on staging."}
+    decisions = iter([decision(action="REFINE", target=target, links=["nothing-here"],
+                               body="It takes 25 minutes; see [[nothing-here]] and [[search]].")])
 
     def model(request: dict[str, Any]) -> Any:
         if is_decision_request(request):
-            return next(turns)
+            return next(decisions)
         if is_topics_request(request):
             return topics_by_bucket(request)
-        return units_for(request, [UNIT_A, {**UNIT_B, "bucket": "procedure"}])
+        return units_for(request, [UNIT_A, later])
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
+        asked = [r for r in server.chat_requests() if is_decision_request(r)]
     assert [(r.status, r.action) for r in run.results] == [("integrated", "CREATE"),
                                                             ("integrated", "REFINE")]
-    node = (root / "digest/procedure/online-index-rebuild.md").read_text()
+    assert len(asked) == 1 and target in asked[0]["messages"][1]["content"]
+    assert asked[0]["format"]["properties"]["target"]["enum"] == ["", target]
+    node = (root / target).read_text()
     assert "[[nothing-here]]" not in node and "nothing-here" in node  # unresolved: plain
-    assert f"[[{A}]]" in node and f"[[{B}]]" in node and "02:00" in node
+    assert f"[[{A}]]" in node and f"[[{B}]]" in node and "25 minutes" in node
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
     new = {k for k in snapshot(root) if k not in before and not k.startswith("digest/topics/")}
-    assert new == {"digest/procedure/online-index-rebuild.md"}
-    entry = run.results[1].usage
-    assert entry.prompt_tokens and entry.answer_tokens > 0
+    assert new == {target}
+    spent = run.results[1].usage
+    assert spent.prompt_tokens and spent.answer_tokens > 0
+    assert run.results[0].usage.prompt_tokens == []  # the CREATE asked nothing
 
 
 def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
-    root = vault(tmp_path)
+    root = vault(tmp_path, node=True)
     answers = iter([decision(action="REFINE", target="digest/wiki/made-up.md"), decision()])
 
     def model(request: dict[str, Any]) -> Any:
@@ -226,8 +259,9 @@ def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
         run = dream(root, server.url, **ONESHOT)
         calls = [r for r in server.chat_requests() if is_decision_request(r)]
     assert [r.status for r in run.results] == ["integrated"]
-    assert len(calls) == 2 and "Not accepted: target must be" in calls[1]["messages"][-1][
-        "content"]
+    assert len(calls) == 2
+    assert f"Not accepted: the target of REFINE must be one of {NODE}" in calls[1][
+        "messages"][-1]["content"]
 
 
 def test_tool_calls_written_as_text_integrate(tmp_path: Path) -> None:

@@ -121,7 +121,9 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         integrator=integrator, provider=provider, max_units=options.max_units,
         integrate_mode=integrate_mode(provider, options),
         integrator_name=f"ollama {options.model}" if provider == "ollama" else provider,
-        park_after=options.park_after, max_steps=options.max_steps, dry_run=dry_run,
+        park_after=options.park_after, same_threshold=options.same_threshold,
+        related_threshold=options.related_threshold, max_steps=options.max_steps,
+        dry_run=dry_run,
         max_topics=options.max_topics, lookback_days=options.lookback_days,
         topic_picker=picker, only=only, progress=progress)
     if isinstance(integrator, OllamaChat) and progress is not None:

@@ -102,6 +102,8 @@ class DreamContext:
     integrate_mode: str = "tools"  # tools | oneshot: how a model integrates a unit
     integrator_name: str = ""  # as the journal records it: "offline", "ollama <model>"
     park_after: int = 3  # runs a failed unit or note is tried before it waits for the user
+    same_threshold: float = 0.60  # similarity: a node "very close" to a unit (one-shot)
+    related_threshold: float = 0.24  # similarity: a node related to a unit
     max_steps: int = 12
     dry_run: bool = False
     max_topics: int = 3

@@ -120,8 +120,9 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         toolbox = _toolbox(ctx, unit)
         try:
             if mode == "oneshot":
-                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), unit,
-                                      prompt(unit.bucket).strip(), hint)
+                # no bucket focus: the one-shot answer is a decision, the text the summary
+                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), unit, "",
+                                      hint, ctx.same_threshold, ctx.related_threshold)
             else:
                 outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
                                       user_prompt(unit, hint), ctx.max_steps)

@@ -3,11 +3,13 @@
 Small local models rarely drive a tool loop (they answer a tool turn with a copy of
 the unit), but they fill a JSON schema well, because ``format`` constrains what they
 can write. So: recall the closest digest nodes here (``node_search``, as the tool
-session would), show them with the unit, and ask for one decision in the shape of
-``DECISION_SCHEMA``: action, target, title, description, body, links, sources (and
-``old``, the superseded sentence, for CORRECT). The decision is carried out by the same
-tools under the same guard; only the Markdown around the model's words (the
-``## Sources`` line, the related-node sentence, the strike-through) is written here.
+session would), show them with the unit (each marked very close, related or distant by
+its similarity), and ask for one decision in the shape of ``DECISION_SCHEMA``: target,
+action, related links, and for CORRECT the superseded sentence (``old``). The text
+written is the unit's summary (or the model's title, description, body and sources
+sentence, when it gives them). The decision is carried out by the same tools under the
+same guard; only the Markdown around the words (the ``## Sources`` line, the
+related-node sentence, the strike-through) is written here.
 
 What the model gets wrong is repaired when the intent is clear (a link without
 ``.md``, a link to nothing, a ``## Sources`` it wrote itself) and sent back as a short
@@ -40,18 +42,38 @@ if TYPE_CHECKING:
 CANDIDATES = 6  # nodes shown with name and description
 BODIES = 2  # of which the closest are shown with the opening of their text
 BODY_CHARS = 600
+# A node below this similarity is never offered as the target (it stays listed, as a
+# possible link). On bench/quality's labelled pairs (data/dedup_pairs.json) 0.45 keeps
+# 58 of 59 same-abstraction pairs and drops 71% of the others; small models otherwise
+# "refine" whatever node is listed first. With no node this close the unit is created
+# without asking the model: it could only answer CREATE.
+TARGET_FLOOR = 0.45
+MAX_LINKS = 3
 
 _S = {"type": "string"}
+# Only what the model must decide. The text is the unit's summary, which the model
+# wrote when it extracted the unit: asking for it again doubled the answer, and answer
+# tokens are what a CPU pays most for (1-4 tokens/s for a 1.5B model on two cores).
+# A model that adds title, description, body or sources anyway has them used.
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "target": _S, "title": _S, "description": _S, "body": _S, "old": _S,
-        "links": {"type": "array", "items": _S}, "sources": _S,
+        "target": _S, "action": {"type": "string", "enum": list(ACTIONS)},
+        "old": _S, "links": {"type": "array", "items": _S},
     },
-    "required": ["action", "target", "title", "description", "body", "old", "links",
-                 "sources"],
+    "required": ["target", "action", "old", "links"],
 }
+
+
+def decision_schema(targets: list[str], listed: list[str]) -> dict[str, Any]:
+    """``DECISION_SCHEMA`` with ``target`` held to the close nodes and ``links`` to the
+    listed ones: a server that constrains answers by the schema (Ollama, llama.cpp)
+    cannot name another node."""
+    props = dict(DECISION_SCHEMA["properties"])
+    props["target"] = {"type": "string", "enum": ["", *targets]}
+    props["links"] = {"type": "array", "items": {"type": "string", "enum": listed}} \
+        if listed else {"type": "array", "maxItems": 0}
+    return {**DECISION_SCHEMA, "properties": props}
 
 
 @dataclass(frozen=True)
@@ -76,6 +98,7 @@ class Candidate:
     name: str
     description: str
     text: str = ""  # the opening of its body, for the closest ones
+    similarity: float = 0.0  # cosine similarity to the unit (node_search)
 
 
 def parse_decision(data: Any) -> Decision | str:
@@ -98,6 +121,8 @@ def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
     """The closest digest nodes for the unit, through the journaled ``node_search``."""
     query = f"{unit.name.replace('-', ' ')}. {unit.summary}"[:500]
     answer = json.loads(toolbox.call("node_search", {"query": query, "limit": CANDIDATES}))
+    scores = {str(h["path"]): float(h.get("similarity") or 0.0)
+              for h in (toolbox.queries[-1]["hits"] if toolbox.queries else [])}
     out = []
     for i, hit in enumerate(answer.get("hits", [])[:CANDIDATES]):
         text = ""
@@ -108,42 +133,67 @@ def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
             except Exception:  # an unreadable node is shown without its text
                 text = ""
         out.append(Candidate(hit["path"], str(hit.get("name", "")),
-                             str(hit.get("description", "")), text))
+                             str(hit.get("description", "")), text,
+                             scores.get(hit["path"], 0.0)))
     return out
 
 
-def user_prompt(unit: Unit, candidates: list[Candidate], focus: str, hint: str = "") -> str:
-    """The unit, the nodes it meets, and the bucket's writing focus."""
+def closeness(similarity: float, same: float, related: float) -> str:
+    """How close a node is to the unit, in words a small model can use."""
+    return ("very close" if similarity >= same else
+            "close" if similarity >= min(TARGET_FLOOR, same) else
+            "related" if similarity >= related else "distant")
+
+
+def user_prompt(unit: Unit, candidates: list[Candidate], focus: str, hint: str = "",
+                same: float = 0.6, related: float = 0.24) -> str:
+    """The unit, the nodes it meets (with how close each is), the bucket's focus."""
     lines = [f"Unit `{unit.name}` (bucket {unit.bucket}), from "
              + ", ".join(unit.paths) + ":", unit.summary, ""]
     if candidates:
         lines.append("Closest existing digest nodes:")
         for c in candidates:
-            lines.append(f"- {c.path}: {c.name}. {c.description}")
+            near = closeness(c.similarity, same, related)
+            lines.append(f"- {c.path} ({near}): {c.name}. {c.description}")
             if c.text:
                 lines.append(f"  Text: {c.text}")
     else:
         lines.append("There are no digest nodes yet: CREATE.")
-    lines += ["", focus]
+    if focus:
+        lines += ["", focus]
     if hint:
         lines += ["", f"An earlier attempt failed ({hint}); avoid that."]
     return "\n".join(lines)
 
 
 def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, focus: str,
-                hint: str = "") -> SessionOutcome:
-    """Ask once for a decision, carry it out; correct the model at most twice."""
+                hint: str = "", same: float = 0.6, related: float = 0.24) -> SessionOutcome:
+    """Ask once for a decision, carry it out; correct the model at most twice.
+
+    ``same`` and ``related`` are the similarity thresholds (``integrate.*_threshold``)
+    by which each listed node is called very close, related or distant."""
     outcome = SessionOutcome("error")
     usage = outcome.usage
     candidates = recall(toolbox, unit)
+    floor = min(TARGET_FLOOR, same)
+    targets = [c.path for c in candidates if c.similarity >= floor]
+    if not targets:  # nothing close enough to update: CREATE, linking the related nodes
+        links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
+        problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", links, ""),
+                            candidates, outcome)
+        usage.refusals += toolbox.refusals
+        if problem:
+            outcome.status, outcome.error = "error", problem
+        return outcome
+    schema = decision_schema(targets, [c.path for c in candidates])
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
-        {"role": "user", "content": user_prompt(unit, candidates, focus, hint)}]
+        {"role": "user", "content": user_prompt(unit, candidates, focus, hint, same, related)}]
     for turn in range(1 + MAX_CORRECTIONS):
         outcome.steps = turn + 1
         usage.corrections = turn
         try:
-            reply = model.chat(messages, schema=DECISION_SCHEMA)
+            reply = model.chat(messages, schema=schema)
         except AnswerCut:
             usage.calls["malformed"] += 1
             messages.append({"role": "user", "content": "Your answer was cut off: answer "
@@ -158,7 +208,7 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
         usage.add(reply)
         decision = parse_decision(extract_json(reply.content))
         problem = (decision if isinstance(decision, str)
-                   else carry_out(toolbox, unit, decision, candidates, outcome))
+                   else carry_out(toolbox, unit, decision, candidates, outcome, targets))
         if not problem:
             usage.refusals += toolbox.refusals
             return outcome
@@ -174,11 +224,16 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
 
 
 def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candidate],
-              outcome: SessionOutcome) -> str:
-    """Write the decision through the tools; '' when done, else the problem in words."""
+              outcome: SessionOutcome, targets: list[str] | None = None) -> str:
+    """Write the decision through the tools; '' when done, else the problem in words.
+    ``targets``: the nodes close enough to be updated (default: every listed one)."""
     guard = toolbox.guard
     digest = guard.digest
     listed = [c.path for c in candidates]
+    targets = listed if targets is None else targets
+    if d.action == "CREATE" and d.target in listed and d.target in guard.existed:
+        return (f"CREATE makes a new node, but you named {d.target} as the target: to add "
+                "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
     if d.action == "CREATE":
         path = ""
         for name in (d.title, unit.name):
@@ -193,14 +248,14 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         related = _related(toolbox, d.links, path)
         text = _compose(body, related, _source_line(d, unit, path, "CREATE"))
         answer = toolbox.call("write", {"path": path, "name": d.title or _title(unit.name),
-                                        "description": d.description or _clip(unit.summary,
-                                                                              200),
+                                        "description": d.description or _clip(
+                                            _SENTENCE.split(unit.summary)[0], 200),
                                         "content": text})
     else:
         named = _target(d.target, listed)
-        if named is None or named not in guard.existed:
-            return ("target must be one of the listed node paths for "
-                    f"{d.action}; or answer CREATE")
+        if named is None or named not in guard.existed or named not in targets:
+            return (f"the target of {d.action} must be one of {', '.join(targets)}; or "
+                    'answer CREATE with target ""')
         path = named
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
@@ -233,12 +288,12 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
 def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) -> str:
     """The node's body after an update: additive, the source line last."""
     line = _source_line(d, unit, path, d.action)
-    new = _clean(toolbox, d.body, path)
+    new = _clean(toolbox, d.body or unit.summary, path)
     related = [p for p in _related(toolbox, d.links, path) if f"[[{p}" not in body]
-    if d.action == "REFINE" and new:
+    if d.action == "REFINE":
         body = _insert(body, _compose(new, related, ""))
     elif d.action == "CORRECT":
-        fixed = new or _clip(unit.summary, 300)
+        fixed = _clip(new, 500)
         struck = _strike(body, d.old, f"Corrected: {fixed} ({_links(unit.paths)}).")
         body = struck if struck is not None else _insert(
             body, f"Corrected: {fixed} ({_links(unit.paths)}).")
@@ -260,7 +315,7 @@ def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
     if len(re.findall(r"[^\W_]+", sentence)) < 3:
         verb = {"CREATE": "is recorded in", "CORROBORATE": "is confirmed again in",
                 "REFINE": "is extended by", "CORRECT": "is corrected by"}[action]
-        sentence = f"{_title(unit.name)} {verb} the note"
+        return f"- {_title(unit.name)} {verb} {_links(unit.paths)}."
     return f"- {sentence[:1].upper()}{sentence[1:]} ({_links(unit.paths)})."
 
 
