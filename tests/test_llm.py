@@ -7,11 +7,22 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes import FakeOllama, Hang, HTTPError, Malformed, ModelSpec, Scripted, down_url, reply
+from tests.fakes import (
+    FakeOllama,
+    Hang,
+    HTTPError,
+    Malformed,
+    ModelSpec,
+    Scripted,
+    down_url,
+    echo,
+    reply,
+)
 from vaultlink.cli import app
 from vaultlink.errors import (
     ModelError,
@@ -262,10 +273,10 @@ def test_base_url(host: str, url: str) -> None:
 
 
 def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
-               local_embeddings: bool = False) -> tuple[int, str]:
+               local_embeddings: bool = False, env_mode: str = "auto") -> tuple[int, str]:
     """``vaultlink doctor`` with the model at ``host``; embeddings from there too, or local."""
     env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider,
-           "VAULTLINK_LLM__MODEL": MODEL}
+           "VAULTLINK_LLM__MODEL": MODEL, "VAULTLINK_LLM__INTEGRATE_MODE": env_mode}
     if not local_embeddings:
         env |= {"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
                 "VAULTLINK_EMBEDDING__MODEL": "all-minilm"}
@@ -274,9 +285,17 @@ def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
     return result.exit_code, result.output
 
 
+def calls_tools(request: dict[str, Any]) -> dict[str, Any]:
+    """A model that answers a tool offer with a call, anything else with an echo."""
+    if request.get("tools"):
+        return reply(tool_calls=[("node_search", {"query": "index rebuild"})])
+    return echo(request)
+
+
 @pytest.fixture
 def doctor_server() -> Iterator[FakeOllama]:
-    with FakeOllama(models=[MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")]) as s:
+    with FakeOllama(models=[MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")],
+                    model=calls_tools) as s:
         yield s
 
 
@@ -284,10 +303,35 @@ def test_doctor_all_ok(doctor_server: FakeOllama, tmp_path: Path) -> None:
     code, out = run_doctor(tmp_path, doctor_server.url)
     assert code == 0, out
     for line in ("✓ Ollama reachable", "✓ model pulled", "✓ model can call tools",
-                 "✓ context length >= llm.num_ctx", "✓ embedding model loads",
+                 "✓ context length >= llm.num_ctx",
+                 "✓ model answers a tool call: node_search, as a call",
+                 "✓ time per unit: a ", "✓ embedding model loads",
                  "- index healthy: not built yet: `vaultlink dream` or `vaultlink reindex`"):
         assert line in out
     assert "fix:" not in out and "ready" in out
+    timed = [r for r in doctor_server.chat_requests() if not r.get("tools")]
+    assert len(timed) == 1 and 600 < len(timed[0]["messages"][0]["content"].split()) < 800
+
+
+def test_doctor_takes_the_model_flags(doctor_server: FakeOllama, tmp_path: Path) -> None:
+    (tmp_path / "daily").mkdir()
+    result = CliRunner().invoke(app, ["doctor", "--vault", str(tmp_path), "--ollama-host",
+                                      doctor_server.url, "--model", MODEL, "--llm", "ollama"],
+                                env={"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
+                                     "VAULTLINK_EMBEDDING__MODEL": "all-minilm"})
+    assert result.exit_code == 0, result.output
+    assert f"✓ model pulled: {MODEL}" in result.output
+    assert "per unit" in result.output
+
+
+@pytest.mark.parametrize(("mode", "code", "mark"), [("auto", 0, "!"), ("tools", 1, "✗")])
+def test_doctor_a_model_that_writes_no_call_matters_only_to_the_tool_mode(
+        tmp_path: Path, mode: str, code: int, mark: str) -> None:
+    models = [MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")]
+    with FakeOllama(models=models) as s:  # echoes: text, never a call
+        got, out = run_doctor(tmp_path, s.url, "ollama", env_mode=mode)
+    assert got == code, out
+    assert f"{mark} model answers a tool call: it answered text, no call" in out
 
 
 def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
@@ -295,8 +339,8 @@ def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
     data = json.loads(out)
     assert code == 0 and data["ok"] is True and data["host"] == doctor_server.url
     assert [c["name"] for c in data["checks"]] == [
-        "reachable", "pulled", "tools", "context", "embedding", "index"]
-    assert data["checks"][4]["detail"].endswith("dimension 64")
+        "reachable", "pulled", "tools", "context", "tool_call", "speed", "embedding", "index"]
+    assert data["checks"][6]["detail"].endswith("dimension 64")
 
 
 def test_doctor_model_without_tools_fails(tmp_path: Path) -> None:

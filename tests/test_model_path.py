@@ -77,10 +77,8 @@ def copy_of_the_unit(request: dict[str, Any]) -> Any:
 
 
 def decision(**fields: Any) -> dict[str, Any]:
-    base = {"action": "CREATE", "target": "", "title": "Online index rebuild",
-            "description": "The rebuild keeps the service up; use it for every rebuild.",
-            "body": "Since v2.3 the index rebuild runs online and the service stays up.",
-            "old": "", "links": [], "sources": "The switch to online rebuilds was noted"}
+    """A one-shot answer: the schema's fields (a model may add title, body, sources)."""
+    base = {"target": "", "action": "CREATE", "old": "", "links": []}
     return reply(json.dumps({**base, **fields}))
 
 
@@ -132,7 +130,7 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
         result = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "ollama",
                                           "--ollama-host", server.url, "--retry-parked"])
     assert result.exit_code == 0, result.output
-    assert failures(root) == [] and (root / "digest/procedure/online-index-rebuild.md").exists()
+    assert failures(root) == [] and (root / "digest/procedure/online-rebuild.md").exists()
 
 
 def test_one_bad_extract_answer_fails_that_note_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -312,3 +310,33 @@ def test_an_old_state_database_gets_the_new_columns(tmp_path: Path) -> None:
         assert state.record_failure(2, old.unit, "again", failure_id=old.id, park_after=3)
     finally:
         state.close()
+
+
+def test_oneshot_tells_a_restatement_from_an_addition_by_the_words_it_adds(
+        tmp_path: Path) -> None:
+    """Small models answer REFINE for nearly every update: a unit whose words the node
+    already holds is corroborated (a source line, no copy), one with new words refined."""
+    root = vault(tmp_path, node=True)
+    again = {**UNIT_A, "name": "rebuild-restated", "summary":
+             "To rebuild the index: stop the service, run the index rebuild, then start the "
+             "service again."}
+    more = {**UNIT_B, "name": "rebuild-duration", "bucket": "procedure", "summary":
+            "Rebuilding the search index means stopping the service for the index rebuild, "
+            "which takes 25 minutes on staging."}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):  # the wrong word both times
+            said = "REFINE" if "rebuild-restated" in request["messages"][1]["content"] \
+                else "CORROBORATE"
+            return decision(action=said, target=NODE)
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [again, more])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.unit.name, r.action) for r in run.results] == [
+        ("rebuild-restated", "CORROBORATE"), ("rebuild-duration", "REFINE")]
+    text = (root / NODE).read_text()
+    assert text.count("run the index rebuild") == 1 and "25 minutes" in text
+    assert f"[[{A}]]" in text and f"[[{B}]]" in text

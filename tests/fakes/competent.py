@@ -20,6 +20,7 @@ from typing import Any
 from tests.fakes.ollama_server import reply
 
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "sample_vault_cases.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_vault"
 
 
 @dataclass(frozen=True)
@@ -46,14 +47,21 @@ def sample_plans() -> list[Plan]:
     for kind in ("corroborate", "refine", "correct"):
         for c in cases[kind]:
             slug = c["target"].rsplit("/", 1)[-1][:-3]
-            summary = {"corroborate": f"The note restates {slug.replace('-', ' ')} in the same "
-                                       "terms as before.",
+            summary = {"corroborate": _restated(c["target"]),
                        "refine": c.get("new_facts", "") + ".",
                        "correct": c.get("new_claim", "")}[kind]
             plans.append(Plan(c["source"], c["section"], f"{slug}-{kind}",
                               c["target"].split("/")[1], summary, kind.upper(), c["target"],
                               c.get("old_claim", "")))
     return plans
+
+
+def _restated(target: str) -> str:
+    """What a corroborating note says again: the target node's own description."""
+    text = (SAMPLE / target).read_text(encoding="utf-8")
+    found = re.search(r"^description: (.*)$", text, flags=re.MULTILINE)
+    assert found, target
+    return found.group(1).strip()
 
 
 def _tool_answers(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:

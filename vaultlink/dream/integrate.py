@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 
 from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
 from vaultlink.dream.guard import Guard
-from vaultlink.dream.oneshot import run_oneshot
+from vaultlink.dream.oneshot import HOLDS, coverage, run_oneshot
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Unit
 from vaultlink.errors import ModelError, ModelUnavailable, VaultlinkError
-from vaultlink.markdown.text import STOP_WORDS
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
@@ -36,7 +34,6 @@ log = logging.getLogger(__name__)
 
 ATTEMPTS = 2
 MODES = ("tools", "oneshot")
-REPLAY_COVERAGE = 0.7  # share of the unit's words a node must hold to already say it
 
 
 def system_prompt(bucket: str) -> str:
@@ -188,13 +185,7 @@ def _replay(ctx: DreamContext, unit: Unit, toolbox: Toolbox, target: str) -> boo
             if (entry.target == target and entry.action in ACTIONS
                     and entry.undone_by is None and entry.unit.get("name") == unit.name):
                 return True
-    want = _words(unit.summary)
-    have = _words(toolbox.text_of(target))
-    return bool(want) and len(want & have) / len(want) >= REPLAY_COVERAGE
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP_WORDS}
+    return coverage(unit.summary, toolbox.text_of(target)) >= HOLDS
 
 
 def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,

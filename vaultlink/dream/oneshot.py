@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from vaultlink.dream.offline.text import content_words
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
 from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
@@ -49,6 +50,13 @@ BODY_CHARS = 600
 # without asking the model: it could only answer CREATE.
 TARGET_FLOOR = 0.45
 MAX_LINKS = 3
+# Share of the unit's content words the target already holds from which the unit adds
+# nothing (CORROBORATE) and below which it adds something (REFINE). The model's word is
+# taken for the target and for CORRECT; small models answer REFINE for nearly every
+# update, which would copy a known fact again, and a CORROBORATE that drops new words
+# would lose them. Measured in bench/realmodel (decisions.json): restatements hold
+# 0.83-0.92 of their words, additions 0.42-0.64.
+HOLDS = 0.7
 
 _S = {"type": "string"}
 # Only what the model must decide. The text is the unit's summary, which the model
@@ -257,6 +265,14 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
             return (f"the target of {d.action} must be one of {', '.join(targets)}; or "
                     'answer CREATE with target ""')
         path = named
+        if d.action in ("CORROBORATE", "REFINE"):
+            _, old_body, _ = split_frontmatter(toolbox.text_of(path))
+            held = coverage(unit.summary, without_sources(old_body))
+            action = "CORROBORATE" if held >= HOLDS else "REFINE"
+            if action != d.action:
+                outcome.warnings.append(f"the model said {d.action}; {path} holds "
+                                        f"{held:.0%} of the unit's words: {action}")
+                d = replace(d, action=action)
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
         body = _updated(toolbox, note.body, d, unit, path)
@@ -393,6 +409,12 @@ def _strike(body: str, old: str, correction: str) -> str | None:
         return None
     lines[i] = lines[i].replace(sentence, f"~~{sentence}~~ {correction}", 1)
     return "\n".join(lines)
+
+
+def coverage(summary: str, text: str) -> float:
+    """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
+    want = set(content_words(summary))
+    return len(want & set(content_words(text))) / len(want) if want else 1.0
 
 
 def _links(paths: list[str]) -> str:

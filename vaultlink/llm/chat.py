@@ -47,6 +47,7 @@ class ChatReply:
     eval_tokens: int = 0
     done_reason: str = "stop"  # "length": the answer was cut at its length cap
     seconds: float = 0.0  # wall time of the call, waiting for the first token included
+    wait_seconds: float = 0.0  # until the first token: the model reading the prompt
 
 
 class ChatModel(Protocol):

@@ -221,7 +221,8 @@ class OllamaChat:
             log.warning("prompt filled the whole context (%d tokens); it may have been cut",
                         answer.prompt_tokens)
         return ChatReply(content, calls, answer.prompt_tokens, answer.eval_tokens or
-                         answer.tokens, answer.done_reason, answer.elapsed())
+                         answer.tokens, answer.done_reason, answer.elapsed(),
+                         (answer.first or time.monotonic()) - answer.started)
 
 
 @dataclass
@@ -233,6 +234,7 @@ class _Answer:
     calls: list[ToolCall] = field(default_factory=list)
     tokens: int = 0  # chunks so far: one token each while streaming
     reported: float = 0.0
+    first: float = 0.0  # when the first token came
     prompt_tokens: int = 0
     eval_tokens: int = 0
     done_reason: str = "stop"
@@ -241,6 +243,7 @@ class _Answer:
         msg = part.message
         if msg.content or msg.thinking or msg.tool_calls:
             self.tokens += 1
+            self.first = self.first or time.monotonic()
         self.content.append(msg.content or "")
         for tc in msg.tool_calls or []:
             args, form = parse_arguments(tc.function.arguments)
