@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from vaultlink.dream.context import SourceNote
-from vaultlink.dream.offline.extract import GENERIC_HEADINGS, TRIVIA_HEADINGS, key_phrase
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
+from vaultlink.markdown.text import STOP_WORDS, stem
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,12 @@ SECTION_CHARS = 4000
 # Sections never worth a unit: told to skip them, small models still extract each item.
 SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
 dinner breakfast weather weekend errands personal-admin""".split())
+# Names that say where a unit was written, not what it is about (what the 1.5B model
+# named its units after: headings and the note's title).
+VAGUE_NAMES = SKIP_HEADINGS | frozenset("""note notes standup stand-up decisions decision
+reading summary log ideas thoughts today journal update updates misc meeting meetings
+discussion context background details learnings preferences observations research
+agenda attendees retro retrospective incident review design-review status""".split())
 
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -186,12 +192,33 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
     """``name`` as a kebab-case handle, or the summary's subject when ``name`` is empty,
     a date, a generic or logistics word, a heading or the title of the note."""
     slug = slugify(name).removesuffix("-md") if name.strip() else ""
-    vague = (not slug or slug == "note" or slug in GENERIC_HEADINGS or slug in TRIVIA_HEADINGS
-             or re.fullmatch(r"[\d-]+", slug) is not None or slug in headings)
+    vague = (not slug or slug in VAGUE_NAMES or re.fullmatch(r"[\d-]+", slug) is not None
+             or slug in headings)
     if not vague:
         return slug
-    phrase = key_phrase(summary)
-    return slugify(phrase) if phrase else slug or "note"
+    return slugify(key_words(summary)) if key_words(summary) else slug or "note"
+
+
+def key_words(text: str, most: int = 4) -> str:
+    """The words a text is about: those it repeats (in their first order), else the
+    first content words of its first sentence."""
+    tokens = re.findall(r"\w[\w.-]*\w|\w", text)
+    plain = [t for t in tokens if t.lower() not in STOP_WORDS and len(t) > 2
+             and not t.replace(".", "").isdigit()]
+    counts: dict[str, int] = {}
+    for t in plain:
+        counts[stem(t.lower())] = counts.get(stem(t.lower()), 0) + 1
+    seen: set[str] = set()
+    repeated = []
+    for t in plain:
+        key = stem(t.lower())
+        if counts[key] > 1 and key not in seen:
+            seen.add(key)
+            repeated.append(t.lower())
+    if len(repeated) >= 2:
+        return " ".join(repeated[:most])
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return " ".join([t.lower() for t in plain if t in first][:most])
 
 
 def _unique(units: list[Unit]) -> list[Unit]:

@@ -21,7 +21,8 @@ import logging
 
 from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
 from vaultlink.dream.guard import Guard
-from vaultlink.dream.oneshot import HOLDS, coverage, run_oneshot
+from vaultlink.dream.nodetext import coverage
+from vaultlink.dream.oneshot import HOLDS, run_oneshot
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox

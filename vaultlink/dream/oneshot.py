@@ -23,7 +23,16 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from vaultlink.dream.offline.text import content_words
+from vaultlink.dream.nodetext import (
+    SENTENCE,
+    clip,
+    compose,
+    coverage,
+    insert_before_sources,
+    links_text,
+    strike,
+    title_of,
+)
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
 from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
@@ -32,7 +41,6 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import (
     append_source_sentence,
-    find_sources_section,
     without_sources,
 )
 from vaultlink.vault.notes import parse_note
@@ -137,7 +145,7 @@ def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
         if i < BODIES:
             try:
                 _, body, _ = split_frontmatter(toolbox.text_of(hit["path"]))
-                text = _clip(without_sources(body), BODY_CHARS)
+                text = clip(without_sources(body), BODY_CHARS)
             except Exception:  # an unreadable node is shown without its text
                 text = ""
         out.append(Candidate(hit["path"], str(hit.get("name", "")),
@@ -254,10 +262,10 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
                     f"with target {path}; else choose another title")
         body = _clean(toolbox, d.body or unit.summary, path)
         related = _related(toolbox, d.links, path)
-        text = _compose(body, related, _source_line(d, unit, path, "CREATE"))
-        answer = toolbox.call("write", {"path": path, "name": d.title or _title(unit.name),
-                                        "description": d.description or _clip(
-                                            _SENTENCE.split(unit.summary)[0], 200),
+        text = compose(body, related, _source_line(d, unit, path, "CREATE"))
+        answer = toolbox.call("write", {"path": path, "name": d.title or title_of(unit.name),
+                                        "description": d.description or clip(
+                                            SENTENCE.split(unit.summary)[0], 200),
                                         "content": text})
     else:
         named = _target(d.target, listed)
@@ -277,7 +285,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         note = parse_note(path, old_text.encode("utf-8"))
         body = _updated(toolbox, note.body, d, unit, path)
         answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
-                                                                    or _title(unit.name)),
+                                                                    or title_of(unit.name)),
                                         "description": str(note.frontmatter.get("description")
                                                            or d.description),
                                         "content": body})
@@ -287,7 +295,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     before, after = toolbox.before.get(path), toolbox.current[path]
     classes = {p: ("same_abstraction" if p == path else "related" if p in d.links
                    else "unrelated") for p in listed}
-    receipt = Receipt(d.action, path, f"{d.action.lower()}: {_clip(unit.summary, 100)}",
+    receipt = Receipt(d.action, path, f"{d.action.lower()}: {clip(unit.summary, 100)}",
                       classes)
     try:
         outcome.receipt = guard.check_result(receipt, before, after)
@@ -307,22 +315,13 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) ->
     new = _clean(toolbox, d.body or unit.summary, path)
     related = [p for p in _related(toolbox, d.links, path) if f"[[{p}" not in body]
     if d.action == "REFINE":
-        body = _insert(body, _compose(new, related, ""))
+        body = insert_before_sources(body, compose(new, related, ""))
     elif d.action == "CORRECT":
-        fixed = _clip(new, 500)
-        struck = _strike(body, d.old, f"Corrected: {fixed} ({_links(unit.paths)}).")
-        body = struck if struck is not None else _insert(
-            body, f"Corrected: {fixed} ({_links(unit.paths)}).")
+        fixed = clip(new, 500)
+        struck = strike(body, d.old, f"Corrected: {fixed} ({links_text(unit.paths)}).")
+        body = struck if struck is not None else insert_before_sources(
+            body, f"Corrected: {fixed} ({links_text(unit.paths)}).")
     return append_source_sentence(body, line)
-
-
-def _compose(body: str, related: list[str], source_line: str) -> str:
-    parts = [body.strip()]
-    if related:
-        parts.append(f"It connects to {_links(related)}.")
-    if source_line:
-        parts.append("## Sources\n\n" + source_line)
-    return "\n\n".join(p for p in parts if p) + "\n"
 
 
 def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
@@ -331,8 +330,8 @@ def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
     if len(re.findall(r"[^\W_]+", sentence)) < 3:
         verb = {"CREATE": "is recorded in", "CORROBORATE": "is confirmed again in",
                 "REFINE": "is extended by", "CORRECT": "is corrected by"}[action]
-        return f"- {_title(unit.name)} {verb} {_links(unit.paths)}."
-    return f"- {sentence[:1].upper()}{sentence[1:]} ({_links(unit.paths)})."
+        return f"- {title_of(unit.name)} {verb} {links_text(unit.paths)}."
+    return f"- {sentence[:1].upper()}{sentence[1:]} ({links_text(unit.paths)})."
 
 
 def _clean(toolbox: Toolbox, text: str, path: str) -> str:
@@ -371,62 +370,3 @@ def _target(raw: str, listed: list[str]) -> str | None:
                     path.rsplit("/", 1)[-1].removesuffix(".md")):
             return path
     return text if text.endswith(".md") else None
-
-
-def _insert(body: str, text: str) -> str:
-    """``text`` as a new paragraph just before ``## Sources`` (or at the end)."""
-    lines = body.rstrip("\n").split("\n")
-    sec = find_sources_section(body)
-    at = sec.start if sec is not None else len(lines)
-    head = "\n".join(lines[:at]).rstrip()
-    tail = "\n".join(lines[at:])
-    return "\n\n".join(p for p in (head, text.strip(), tail) if p) + "\n"
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def _strike(body: str, old: str, correction: str) -> str | None:
-    """The body with the sentence ``old`` names struck through and the correction after
-    it; None when no sentence of the body matches well enough."""
-    want = set(re.findall(r"\w+", old.lower()))
-    if not want:
-        return None
-    lines = body.split("\n")
-    best: tuple[float, int, str] = (0.0, -1, "")
-    sec = find_sources_section(body)
-    stop = sec.start if sec is not None else len(lines)
-    for i, line in enumerate(lines[:stop]):
-        if line.lstrip().startswith("#"):
-            continue
-        for sentence in _SENTENCE.split(line.strip()):
-            have = set(re.findall(r"\w+", sentence.lower()))
-            score = len(want & have) / max(len(want | have), 1)
-            if sentence and score > best[0]:
-                best = (score, i, sentence)
-    score, i, sentence = best
-    if score < 0.5 or "~~" in sentence:
-        return None
-    lines[i] = lines[i].replace(sentence, f"~~{sentence}~~ {correction}", 1)
-    return "\n".join(lines)
-
-
-def coverage(summary: str, text: str) -> float:
-    """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
-    want = set(content_words(summary))
-    return len(want & set(content_words(text))) / len(want) if want else 1.0
-
-
-def _links(paths: list[str]) -> str:
-    links = [f"[[{p}]]" for p in paths]
-    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
-
-
-def _title(handle: str) -> str:
-    words = handle.replace("-", " ").strip()
-    return words[:1].upper() + words[1:] if words else "Note"
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
