@@ -230,7 +230,8 @@ def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     assert [(r.status, r.action) for r in run.results] == [("integrated", "CREATE"),
                                                             ("integrated", "REFINE")]
     assert len(asked) == 1 and target in asked[0]["messages"][1]["content"]
-    assert asked[0]["format"]["properties"]["target"]["enum"] == ["", target]
+    assert [f["properties"]["target"]["enum"] for f in asked[0]["format"]["anyOf"]] == [
+        ["", target], ["", target]]
     node = (root / target).read_text()
     assert "[[nothing-here]]" not in node and "nothing-here" in node  # unresolved: plain
     assert f"[[{A}]]" in node and f"[[{B}]]" in node and "25 minutes" in node

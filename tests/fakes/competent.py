@@ -97,9 +97,11 @@ def topics_by_bucket(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_decision_request(request: dict[str, Any]) -> bool:
-    """The one-shot integrate call (its schema asks for an ``action``)."""
+    """The one-shot integrate call (its schema, or each of its choices, has ``action``)."""
     fmt = request.get("format")
-    return isinstance(fmt, dict) and "action" in fmt.get("properties", {})
+    if not isinstance(fmt, dict):
+        return False
+    return any("action" in f.get("properties", {}) for f in [fmt, *fmt.get("anyOf", [])])
 
 
 def extract_request(request: dict[str, Any]) -> tuple[str, list[str]]:

@@ -82,14 +82,21 @@ DECISION_SCHEMA: dict[str, Any] = {
 
 
 def decision_schema(targets: list[str], listed: list[str]) -> dict[str, Any]:
-    """``DECISION_SCHEMA`` with ``target`` held to the close nodes and ``links`` to the
-    listed ones: a server that constrains answers by the schema (Ollama, llama.cpp)
-    cannot name another node."""
-    props = dict(DECISION_SCHEMA["properties"])
-    props["target"] = {"type": "string", "enum": ["", *targets]}
-    props["links"] = {"type": "array", "items": {"type": "string", "enum": listed}} \
-        if listed else {"type": "array", "maxItems": 0}
-    return {**DECISION_SCHEMA, "properties": props}
+    """``DECISION_SCHEMA`` held to what can be meant: ``target`` one of the close nodes,
+    ``links`` (at most three) among the listed ones, ``old`` only with CORRECT. A server
+    that constrains answers by the schema (Ollama, llama.cpp) cannot name another node,
+    and a small model does not spend a minute copying a paragraph into ``old``."""
+    target = {"type": "string", "enum": ["", *targets]}
+    links = ({"type": "array", "items": {"type": "string", "enum": listed}, "maxItems": MAX_LINKS}
+             if listed else {"type": "array", "maxItems": 0})
+    plain = {"type": "object", "required": ["target", "action", "links"], "properties": {
+        "target": target, "action": {"type": "string", "enum": [a for a in ACTIONS
+                                                                if a != "CORRECT"]},
+        "links": links}}
+    fix = {"type": "object", "required": ["target", "action", "old", "links"], "properties": {
+        "target": target, "action": {"type": "string", "enum": ["CORRECT"]}, "old": _S,
+        "links": links}}
+    return {"anyOf": [plain, fix]}
 
 
 @dataclass(frozen=True)
