@@ -140,8 +140,9 @@ def parse_decision(data: Any) -> Decision | str:
                     " ".join(str(data.get("sources") or "").split()))
 
 
-def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
-    """The closest digest nodes for the unit, through the journaled ``node_search``."""
+def recall(toolbox: Toolbox, unit: Unit, floor: float = TARGET_FLOOR) -> list[Candidate]:
+    """The closest digest nodes for the unit, through the journaled ``node_search``; the
+    opening of their text only for the closest that may be the target (``floor``)."""
     query = f"{unit.name.replace('-', ' ')}. {unit.summary}"[:500]
     answer = json.loads(toolbox.call("node_search", {"query": query, "limit": CANDIDATES}))
     scores = {str(h["path"]): float(h.get("similarity") or 0.0)
@@ -149,7 +150,7 @@ def recall(toolbox: Toolbox, unit: Unit) -> list[Candidate]:
     out = []
     for i, hit in enumerate(answer.get("hits", [])[:CANDIDATES]):
         text = ""
-        if i < BODIES:
+        if i < BODIES and scores.get(hit["path"], 0.0) >= floor:
             try:
                 _, body, _ = split_frontmatter(toolbox.text_of(hit["path"]))
                 text = clip(without_sources(body), BODY_CHARS)
@@ -197,8 +198,8 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
     by which each listed node is called very close, related or distant."""
     outcome = SessionOutcome("error")
     usage = outcome.usage
-    candidates = recall(toolbox, unit)
     floor = min(TARGET_FLOOR, same)
+    candidates = recall(toolbox, unit, floor)
     targets = [c.path for c in candidates if c.similarity >= floor]
     if not targets:  # nothing close enough to update: CREATE, linking the related nodes
         links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
