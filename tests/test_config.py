@@ -28,7 +28,8 @@ def test_defaults_parse_and_are_the_commented_file(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, environ={})
     assert settings.source == "defaults"
     assert dict(settings.data) == yaml.safe_load(DEFAULT_CONFIG_YAML) == DEFAULTS
-    assert settings.get("llm.model") == "qwen3:4b"
+    assert settings.get("llm.model") == "qwen2.5-coder:1.5b"
+    assert settings.get("llm.integrate_mode") == "auto"
     assert settings.get("llm.host") == "http://127.0.0.1:11434"
     assert settings.get("folders.digest") == "digest"
     assert settings.get("auto_dream.steps") == [
@@ -123,6 +124,8 @@ def test_env_value_that_does_not_parse_is_a_config_error(tmp_path: Path) -> None
     [
         ("llm:\n  num_ctx: big\n", "llm.num_ctx"),
         ("llm:\n  timeout_seconds: true\n", "llm.timeout_seconds"),
+        ("llm:\n  silence_seconds: 0\n", "llm.silence_seconds"),
+        ("llm:\n  integrate_mode: agent\n", "llm.integrate_mode"),
         ("api:\n  port: -1\n", "api.port"),
         ("llm:\n  model: [a, b]\n", "llm.model"),
         ("llm:\n  model:\n", "llm.model"),
@@ -210,7 +213,7 @@ def test_with_overrides_replaces_given_keys_and_ignores_none(tmp_path: Path) -> 
     new = base.with_overrides({"llm.model": "m", "llm.host": None})
     assert new.get("llm.model") == "m"
     assert new.get("llm.host") == base.get("llm.host")
-    assert base.get("llm.model") == "qwen3:4b"  # the original is unchanged
+    assert base.get("llm.model") == "qwen2.5-coder:1.5b"  # the original is unchanged
     with pytest.raises(ConfigError):
         base.with_overrides({"llm.provider": "gpt"})
     with pytest.raises(ConfigError):
@@ -235,7 +238,10 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "digest": ("folders.digest", "memory"), "max_units": ("auto_dream.max_units", 11),
              "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6),
              "fallback": ("llm.fallback", "offline"),
-             "backfill_days": ("backfill.days", 21)}
+             "backfill_days": ("backfill.days", 21),
+             "silence_seconds": ("llm.silence_seconds", 45.0),
+             "integrate_mode": ("llm.integrate_mode", "oneshot"),
+             "park_after": ("auto_dream.park_after", 5)}
     options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
     expected = {field: value for field, (_, value) in table.items()}
     expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file

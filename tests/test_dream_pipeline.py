@@ -5,7 +5,6 @@ packing by budget, the journal and undo, topics. Real client, fake server, real 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +48,22 @@ def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
     root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}.\n"
                                  for i in (1, 2, 3)})
     units = [unit(f"topic-{i}", f"daily/2026-07-0{i}.md") for i in (1, 2, 3)]
+    units.insert(1, unit("topic-1b", "daily/2026-07-01.md"))
 
-    def model(request: dict[str, Any]) -> Any:
-        if request.get("format"):
-            return reply(json.dumps({"units": units}))
-        return creator(request)
-
-    with FakeOllama(model=model) as server:
-        first = dream(root, server.url, **{"auto_dream.max_units": 2})
-        assert [u.name for u in first.units] == ["topic-1", "topic-2"]
-        assert "daily/2026-07-03.md" not in first.checkpointed
-        assert set(first.checkpointed) == {"daily/2026-07-01.md", "daily/2026-07-02.md"}
+    with FakeOllama(model=with_extract(creator, *units)) as server:
+        first = dream(root, server.url, **{"auto_dream.max_units": 1})
+        # A run extracts only what it can integrate: the later notes are not even sent.
+        assert [u.name for u in first.units] == ["topic-1"]
+        assert len(extract_requests(server)) == 1
+        assert first.checkpointed == []  # topic-1b of the same note waits
         second = dream(root, server.url, **{"auto_dream.max_units": 2})
         # The pending unit is integrated without extracting its note again.
-        assert [u.name for u in second.units] == ["topic-3"]
-        assert len(extract_requests(server)) == 1
-    assert second.checkpointed == ["daily/2026-07-03.md"]
+        assert [u.name for u in second.units] == ["topic-1b", "topic-2"]
+        assert len(extract_requests(server)) == 2
+        assert second.checkpointed == ["daily/2026-07-01.md", "daily/2026-07-02.md"]
+        third = dream(root, server.url, **{"auto_dream.max_units": 2})
+    assert [u.name for u in third.units] == ["topic-3"]
+    assert third.checkpointed == ["daily/2026-07-03.md"]
     assert (root / "digest/wiki/topic-3.md").exists()
 
 
@@ -88,7 +87,7 @@ def test_a_note_no_wikilink_can_name_waits_unextracted_with_a_rename_hint(
     assert again.checkpointed == ["daily/2026-07-01/issue 42.md"] and not again.skipped
 
 
-def test_only_new_sections_are_marked_new(tmp_path: Path) -> None:
+def test_only_new_sections_are_sent(tmp_path: Path) -> None:
     note = "daily/2026-07-01.md"
     root = make_vault(tmp_path, {note: "## Morning\n\nThe rebuild ran fine.\n"})
     with FakeOllama(model=with_extract(creator, unit("morning", note))) as server:
@@ -97,8 +96,8 @@ def test_only_new_sections_are_marked_new(tmp_path: Path) -> None:
                                  "The vacuum took an hour.\n")
         dream(root, server.url)
         sent = extract_requests(server)[-1]["messages"][-1]["content"]
-    assert re.search(r"^#### .*Evening \[new\]$", sent, re.MULTILINE)
-    assert re.search(r"^#### .*Morning$", sent, re.MULTILINE)
+    assert sent.startswith(f"Note {note}\n") and "## Evening" in sent
+    assert "Morning" not in sent and "rebuild" not in sent
 
 
 def test_extract_packs_notes_within_num_ctx(tmp_path: Path) -> None:

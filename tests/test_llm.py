@@ -6,11 +6,22 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes import FakeOllama, Hang, HTTPError, Malformed, ModelSpec, Scripted, down_url, reply
+from tests.fakes import (
+    FakeOllama,
+    Hang,
+    HTTPError,
+    Malformed,
+    ModelSpec,
+    Scripted,
+    down_url,
+    echo,
+    reply,
+)
 from vaultlink.cli import app
 from vaultlink.errors import (
     ModelError,
@@ -38,9 +49,9 @@ def server() -> Iterator[FakeOllama]:
 
 
 def make_chat(host: str, sleeps: list[float] | None = None, *, model: str = MODEL,
-              num_ctx: int = 2048, timeout_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
+              num_ctx: int = 2048, silence_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
     """An OllamaChat whose backoff sleeps are recorded in ``sleeps`` instead of slept."""
-    return OllamaChat(host, model, num_ctx=num_ctx, timeout_seconds=timeout_seconds,
+    return OllamaChat(host, model, num_ctx=num_ctx, silence_seconds=silence_seconds,
                       retries=retries, sleep=(sleeps if sleeps is not None else []).append)
 
 
@@ -54,7 +65,7 @@ def test_tool_calls_are_parsed(server: FakeOllama) -> None:
     assert out.prompt_tokens > 0 and out.eval_tokens > 0
     sent = server.chat_requests()[0]
     assert sent["tools"][0]["function"]["name"] == "read"
-    assert sent["messages"] == USER and sent["stream"] is False
+    assert sent["messages"] == USER and sent["stream"] is True
 
 
 @pytest.mark.parametrize(("raw", "expected"), [
@@ -85,7 +96,8 @@ def test_num_ctx_and_temperature_sent_on_every_call(server: FakeOllama) -> None:
     chat.chat(USER)
     bodies = server.chat_requests()
     assert len(bodies) == 4
-    assert all(b["options"] == {"num_ctx": 3072, "temperature": 0} for b in bodies)
+    assert all(b["options"] == {"num_ctx": 3072, "temperature": 0, "num_predict": 1024}
+               for b in bodies)
     assert not any(r.truncated for r in server.requests)
 
 
@@ -166,11 +178,11 @@ def test_ollama_host_env_is_ignored(server: FakeOllama, monkeypatch: pytest.Monk
     assert make_chat(server.url).chat(USER).content.startswith("echo")
 
 
-def test_hang_past_timeout_is_a_timeout(server: FakeOllama) -> None:
+def test_silence_past_the_limit_is_a_timeout(server: FakeOllama) -> None:
     server.model = Scripted([Hang(10)])
     sleeps: list[float] = []
-    with pytest.raises(ModelTimeout, match=r"llm\.timeout_seconds"):  # not the 10 s answer
-        make_chat(server.url, sleeps, timeout_seconds=0.5).chat(USER)
+    with pytest.raises(ModelTimeout, match=r"sent nothing.*llm\.silence_seconds"):
+        make_chat(server.url, sleeps, silence_seconds=0.5).chat(USER)
     assert sleeps == []  # a timeout is not retried: it would double a long wait
 
 
@@ -258,9 +270,10 @@ def test_base_url(host: str, url: str) -> None:
 
 
 def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
-               local_embeddings: bool = False) -> tuple[int, str]:
+               local_embeddings: bool = False, env_mode: str = "auto") -> tuple[int, str]:
     """``vaultlink doctor`` with the model at ``host``; embeddings from there too, or local."""
-    env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider}
+    env = {"VAULTLINK_LLM__HOST": host, "VAULTLINK_LLM__PROVIDER": provider,
+           "VAULTLINK_LLM__MODEL": MODEL, "VAULTLINK_LLM__INTEGRATE_MODE": env_mode}
     if not local_embeddings:
         env |= {"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
                 "VAULTLINK_EMBEDDING__MODEL": "all-minilm"}
@@ -269,9 +282,17 @@ def run_doctor(vault: Path, host: str, provider: str = "ollama", *extra: str,
     return result.exit_code, result.output
 
 
+def calls_tools(request: dict[str, Any]) -> dict[str, Any]:
+    """A model that answers a tool offer with a call, anything else with an echo."""
+    if request.get("tools"):
+        return reply(tool_calls=[("node_search", {"query": "index rebuild"})])
+    return echo(request)
+
+
 @pytest.fixture
 def doctor_server() -> Iterator[FakeOllama]:
-    with FakeOllama(models=[MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")]) as s:
+    with FakeOllama(models=[MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")],
+                    model=calls_tools) as s:
         yield s
 
 
@@ -279,10 +300,35 @@ def test_doctor_all_ok(doctor_server: FakeOllama, tmp_path: Path) -> None:
     code, out = run_doctor(tmp_path, doctor_server.url)
     assert code == 0, out
     for line in ("✓ Ollama reachable", "✓ model pulled", "✓ model can call tools",
-                 "✓ context length >= llm.num_ctx", "✓ embedding model loads",
+                 "✓ context length >= llm.num_ctx",
+                 "✓ model answers a tool call: node_search, as a call",
+                 "✓ time per unit: a ", "✓ embedding model loads",
                  "- index healthy: not built yet: `vaultlink dream` or `vaultlink reindex`"):
         assert line in out
     assert "fix:" not in out and "ready" in out
+    timed = [r for r in doctor_server.chat_requests() if not r.get("tools")]
+    assert len(timed) == 1 and 600 < len(timed[0]["messages"][0]["content"].split()) < 800
+
+
+def test_doctor_takes_the_model_flags(doctor_server: FakeOllama, tmp_path: Path) -> None:
+    (tmp_path / "daily").mkdir()
+    result = CliRunner().invoke(app, ["doctor", "--vault", str(tmp_path), "--ollama-host",
+                                      doctor_server.url, "--model", MODEL, "--llm", "ollama"],
+                                env={"VAULTLINK_EMBEDDING__PROVIDER": "ollama",
+                                     "VAULTLINK_EMBEDDING__MODEL": "all-minilm"})
+    assert result.exit_code == 0, result.output
+    assert f"✓ model pulled: {MODEL}" in result.output
+    assert "per unit" in result.output
+
+
+@pytest.mark.parametrize(("mode", "code", "mark"), [("auto", 0, "!"), ("tools", 1, "✗")])
+def test_doctor_a_model_that_writes_no_call_matters_only_to_the_tool_mode(
+        tmp_path: Path, mode: str, code: int, mark: str) -> None:
+    models = [MODEL, ModelSpec("all-minilm", ("embedding",), 512, "bert")]
+    with FakeOllama(models=models) as s:  # echoes: text, never a call
+        got, out = run_doctor(tmp_path, s.url, "ollama", env_mode=mode)
+    assert got == code, out
+    assert f"{mark} model answers a tool call: it answered text, no call" in out
 
 
 def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
@@ -290,8 +336,8 @@ def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
     data = json.loads(out)
     assert code == 0 and data["ok"] is True and data["host"] == doctor_server.url
     assert [c["name"] for c in data["checks"]] == [
-        "reachable", "pulled", "tools", "context", "embedding", "index"]
-    assert data["checks"][4]["detail"].endswith("dimension 64")
+        "reachable", "pulled", "tools", "context", "tool_call", "speed", "embedding", "index"]
+    assert data["checks"][6]["detail"].endswith("dimension 64")
 
 
 def test_doctor_model_without_tools_fails(tmp_path: Path) -> None:

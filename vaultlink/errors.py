@@ -26,6 +26,7 @@ each branch to an exit code and prints the message on one line.
     │   ├── ModelTimeout         the server did not answer in time
     │   ├── PromptTooLarge       the prompt would not fit llm.num_ctx; nothing was sent
     │   └── ModelOutputError     the answer is not what was asked for (bad JSON, bad receipt)
+    │       └── AnswerCut        the answer hit its length cap: ask for less, do not resend
     ├── GuardRefusal             a proposed write breaks an invariant; the model sees the message
     ├── StateError               state.sqlite, the decision journal, undo
     │   └── UndoConflict         the file changed since the decision; undo refused
@@ -177,6 +178,15 @@ class PromptTooLarge(ModelError):
 
 class ModelOutputError(ModelError):
     """The model answered with something unusable (bad JSON, bad receipt, unknown tool)."""
+
+
+class AnswerCut(ModelOutputError):
+    """The answer stopped at its length cap, so its JSON is cut off. Resending the same
+    request gets the same cut answer: ask for less (fewer sections, fewer units)."""
+
+    def __init__(self, message: str, tokens: int) -> None:
+        super().__init__(message)
+        self.tokens = tokens
 
 
 class Refusal(StrEnum):

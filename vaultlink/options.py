@@ -17,7 +17,7 @@ class PipelineOptions:
     llm_host: str
     model: str
     num_ctx: int
-    timeout: float
+    timeout: float  # llm.timeout_seconds: one call in all (0: no limit)
     retries: int
     max_steps: int
     embedding_provider: str
@@ -35,6 +35,9 @@ class PipelineOptions:
     fallback: str = "none"  # llm.fallback: offline lets auto write offline text after a model
     backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
     model_cache: str = ""  # where the embedder keeps its optimised graph ("": nowhere)
+    silence_seconds: float = 300.0  # llm.silence_seconds: no token for this long ends a call
+    integrate_mode: str = "auto"  # llm.integrate_mode: auto | tools | oneshot
+    park_after: int = 3  # auto_dream.park_after: runs a failed unit is tried
 
 
 @dataclass(frozen=True)

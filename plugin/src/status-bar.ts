@@ -10,7 +10,10 @@ export function statusText(result: ClientResult<Status>): string {
 			const { queue, failed, unreadable = [], state, backlog } = result.data;
 			const parts: string[] = [];
 			if (queue.length) parts.push(`${queue.length} queued`);
-			if (failed.length) parts.push(`${failed.length} failed`);
+			if (failed.length) {
+				const parked = failed.filter((f) => f.parked).length;
+				parts.push(`${failed.length} failed` + (parked ? ` (${parked} parked)` : ""));
+			}
 			if (unreadable.length) parts.push(`${unreadable.length} unreadable`);
 			if (backlog?.queued) parts.push(`backlog ${backlog.queued.toLocaleString("en-US")} (${duration(backlog.eta_seconds)})`);
 			if (parts.length) return `vaultlink: ${parts.join(", ")}`;
@@ -37,13 +40,23 @@ export function duration(seconds: number): string {
 	return `${Math.round(seconds / 86400)} days`;
 }
 
+/** What the daemon works on, with the model's progress when it is answering. */
+export function currentText(c: NonNullable<Status["current"]>): string {
+	const what = c.unit || `extracting ${c.paths.join(", ")}`;
+	return c.seconds === undefined ? what : `${what} (${c.tokens ?? 0} tokens, ${Math.round(c.seconds)} s)`;
+}
+
 /** Hover text: the details the one-liner leaves out. */
 export function statusTooltip(result: ClientResult<Status>): string {
 	if (result.kind !== "ok") return result.message;
 	const s = result.data;
 	const lines = [`vaultlink ${s.version}: ${s.state}`];
-	if (s.current) lines.push(`working on ${s.current.unit}`);
-	for (const f of s.failed) lines.push(`failed ${f.unit}: ${f.error}`);
+	if (s.current) lines.push(`working on ${currentText(s.current)}`);
+	for (const f of s.failed) {
+		const what = f.kind === "note" ? `extract of ${f.paths.join(", ")}` : f.unit;
+		const when = f.parked ? "parked, waits for Re-run" : `retried next run (tried ${f.attempts})`;
+		lines.push(`failed ${what}, ${when}: ${f.error}`);
+	}
 	for (const u of s.unreadable ?? []) lines.push(`cannot read ${u.path}: ${u.reason}`);
 	const b = s.backlog;
 	if (b?.queued) lines.push(`backlog: ${b.queued.toLocaleString("en-US")} older notes queued, about ${duration(b.eta_seconds)} to go`);

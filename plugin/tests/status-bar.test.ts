@@ -12,14 +12,14 @@ const ok = (data: Status): ClientResult<Status> => ({ kind: "ok", data });
 test("status text: queued, failed and unreadable counts, and the backlog with its ETA", () => {
 	assert.equal(
 		statusText(ok(fixture("status.json"))),
-		"vaultlink: 3 queued, 1 failed, 1 unreadable, backlog 120 (5 h 12 min)",
+		"vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, backlog 120 (5 h 12 min)",
 	);
 	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [], backlog: undefined };
-	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 1 failed");
+	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 2 failed (1 parked)");
 	// a daemon older than the fields sends none: still a status, not a bad response
 	const { unreadable: _, backlog: __, ...older } = fixture<Status>("status.json");
 	assert.ok(isStatus(older));
-	assert.equal(statusText(ok(older)), "vaultlink: 3 queued, 1 failed");
+	assert.equal(statusText(ok(older)), "vaultlink: 3 queued, 2 failed (1 parked)");
 	assert.doesNotMatch(statusTooltip(ok(older)), /cannot read|backlog/);
 	// waiting notes alone are a choice left to the user, not work: the idle line stays
 	const waiting = fixture<Status>("status-idle.json");
@@ -55,8 +55,9 @@ test("status text: each failure", () => {
 test("tooltip: current unit, failures and an unreachable model", () => {
 	const tip = statusTooltip(ok(fixture("status.json")));
 	assert.match(tip, /^vaultlink 0\.1\.0: working/);
-	assert.match(tip, /working on rebuild-index/);
-	assert.match(tip, /failed sync-conflicts: model timed out after 120 s/);
+	assert.match(tip, /working on rebuild-index \(37 tokens, 52 s\)/);
+	assert.match(tip, /failed sync-conflicts, retried next run \(tried 2\): model timed out after 120 s/);
+	assert.match(tip, /failed extract of daily\/2026-06-18\.md, parked, waits for Re-run: /);
 	assert.match(tip, /cannot read daily\/2026-06-15\.md: its YAML frontmatter does not parse/);
 	assert.doesNotMatch(tip, /unreachable/);
 	const offline = statusTooltip(ok(fixture("status-idle.json")));
@@ -75,7 +76,7 @@ test("status bar item: poll writes text and tooltip; click opens the panel", asy
 	const item = new StatusBarItem(el, async () => answer, () => opened++);
 	assert.ok(el.classList.contains("mod-clickable"));
 	await item.poll();
-	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable, backlog 120 (5 h 12 min)");
+	assert.equal(el.textContent, "vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, backlog 120 (5 h 12 min)");
 	assert.match(el.getAttribute("aria-label") ?? "", /sync-conflicts/);
 	answer = { kind: "down", message: "gone" };
 	await item.poll();

@@ -1,11 +1,12 @@
 """A competent scripted model for the fake Ollama server, planned from the sample vault.
 
-It plays both roles an Ollama model has in vaultlink. For extract (a request with a
-``format`` schema) it reads the ``### path`` / ``#### section [new]`` blocks it was sent
-and returns the planned unit of each new section it knows. For integrate (a request
-with tools) it works like a careful model would: ``node_search``, ``read`` the target,
-then ``write`` or ``edit`` through the tools, and a receipt. Everything it does goes
-through the real client, the real agent loop and the real guard.
+It plays every role an Ollama model has in vaultlink. For extract (a ``format`` asking
+for ``units``) it reads the note path and the ``## section`` headings it was sent and
+returns the planned unit of each section it knows. For integrate with tools it works
+like a careful model would: ``node_search``, ``read`` the target, then ``write`` or
+``edit`` through the tools, and a receipt. For a one-shot decision (a ``format`` asking
+for ``action``) it answers the planned action and text. Everything it does goes through
+the real client, the real agent loop or one-shot mode, and the real guard.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from tests.fakes.ollama_server import reply
 
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "sample_vault_cases.json"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_vault"
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,21 @@ def sample_plans() -> list[Plan]:
     for kind in ("corroborate", "refine", "correct"):
         for c in cases[kind]:
             slug = c["target"].rsplit("/", 1)[-1][:-3]
-            summary = {"corroborate": f"The note restates {slug.replace('-', ' ')}.",
+            summary = {"corroborate": _restated(c["target"]),
                        "refine": c.get("new_facts", "") + ".",
                        "correct": c.get("new_claim", "")}[kind]
             plans.append(Plan(c["source"], c["section"], f"{slug}-{kind}",
                               c["target"].split("/")[1], summary, kind.upper(), c["target"],
                               c.get("old_claim", "")))
     return plans
+
+
+def _restated(target: str) -> str:
+    """What a corroborating note says again: the target node's own description."""
+    text = (SAMPLE / target).read_text(encoding="utf-8")
+    found = re.search(r"^description: (.*)$", text, flags=re.MULTILINE)
+    assert found, target
+    return found.group(1).strip()
 
 
 def _tool_answers(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
@@ -86,6 +96,29 @@ def topics_by_bucket(request: dict[str, Any]) -> dict[str, Any]:
     return reply(json.dumps({"topics": topics}))
 
 
+def is_decision_request(request: dict[str, Any]) -> bool:
+    """The one-shot integrate call (its schema, or each of its choices, has ``action``)."""
+    fmt = request.get("format")
+    if not isinstance(fmt, dict):
+        return False
+    return any("action" in f.get("properties", {}) for f in [fmt, *fmt.get("anyOf", [])])
+
+
+def extract_request(request: dict[str, Any]) -> tuple[str, list[str]]:
+    """The note path and the section headings of an extract call (its first user
+    message: a repair turn comes after it)."""
+    text = next(m["content"] for m in request["messages"] if m["role"] == "user")
+    path = text.split("\n", 1)[0].removeprefix("Note ").strip()
+    return path, re.findall(r"^#{1,6} (.*)$", text, flags=re.MULTILINE)
+
+
+def oneshot_unit(messages: list[dict[str, Any]]) -> str:
+    """The unit name a one-shot decision call is about."""
+    found = re.search(r"^Unit `([^`]+)`", messages[1]["content"], flags=re.MULTILINE)
+    assert found, "no unit in the one-shot prompt"
+    return found.group(1)
+
+
 def unit_of(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The unit an integrate conversation is about (the JSON block of the user message)."""
     for m in messages:
@@ -106,21 +139,31 @@ class CompetentModel:
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         if is_topics_request(request):
             return topics_by_bucket(request)
+        if is_decision_request(request):
+            return self.decide(request["messages"])
         if request.get("format"):
             return self.extract(request)
         return self.integrate(request["messages"])
 
     def extract(self, request: dict[str, Any]) -> dict[str, Any]:
-        text = request["messages"][-1]["content"]
-        units = []
-        for block in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
-            path = block.split("\n", 1)[0].strip()
-            new = re.findall(r"^#### (.*?) \[new\]$", block, flags=re.MULTILINE)
-            for plan in self.plans.values():
-                if plan.source == path and any(c.endswith(plan.section) for c in new):
-                    units.append({"name": plan.name, "bucket": plan.bucket,
-                                  "summary": plan.summary, "paths": [path]})
+        path, new = extract_request(request)
+        units = [{"name": plan.name, "bucket": plan.bucket, "summary": plan.summary}
+                 for plan in self.plans.values()
+                 if plan.source == path and any(c.endswith(plan.section) for c in new)]
         return reply(json.dumps({"units": units}))
+
+    def decide(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """The one-shot answer: the planned action, its text, a related listed node."""
+        plan = self.plans[oneshot_unit(messages)]
+        listed = re.findall(r"^- (digest/\S+\.md):", messages[1]["content"], re.MULTILINE)
+        target = plan.target if plan.action != "CREATE" else ""
+        return reply(json.dumps({
+            "action": plan.action, "target": target,
+            "title": plan.name.replace("-", " ").capitalize(),
+            "description": plan.summary[:150],
+            "body": "" if plan.action == "CORROBORATE" else plan.summary,
+            "old": plan.old_claim, "links": [p for p in listed if p != target][:1],
+            "sources": "This was worked out in the note, which records the details."}))
 
     def integrate(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         unit = unit_of(messages)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
+from tests.fakes.competent import (
+    extract_request,
+    is_decision_request,
+    is_topics_request,
+    topics_by_bucket,
+    unit_of,
+)
 from tests.fakes.ollama_server import reply
 from vaultlink.cli.settings import load_settings
 from vaultlink.dream.compose import close_models, dream_context, open_parts
@@ -22,14 +28,21 @@ def snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and ".vaultlink" not in p.parts}
 
 
+def units_for(request: dict[str, Any], units: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The extract answer for one note: the ``units`` whose ``paths`` name it."""
+    path, _ = extract_request(request)
+    return reply(json.dumps({"units": [u for u in units if path in u.get("paths", [path])]}))
+
+
 def with_extract(integrate: Callable[[dict[str, Any]], Any],
                  *units: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
-    """A model that extracts ``units`` and hands integrate turns to ``integrate``."""
+    """A model that extracts ``units`` (each from the notes its ``paths`` name) and hands
+    integrate turns (tool turns, one-shot decisions) to ``integrate``."""
     def model(request: dict[str, Any]) -> Any:
         if is_topics_request(request):
             return topics_by_bucket(request)
-        if request.get("format"):
-            return reply(json.dumps({"units": list(units)}))
+        if request.get("format") and not is_decision_request(request):
+            return units_for(request, units)
         return integrate(request)
     return model
 
@@ -46,7 +59,7 @@ def dream(root: Path, host: str, **overrides: Any) -> RunState:
     """One run with the Ollama provider at ``host``; ``overrides`` are dotted settings."""
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
-         **overrides})
+         "llm.integrate_mode": "tools", **overrides})
     vault = Vault(root)
     parts = open_parts(vault, settings.pipeline())
     try:

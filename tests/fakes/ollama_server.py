@@ -3,15 +3,19 @@
 The real ``ollama.Client(host=server.url)`` talks to it, so the client's request
 building and response parsing are exercised exactly as in production. It serves
 ``GET /api/version``, ``GET /api/tags``, ``POST /api/show``, ``POST /api/embed`` and
-non-streaming ``POST /api/chat``. Chat answers come from a *scripted model*::
+``POST /api/chat``, streamed as Ollama does when the request asks for it (NDJSON, one
+line per token-sized piece, tool calls in one piece, the counts on the last line).
+Chat answers come from a *scripted model*::
 
     def model(request: dict) -> dict | Action: ...
 
 ``request`` is the parsed JSON the client sent (``model``, ``messages``, ``tools``,
 ``format``, ``options``); the model returns the assistant message
 (``{"role": "assistant", "content": ..., "tool_calls": [{"function": {"name": ...,
-"arguments": {...}}}]}``) or an action (``HTTPError``, ``Hang``, ``Malformed``). The
-server adds the envelope (``model``, ``created_at``, ``done``, token counts).
+"arguments": {...}}}]}``) or an action (``HTTPError``, ``Hang``, ``Malformed``,
+``Stall``). A message may carry ``"done_reason": "length"`` to play an answer cut at
+its length cap. The server adds the envelope (``model``, ``created_at``, ``done``,
+token counts).
 
 Every request is recorded in ``server.requests`` (``RecordedRequest``), so tests can
 assert on what the client really sent, e.g. ``options.num_ctx`` on every chat call.
@@ -72,7 +76,17 @@ class Malformed:
     body: bytes = b'{"model": "fake", "message": {"role": "assistant", "content": "cut off'
 
 
-Action = HTTPError | Hang | Malformed
+@dataclass(frozen=True)
+class Stall:
+    """Stream the first ``after`` pieces of ``then``, go silent for ``seconds`` (a model
+    stuck mid-answer), then finish the answer. Ends early when the server stops."""
+
+    seconds: float
+    then: dict[str, Any]
+    after: int = 3
+
+
+Action = HTTPError | Hang | Malformed | Stall
 ScriptedModel = Callable[[dict[str, Any]], "dict[str, Any] | Action"]
 
 
@@ -124,6 +138,12 @@ class ModelSpec:
     capabilities: tuple[str, ...] = ("completion", "tools")
     context_length: int = 40960
     family: str = "qwen3"
+    parameters: int = 4_000_000_000
+
+
+# vaultlink's default model (llm.model) and the one the tests were first written for
+DEFAULT_MODELS = (ModelSpec("qwen2.5-coder:1.5b", context_length=32768, family="qwen2",
+                            parameters=1_543_714_304), ModelSpec("qwen3:4b"))
 
 
 def _full_name(name: str) -> str:
@@ -165,7 +185,7 @@ class FakeOllama:
     chat model and may be replaced between calls (``server.model = Scripted([...])``).
     """
 
-    def __init__(self, models: Iterable[str | ModelSpec] = ("qwen3:4b",),
+    def __init__(self, models: Iterable[str | ModelSpec] = DEFAULT_MODELS,
                  model: ScriptedModel = echo, embed_dim: int = EMBED_DIM,
                  version: str = FAKE_VERSION) -> None:
         self.models = [m if isinstance(m, ModelSpec) else ModelSpec(m) for m in models]
@@ -245,7 +265,7 @@ class FakeOllama:
             "template": "{{ .Prompt }}",
             "details": _details(spec),
             "model_info": {"general.architecture": spec.family,
-                           "general.parameter_count": 4_000_000_000,
+                           "general.parameter_count": spec.parameters,
                            f"{spec.family}.context_length": spec.context_length,
                            f"{spec.family}.embedding_length": 2560},
             "capabilities": list(spec.capabilities),
@@ -254,12 +274,14 @@ class FakeOllama:
 
     def _chat_envelope(self, request: dict[str, Any], message: dict[str, Any],
                        prompt_tokens: int) -> dict[str, Any]:
+        message = dict(message)
+        done_reason = message.pop("done_reason", "stop")
         out_chars = len(str(message.get("content") or "")) + len(
             json.dumps(message.get("tool_calls") or []))
         return {
             "model": request.get("model"),
             "created_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-            "message": message, "done": True, "done_reason": "stop",
+            "message": message, "done": True, "done_reason": done_reason,
             "total_duration": 1_000_000, "load_duration": 100_000,
             "prompt_eval_count": prompt_tokens, "prompt_eval_duration": 500_000,
             "eval_count": max(1, out_chars // 4), "eval_duration": 400_000,
@@ -268,7 +290,8 @@ class FakeOllama:
 
 def _details(spec: ModelSpec) -> dict[str, Any]:
     return {"parent_model": "", "format": "gguf", "family": spec.family,
-            "families": [spec.family], "parameter_size": "4.0B", "quantization_level": "Q4_K_M"}
+            "families": [spec.family], "parameter_size": f"{spec.parameters / 1e9:.1f}B",
+            "quantization_level": "Q4_K_M"}
 
 
 def _not_found(name: str) -> HTTPError:
@@ -360,7 +383,40 @@ class _Handler(BaseHTTPRequestHandler):
             result = result.then if result.then is not None else reply("")
         if isinstance(result, HTTPError | Malformed):
             return self._act(result)
-        self._json(200, self.fake._chat_envelope(body, result, prompt_tokens))
+        stall = result if isinstance(result, Stall) else None
+        message = dict(stall.then if stall is not None else result)
+        envelope = self.fake._chat_envelope(body, message, prompt_tokens)
+        if body.get("stream") is False:
+            return self._json(200, envelope)
+        self._stream(envelope, stall)
+
+    def _stream(self, envelope: dict[str, Any], stall: Stall | None) -> None:
+        """The answer as Ollama streams it: pieces of content, then a closing line."""
+        message = envelope["message"]
+        content = str(message.get("content") or "")
+        pieces = [content[i:i + 4] for i in range(0, len(content), 4)]
+        lines = [{**envelope, "message": {"role": "assistant", "content": p}, "done": False}
+                 for p in pieces]
+        if message.get("tool_calls"):
+            lines.append({**envelope, "message": {"role": "assistant", "content": "",
+                                                  "tool_calls": message["tool_calls"]},
+                          "done": False})
+        lines.append({**envelope, "message": {"role": "assistant", "content": ""}})
+        for line in lines[:-1]:
+            for key in ("done_reason", "total_duration", "prompt_eval_count", "eval_count"):
+                line.pop(key, None)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for n, line in enumerate(lines):
+            if stall is not None and n == stall.after and self.fake._stopping.wait(stall.seconds):
+                self.close_connection = True
+                return
+            data = json.dumps(line).encode() + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
 
     def _act(self, action: HTTPError | Malformed) -> None:
         if isinstance(action, Malformed):

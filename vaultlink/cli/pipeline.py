@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +28,10 @@ from vaultlink.cli.common import (
 from vaultlink.errors import ConfigError
 from vaultlink.vault.graph import check_vault
 
+# `dream` finished, but some units or notes failed: they are kept (not checkpointed) and
+# a later run retries them; parked ones wait for `dream --retry-parked`.
+EXIT_SOME_FAILED = 4
+
 DAEMON_DREAMS = ("it integrates changed notes by itself once they settle (`vaultlink status` "
                  "shows its queue); to dream by hand, stop it first")
 
@@ -42,13 +47,19 @@ def dream(
     model: ModelOpt = None,
     max_units: Annotated[int | None, typer.Option(
         "--max-units", help="Units this run (overrides auto_dream.max_units).")] = None,
+    retry_parked: Annotated[bool, typer.Option(
+        "--retry-parked", help="Retry the parked units and notes too (see `status`).")]
+    = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the pipeline once: extract, integrate (auto_link), topics, finish.
 
     Changed daily/ and resource/ notes become units; each unit creates, corroborates,
     refines or corrects one digest node. Without a reachable Ollama the offline
-    integrator runs.
+    integrator runs. One bad model answer fails one note or unit, never the run: it is
+    kept and retried by the next run (parked after auto_dream.park_after runs). Exit
+    code 0: all done; 4: finished, some units or notes failed and wait for a retry;
+    1: the run stopped (the message says why).
 
     Examples:
 
@@ -70,11 +81,13 @@ def dream(
     with vault_writer(v, "dream", if_daemon=DAEMON_DREAMS):
         parts = open_parts(v, options)
         try:
+            if retry_parked and not dry_run:
+                parts.state.unpark()
             parts.index.sync()
             provider = choose_provider(options, parts.state)
             echo = (lambda *a, **k: None) if as_json else typer.echo
             ctx = dream_context(parts, options, provider, dry_run=dry_run,
-                                progress=ProgressPrinter(echo))
+                                progress=ProgressPrinter(echo, sys.stdout.isatty()))
             try:
                 run = run_dream(ctx, steps)
             finally:
@@ -88,8 +101,8 @@ def dream(
     else:
         for line in run_summary(run, dry_run):
             typer.echo(line)
-    if run.failed_units:
-        raise typer.Exit(1)
+    if run.failed_units or run.failed_notes:
+        raise typer.Exit(EXIT_SOME_FAILED)
 
 
 @app.command()
@@ -248,7 +261,7 @@ def demo(
     try:
         # The whole sample in one run: the per-run cap is for a vault's daily trickle.
         dream(vault=dest, dry_run=False, llm=llm, ollama_host=ollama_host, model=model,
-              max_units=1000, as_json=False)
+              max_units=1000, retry_parked=False, as_json=False)
     except typer.Exit as exc:
         code = exc.exit_code
     after = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}

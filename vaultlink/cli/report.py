@@ -13,14 +13,33 @@ from vaultlink.dream.context import RunState
 
 
 class ProgressPrinter:
-    """Turns pipeline progress events into one readable line each."""
+    """Turns pipeline progress events into one readable line each.
 
-    def __init__(self, echo: Any) -> None:
+    While the model answers, ``inplace`` (a terminal) rewrites the open line with the
+    tokens so far and the seconds waited; otherwise those ticks print nothing.
+    """
+
+    def __init__(self, echo: Any, inplace: bool = False) -> None:
         self.echo = echo
+        self.inplace = inplace
+        self._open = ""  # the line waiting for its outcome, if any
+
+    def _start(self, text: str) -> None:
+        self._open = text
+        self.echo(text, nl=False)
+
+    def _end(self, outcome: str) -> None:
+        redo = "\r\x1b[K" + self._open if self.inplace and self._open else ""
+        self.echo(f"{redo} {outcome}"[:300])
+        self._open = ""
 
     def __call__(self, event: str, detail: dict[str, Any]) -> None:
         """The ``DreamContext.progress`` callback."""
-        if event == "run_started":
+        if event == "model_progress":
+            if self.inplace and self._open:
+                self.echo(f"\r\x1b[K{self._open} {detail['tokens']} tokens, "
+                          f"{detail['seconds']:.0f} s", nl=False)
+        elif event == "run_started":
             mode = " (dry run: nothing is written)" if detail.get("dry_run") else ""
             self.echo(f"dreaming with the {detail.get('provider')} integrator{mode}")
         elif event == "backlog_held":
@@ -30,23 +49,47 @@ class ProgressPrinter:
                       "YYYY-MM-DD takes them, after an estimate")
         elif event == "note_skipped":
             pass  # said once, in the summary's "not read" list
+        elif event == "note_started":
+            self._start(f"  extract [{detail['index']}/{detail['total']}] {detail['path']} ...")
+        elif event == "note_finished":
+            self._end(f"{detail['units']} unit(s)" + _spent(detail))
+        elif event == "note_failed":
+            self._end(("PARKED" if detail.get("parked") else "FAILED (retried next run)")
+                      + f": {detail['error']}")
         elif event == "extracted":
             units = detail.get("units", [])
+            again = f", {detail['retried']} of them failed before" if detail.get("retried") \
+                else ""
             self.echo(f"  {detail.get('changed', 0)} changed note(s), {len(units)} unit(s) "
-                      "to integrate")
+                      f"to integrate{again}")
         elif event == "note_without_units":
             self.echo(f"  nothing to keep in {detail['path']}: {detail['reason']}")
+        elif event == "notes_deferred":
+            self.echo(f"  {detail['count']} more changed note(s) wait for the next run: this "
+                      "run has enough units (auto_dream.max_units, or pass --max-units N)")
         elif event == "units_deferred":
             self.echo(f"  {detail['count']} more unit(s) wait for the next run (at most "
                       "auto_dream.max_units per run: run again, or pass --max-units N)")
         elif event == "unit_started":
-            self.echo(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...", nl=False)
+            self._start(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...")
         elif event == "unit_finished":
             if detail.get("status") == "integrated":
                 note = f": {detail['note']}" if detail.get("note") else ""
-                self.echo(f" {detail['action']} {detail['target']}{note}")
+                self._end(f"{detail['action']} {detail['target']}{note}" + _spent(detail))
+            elif detail.get("status") == "failed":
+                self._end(("PARKED" if detail.get("parked") else "FAILED (retried next run)")
+                          + f": {detail.get('error', '')}")
             else:
-                self.echo(f" {detail['status'].upper()}: {detail.get('error', '')}"[:300])
+                self._end(f"{detail['status'].upper()}: {detail.get('error', '')}")
+
+
+def _spent(detail: dict[str, Any]) -> str:
+    """`` (52 s, 1,234+210 tokens)`` when the model was used."""
+    seconds, tokens = detail.get("seconds"), detail.get("tokens")
+    if not seconds and not tokens:
+        return ""
+    prompt, answer = tokens if isinstance(tokens, list | tuple) else (tokens or 0, 0)
+    return f" ({seconds or 0:.0f} s, {prompt:,}+{answer:,} tokens)"
 
 
 def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> list[str]:
@@ -63,7 +106,18 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
         lines += [f"  {r.target} [{r.action}]: {r.note}" for r in results]
     for r in run.results:
         if r.status in ("failed", "skipped"):
-            lines.append(f"  {r.unit.name} [{r.status.upper()}]: {r.error}")
+            state = "PARKED" if r.parked else r.status.upper()
+            lines.append(f"  {r.unit.name} [{state}]: {r.error}")
+    for path, error in run.failed_notes.items():
+        state = "PARKED" if path in run.parked_paths else "FAILED"
+        lines.append(f"  {path} [EXTRACT {state}]: {error}")
+    waiting = len(run.failed_units) + len(run.failed_notes)
+    if waiting and not dry_run:
+        parked = sum(r.parked for r in run.results) + len(
+            [p for p in run.failed_notes if p in run.parked_paths])
+        lines.append(f"{waiting} failed ({parked} parked): their notes are not checkpointed; "
+                     "the next run retries them" + (", `vaultlink dream --retry-parked` the "
+                                                    "parked ones" if parked else ""))
     for path in run.topics_written:
         lines.append(f"  {path} [TOPICS]")
     lines += passed_lines(run)
@@ -104,6 +158,19 @@ def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
         "passed_over": [asdict(p) for p in run.passed_over], "yields": run.yields,
         "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action,
                      "target": r.target, "note": r.note, "error": r.error, "diff": r.diff,
-                     "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens}
+                     "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens,
+                     "parked": r.parked, **_usage_json(r.usage)}
                     for r in run.results],
+        "extract": run.extract_usage,
+        "failed_notes": [{"path": p, "error": e, "parked": p in run.parked_paths}
+                         for p, e in run.failed_notes.items()],
     }
+
+
+def _usage_json(usage: Any) -> dict[str, Any]:
+    """What the model spent on a unit (``session.Usage``), as ``--json`` shows it."""
+    if usage is None:
+        return {}
+    return {"answer_tokens": usage.answer_tokens, "model_seconds": round(usage.seconds, 2),
+            "calls": dict(usage.calls), "refusals": list(usage.refusals),
+            "corrections": usage.corrections}

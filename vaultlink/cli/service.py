@@ -31,32 +31,46 @@ _DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
 
 
 @app.command()
-def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
+def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt = None,
+           model: ModelOpt = None, as_json: JsonOpt = False) -> None:
     """Check the model, the embedding model and the index; print the fix for each problem.
 
     With llm.provider ollama every model check must pass. With auto or offline an
-    Ollama that does not answer is only a warning: the offline integrator runs. Exit 1
-    when a check that matters fails.
+    Ollama that does not answer is only a warning: the offline integrator runs. When
+    the model is there, it is asked for a tool call and timed on a ~1,000-token prompt,
+    and doctor says what that means per unit on this machine (this takes a minute on a
+    CPU). Exit 1 when a check that matters fails.
 
     Examples:
 
       vaultlink doctor
 
-      VAULTLINK_LLM__HOST=http://192.168.1.5:11434 vaultlink doctor --json
+      vaultlink doctor --ollama-host http://192.168.1.5:11434 --model qwen2.5-coder:1.5b
+
+      vaultlink doctor --json
     """
     from vaultlink.index.embed import make_embedder  # onnxruntime: ~0.2 s at start-up
-    from vaultlink.llm.probe import Check, probe  # ollama, httpx, pydantic: ~0.2 s
+    from vaultlink.llm.ollama import OllamaChat  # ollama, httpx, pydantic: ~0.2 s
+    from vaultlink.llm.probe import Check, probe, speed_check, tool_call_check  # the same
 
-    v, settings = open_vault(vault)
+    v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
     provider, host = settings.get("llm.provider"), settings.get("llm.host")
-    timeout = float(settings.get("llm.timeout_seconds"))
-    report = probe(host, settings.get("llm.model"), timeout=min(timeout, 5.0),
-                   num_ctx=settings.get("llm.num_ctx"))
+    options = settings.pipeline()
+    report = probe(host, options.model, timeout=5.0, num_ctx=options.num_ctx)
     checks = list(report.checks)
+    if report.check("pulled").ok and provider != "offline":
+        chat = OllamaChat(host, options.model, options.num_ctx, options.timeout, 0,
+                          silence_seconds=options.silence_seconds, max_answer_tokens=120)
+        try:
+            checks.append(tool_call_check(chat))
+            checks.append(speed_check(chat)[0])
+        finally:
+            chat.close()
 
     emb_provider, emb_model = settings.get("embedding.provider"), settings.get("embedding.model")
     try:
-        vec = make_embedder(emb_provider, emb_model, host, timeout).embed(["probe"])[0]
+        embedder = make_embedder(emb_provider, emb_model, host, options.silence_seconds)
+        vec = embedder.embed(["probe"])[0]
         checks.append(Check("embedding", "embedding model loads", True,
                             f"{emb_provider} {emb_model}, dimension {len(vec)}"))
     except Exception as exc:  # doctor reports any failure as a line, never a traceback
@@ -92,8 +106,11 @@ def doctor(vault: VaultOpt = Path("."), as_json: JsonOpt = False) -> None:
     rows = []
     for c in checks:
         # auto uses the model whenever Ollama answers, so then a wrong model matters too
-        matters = c.name not in {"reachable", "pulled", "tools", "context"} or (
+        matters = c.name not in {"reachable", "pulled", "tools", "context", "tool_call"} or (
             provider == "ollama" or (provider == "auto" and reachable))
+        # slow is worth knowing, not an error; tool calls matter only to the tool mode
+        matters = matters and c.name != "speed" and (
+            c.name != "tool_call" or options.integrate_mode == "tools")
         level = "ok" if c.ok else "skip" if c.skipped else "fail" if matters else "warn"
         rows.append({"name": c.name, "title": c.title, "level": level, "ok": c.ok,
                      "detail": c.detail, "fix": c.fix})
@@ -195,7 +212,10 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
     lines = [head]
     current = data.get("current")
     if current:
-        lines.append(f"working on {current['unit']} ({', '.join(current['paths'])})")
+        what = current.get("unit") or "extracting"
+        model = (f": the model has written {current['tokens']} tokens in "
+                 f"{current['seconds']:.0f} s" if current.get("seconds") is not None else "")
+        lines.append(f"working on {what} ({', '.join(current['paths'])}){model}")
     queue = data.get("queue") or []
     lines.append(f"queue: {data.get('queue_length', len(queue))} note(s)")
     for q in queue[:20]:
@@ -207,7 +227,11 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
         for c in last.get("changes", [])[:10]:
             lines.append(f"  {c['target']} [{c['action']}]: {c['note']}")
     for f in data.get("failed") or []:
-        lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
+        what = "extract of" if f.get("kind") == "note" else "unit"
+        when = ("PARKED (retry: `vaultlink dream --retry-parked`)" if f.get("parked")
+                else f"retried next run (tried {f['attempts']})")
+        name = "" if f.get("kind") == "note" else f"{f['unit']} "
+        lines.append(f"failed {what} {name}({', '.join(f['paths'])}), {when}: {f['error']}")
     for u in data.get("unreadable") or []:
         lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
     for b in data.get("barren") or []:

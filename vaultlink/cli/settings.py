@@ -38,9 +38,13 @@ llm:
                         # ollama: always the model (work waits while it is down)
                         # offline: never a model
   host: http://127.0.0.1:11434
-  model: qwen3:4b       # a small tool-capable model; `ollama pull qwen3:4b`
+  model: qwen2.5-coder:1.5b  # `ollama pull qwen2.5-coder:1.5b`; see README, Models
   num_ctx: 8192         # context sent with every call; prompts are packed to fit
-  timeout_seconds: 120  # one model call
+  silence_seconds: 300  # a call ends when the model sends nothing this long (reading
+                        # the prompt counts: a slow CPU needs minutes for a long one)
+  timeout_seconds: 1800 # one call in all, answer included (0: no limit)
+  integrate_mode: auto  # oneshot: one structured answer per unit (small models)
+                        # tools: the model drives the six tools; auto: by model size
   max_steps: 12         # tool calls per unit before the attempt is given up
   retries: 2            # extra tries on connection errors and 5xx, with backoff
   fallback: none        # auto, once a model has written to this vault, and it does not
@@ -73,6 +77,8 @@ auto_dream:
     - dream_topics_step
     - dream_finish_step
   max_units: 5          # units per run; the rest waits for the next run, never dropped
+  park_after: 3         # runs a failed unit (or note) is retried before it waits for
+                        # you: `vaultlink status` lists it, `dream --retry-parked` resumes
 
 integrate:
   # cosine similarity (node_search `similarity`) thresholds of the offline integrator,
@@ -128,7 +134,10 @@ class Settings:
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
             lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")),
-            backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()))
+            backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()),
+            silence_seconds=float(g("llm.silence_seconds")),
+            integrate_mode=str(g("llm.integrate_mode")),
+            park_after=int(g("auto_dream.park_after")))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -243,6 +252,7 @@ def _set_dotted(data: dict[str, Any], dotted: str, value: Any, strict: bool = Tr
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "vault.max_note_bytes": int, "llm.num_ctx": int, "llm.timeout_seconds": (int, float),
+    "llm.silence_seconds": (int, float), "auto_dream.park_after": int,
     "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
@@ -253,6 +263,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
 _CHOICES = {
     "llm.provider": ("auto", "ollama", "offline"),
     "llm.fallback": ("none", "offline"),
+    "llm.integrate_mode": ("auto", "tools", "oneshot"),
     "embedding.provider": ("local", "ollama"),
     "index.chroma.mode": ("embedded", "http"),
 }
@@ -285,6 +296,9 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(default, str) and not isinstance(value, str):
             raise ConfigError(f"setting {dotted!r} must be text, not {value!r}; "
                               "put it in quotes in config.yaml")
+    if settings.get("llm.silence_seconds") <= 0:
+        raise ConfigError("setting 'llm.silence_seconds' must be above 0: it is how long a "
+                          "model may stay silent before the call is given up")
     steps = settings.get("auto_dream.steps")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ConfigError("setting 'auto_dream.steps' must be a list of step names")

@@ -377,7 +377,17 @@ class Daemon:
 
     def _progress(self, event: str, detail: dict[str, Any]) -> None:
         if event == "unit_started":
-            self._current = {"unit": detail.get("unit"), "paths": list(detail.get("paths", []))}
+            self._current = {"unit": detail.get("unit"), "paths": list(detail.get("paths", [])),
+                             "stage": "integrate", "tokens": None, "seconds": None}
+        elif event == "note_started":
+            self._current = {"unit": "", "paths": [detail.get("path")], "stage": "extract",
+                             "tokens": None, "seconds": None}
+        elif event == "model_progress" and self._current is not None:
+            # tokens the model has written so far and seconds since the call began
+            self._current = {**self._current, "tokens": detail.get("tokens"),
+                             "seconds": detail.get("seconds")}
+        elif event in ("note_finished", "note_failed"):
+            self._current = None
         elif event == "unit_finished":
             self._current = None
             log.info("unit %s: %s %s %s", detail.get("unit"), detail.get("status"),

@@ -226,6 +226,7 @@ class Views:
         """``POST /rerun``: one note, or every failed unit's notes, queued ready now."""
         vault = self.daemon.vault
         if body.get("failed") is True:
+            self.daemon.state.unpark()  # asked for by the user: parked ones are retried too
             paths = {p for f in self.daemon.state.failures() for p in f["paths"]}
             return {"queued": self.daemon.rerun(sorted(p for p in paths if vault.exists(p)))}
         raw = body.get("path")

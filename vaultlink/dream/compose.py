@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.context import DreamContext, Extractor, Progress
-from vaultlink.dream.extract import ModelExtractor
+from vaultlink.dream.extractor import ModelExtractor
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.topics import ModelTopicPicker
 from vaultlink.errors import ModelUnavailable
 from vaultlink.index.embed import Embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, open_recall
-from vaultlink.llm.ollama import OllamaChat, is_reachable
+from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
@@ -96,8 +96,22 @@ def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
             digest=options.digest, max_steps=options.max_steps)
     chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
-                      options.retries)
+                      options.retries, silence_seconds=options.silence_seconds)
     return ModelExtractor(chat, options.num_ctx), chat
+
+
+ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured call
+
+
+def integrate_mode(provider: str, options: PipelineOptions) -> str:
+    """``tools`` or ``oneshot``; ``auto`` picks one-shot for small models (measured in
+    ``bench/realmodel``: they rarely drive a tool loop) and for a size Ollama does not say."""
+    if provider != "ollama":
+        return "tools"  # the offline integrator speaks the tool protocol
+    if options.integrate_mode != "auto":
+        return options.integrate_mode
+    size = parameter_count(options.llm_host, options.model)
+    return "tools" if size is not None and size >= ONESHOT_BELOW else "oneshot"
 
 
 def close_models(ctx: DreamContext) -> None:
@@ -118,9 +132,18 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
     """A ready DreamContext for one run."""
     extractor, integrator = models_for(provider, options)
     picker = ModelTopicPicker(integrator, options.num_ctx) if provider == "ollama" else None
-    return DreamContext(
+    ctx = DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,
         integrator=integrator, provider=provider, max_units=options.max_units,
-        max_steps=options.max_steps, dry_run=dry_run, max_topics=options.max_topics,
-        lookback_days=options.lookback_days, topic_picker=picker, only=only,
-        progress=progress, backfill_days=options.backfill_days)
+        integrate_mode=integrate_mode(provider, options),
+        integrator_name=f"ollama {options.model}" if provider == "ollama" else provider,
+        park_after=options.park_after, same_threshold=options.same_threshold,
+        related_threshold=options.related_threshold, max_steps=options.max_steps,
+        dry_run=dry_run,
+        max_topics=options.max_topics, lookback_days=options.lookback_days,
+        topic_picker=picker, only=only, progress=progress,
+        backfill_days=options.backfill_days)
+    if isinstance(integrator, OllamaChat) and progress is not None:
+        integrator.progress = lambda tokens, seconds: ctx.report(
+            "model_progress", tokens=tokens, seconds=round(seconds, 1))
+    return ctx

@@ -117,6 +117,11 @@ class DreamContext:
     integrator: ChatModel
     provider: str
     max_units: int = 5
+    integrate_mode: str = "tools"  # tools | oneshot: how a model integrates a unit
+    integrator_name: str = ""  # as the journal records it: "offline", "ollama <model>"
+    park_after: int = 3  # runs a failed unit or note is tried before it waits for the user
+    same_threshold: float = 0.60  # similarity: a node "very close" to a unit (one-shot)
+    related_threshold: float = 0.24  # similarity: a node related to a unit
     max_steps: int = 12
     dry_run: bool = False
     max_topics: int = 3
@@ -151,6 +156,17 @@ class UnitResult:
     error: str = ""
     journal_id: int | None = None
     prompt_tokens: list[int] = field(default_factory=list)
+    usage: Any = None  # ``session.Usage``: tokens, seconds, tool calls, refusals
+    parked: bool = False  # failed for the last allowed time: waits for the user
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A unit taken up again from ``failed_units``: its row, runs tried, last error."""
+
+    id: int
+    tries: int
+    error: str
 
 
 @dataclass
@@ -162,7 +178,8 @@ class RunState:
     changed: dict[str, str] = field(default_factory=dict)  # path -> hash read
     sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     units: list[Unit] = field(default_factory=list)
-    pending_ids: list[int] = field(default_factory=list)  # pending_units id of each unit
+    pending_ids: list[int | None] = field(default_factory=list)  # pending_units id, if any
+    retries: dict[int, Retry] = field(default_factory=dict)  # unit index -> its failure
     deferred_paths: set[str] = field(default_factory=set)
     results: list[UnitResult] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
@@ -171,6 +188,10 @@ class RunState:
     readable: list[str] = field(default_factory=list)  # unread before, checkpointed as is
     failed_units: list[Unit] = field(default_factory=list)
     failed_paths: set[str] = field(default_factory=set)
+    parked_paths: set[str] = field(default_factory=set)  # notes of units that now wait
+    failed_notes: dict[str, str] = field(default_factory=dict)  # extraction failed: why
+    extract_usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # per note
+    held_paths: set[str] = field(default_factory=set)  # notes of earlier open failures
     changes: list[dict[str, str]] = field(default_factory=list)
     checkpointed: list[str] = field(default_factory=list)
     topics_written: list[str] = field(default_factory=list)
@@ -187,7 +208,7 @@ class RunState:
             "extracted": len(self.units),
             "integrated": sum(r.status == "integrated" for r in self.results),
             "skipped": len(self.skipped),
-            "failed": len(self.failed_units),
+            "failed": len(self.failed_units) + len(self.failed_notes),
             "checkpointed": len(self.checkpointed),
         }
 

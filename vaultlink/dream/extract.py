@@ -5,27 +5,28 @@ checkpoint. Each note is cut into sections; sections whose fingerprint the check
 already holds are context, the others are marked new, so already-integrated material
 is not extracted again. Units beyond ``max_units`` wait in ``pending_units`` for the
 next run and their notes are not checkpointed: a busy day is spread, never dropped.
+
+Each note is extracted on its own: a note the model fails on is recorded in
+``failed_units`` (kind ``note``), not checkpointed, and extracted again by a later run,
+until it is parked; the run goes on with the next note. Units that failed before are
+taken up first, as they are (their notes are not extracted again meanwhile).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
-from collections.abc import Sequence
-from typing import Any
 
 from vaultlink.dream.backfill import adopt, batch_size, held_back
-from vaultlink.dream.context import DreamContext, PassedOver, RunState, SourceNote
-from vaultlink.dream.prompts import prompt
+from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
-from vaultlink.dream.units import UNIT_SCHEMA, Unit
-from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
-from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
+from vaultlink.dream.units import Unit
+from vaultlink.errors import ModelError, ModelUnavailable, NoteUnreadable, VaultError
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note
+from vaultlink.vault.state import Failure
 
 log = logging.getLogger(__name__)
 
@@ -101,122 +102,108 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
         if src.new_text().strip():
             notes.append(src)
     pending = state.pending_units()
-    # Pending units are for notes already extracted: don't extract those notes again.
-    pending_paths = {p for _, u in pending for p in u.get("paths", [])}
-    sent = [n for n in notes if n.path not in pending_paths]
-    fresh = ctx.extractor.extract(sent) if sent else []
+    failures = state.open_failures()
+    gone = [f for f in failures if f.paths and not set(f.paths) & present]
+    if gone and not ctx.dry_run:  # its source was deleted: nothing left to integrate
+        state.resolve_failure(f.id for f in gone)
+    failures = [f for f in failures if f not in gone]
+    unit_failures = [f for f in failures if f.kind == "unit"]
+    note_failures = {f.paths[0]: f for f in failures if f.kind == "note" and f.paths}
+    # Notes whose units wait (pending or failed) are not extracted again: their units
+    # are taken up as they are, and the run that integrates the last one checkpoints them.
+    run.held_paths = ({p for _, u in pending for p in u.get("paths", [])}
+                      | {p for f in unit_failures for p in f.paths})
+    sent = [n for n in notes if n.path not in run.held_paths
+            and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
+    run.parked_paths.update(n.path for n in notes if n not in sent
+                            and n.path not in run.held_paths)
+    retries = [f for f in unit_failures if not f.parked
+               and (ctx.only is None or set(f.paths) & ctx.only)]
+    # Extract only what this run can integrate: a slow model spends minutes per note,
+    # and the notes left wait (unchecked) for the next run.
+    room = max(ctx.max_units - len(retries) - len(pending), 0)
+    fresh = _extract_notes(ctx, run, sent, note_failures, room)
     sizes = {i.path: i.size for i in infos}
-    run.extracted = (len(sent), sum(sizes.get(n.path, 0) for n in sent), len(fresh))
-    found = {p for u in fresh for p in u.paths}
-    run.passed_over += ctx.extractor.passed if sent else []
-    run.yields.update({n.path: sum(n.path in u.paths for u in fresh) for n in sent})
-    record_readings(ctx, run, sent)
-    for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
-        if sent_note.path not in found:
-            why = reasons_text([p for p in run.passed_over if p.path == sent_note.path])
-            ctx.report("note_without_units", path=sent_note.path,
-                       reason=why or ctx.extractor.passes_over)
+    read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
+    run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
+    record_readings(ctx, run, read)
+    queued: list[tuple[Unit, int | None, Retry | None]] = [
+        (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
     if ctx.dry_run:
-        queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
-        queued += [(0, u) for u in fresh]
+        queued += [(Unit.from_dict(u), None, None) for _, u in pending]
+        queued += [(u, None, None) for u in fresh]
     else:
         # Every unit waits in pending_units until integrate decides it, so a run killed
         # midway loses none: the notes of pending units are not extracted again.
         state.add_pending(u.to_dict() for u in fresh)
-        queued = [(i, Unit.from_dict(u)) for i, u in state.pending_units()]
-    run.pending_ids = [i for i, _ in queued[:ctx.max_units]]  # aligned with run.units
-    run.units = [u for _, u in queued[:ctx.max_units]]
-    overflow = [u for _, u in queued[ctx.max_units:]]
-    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed))
+        queued += [(Unit.from_dict(u), i, None) for i, u in state.pending_units()]
+    taken = queued[:ctx.max_units]
+    run.units = [u for u, _, _ in taken]
+    run.pending_ids = [i for _, i, _ in taken]  # aligned with run.units
+    run.retries = {n: r for n, (_, _, r) in enumerate(taken) if r is not None}
+    overflow = [u for u, _, _ in queued[ctx.max_units:]]
+    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed),
+               retried=len(run.retries))
     if overflow:
-        run.deferred_paths = {p for u in overflow for p in u.paths}
+        run.deferred_paths.update(p for u in overflow for p in u.paths)
         ctx.report("units_deferred", count=len(overflow))
         log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
                  ctx.max_units)
 
 
-class ModelExtractor:
-    """Extract through a chat model with structured output, packing notes by budget."""
+def _parked_as_is(failure: Failure | None, digest: str) -> bool:
+    """A note whose extraction failed until parked, and that has not changed since."""
+    return failure is not None and failure.parked and failure.unit.get("hash") == digest
 
-    def __init__(self, model: ChatModel, num_ctx: int) -> None:
-        self.model = model
-        self.num_ctx = num_ctx
-        self.system = prompt("extract")
-        self.passes_over = "the model found nothing worth keeping in its new sections"
-        self.rules = "model"
-        self.passed: list[PassedOver] = []  # a model reads every paragraph
 
-    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
-        """One structured-output call per batch of notes that fits the context."""
-        units: list[Unit] = []
-        for batch in self._batches(notes):
-            units.extend(self._call(batch))
-        return units
-
-    def _budget(self) -> int:
-        # Half the context for the notes: the rest is the instructions, the schema and
-        # the answer, which Ollama would otherwise truncate silently.
-        return self.num_ctx // 2 - estimate_tokens(self.system)
-
-    def _batches(self, notes: Sequence[SourceNote]) -> list[list[tuple[str, str]]]:
-        budget = max(self._budget(), 256)
-        parts: list[tuple[str, str]] = []
-        for note in notes:
-            blocks = [f"#### {crumb}{' [new]' if new else ''}\n{text}"
-                      for crumb, text, new in note.sections]
-            chunk: list[str] = []
-            for block in blocks:
-                block = _truncate_tokens(block, budget - 64)
-                if chunk and estimate_tokens("\n\n".join([*chunk, block])) > budget - 32:
-                    parts.append((note.path, "\n\n".join(chunk)))
-                    chunk = []
-                chunk.append(block)
-            if chunk:
-                parts.append((note.path, "\n\n".join(chunk)))
-        batches: list[list[tuple[str, str]]] = []
-        used = 0
-        for path, text in parts:
-            cost = estimate_tokens(text) + 16
-            if batches and used + cost <= budget:
-                batches[-1].append((path, text))
-                used += cost
-            else:
-                batches.append([(path, text)])
-                used = cost
-        return batches
-
-    def _call(self, batch: list[tuple[str, str]]) -> list[Unit]:
-        sent = {path for path, _ in batch}
-        user = "\n\n".join(f"### {path}\n{text}" for path, text in batch)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system},
-                                          {"role": "user", "content": user}]
+def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
+                   failures: dict[str, Failure], room: int) -> list[Unit]:
+    """Units of each note, until there are ``room`` units; a note the model fails on is
+    recorded and the run goes on."""
+    fresh: list[Unit] = []
+    for i, note in enumerate(notes, start=1):
+        if len(fresh) >= room:
+            later = [n.path for n in notes[i - 1:]]
+            run.deferred_paths.update(later)
+            ctx.report("notes_deferred", count=len(later))
+            break
+        ctx.report("note_started", index=i, total=len(notes), path=note.path)
+        failure = failures.get(note.path)
+        usage = getattr(ctx.extractor, "usage", None)  # a model extractor counts its calls
+        before = (sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds) if usage \
+            else (0, 0, 0.0)
         try:
-            reply = self.model.chat(messages, schema=UNIT_SCHEMA)
-        except PromptTooLarge:
-            if len(batch) == 1:
-                raise
-            half = len(batch) // 2
-            return self._call(batch[:half]) + self._call(batch[half:])
-        data = extract_json(require_content(reply))
-        if not isinstance(data, dict) or not isinstance(data.get("units"), list):
-            raise ModelOutputError("extract: the model's answer is not {\"units\": [...]}: "
-                                   + json.dumps(getattr(reply, "content", ""))[:200])
-        units = []
-        for raw in data["units"]:
-            if not isinstance(raw, dict):
-                continue
-            unit = Unit.from_dict(raw)
-            # Only paths that were really sent count as sources.
-            unit.paths = [p for p in unit.paths if p in sent]
-            if unit.paths and unit.summary:
-                units.append(unit)
-            else:
-                log.info("dropping unit %r: no valid source path or empty summary", unit.name)
-        return units
+            units = ctx.extractor.extract([note])
+        except ModelUnavailable:
+            raise  # no server: the run stops, nothing is checkpointed
+        except ModelError as exc:
+            run.failed_notes[note.path] = str(exc)
+            parked = False
+            if not ctx.dry_run:
+                parked = ctx.state.record_failure(
+                    run.run_id, {"name": note.path, "paths": [note.path],
+                                 "hash": run.changed[note.path]}, str(exc), kind="note",
+                    failure_id=failure.id if failure else None, park_after=ctx.park_after)
+            (run.parked_paths if parked else run.failed_paths).add(note.path)
+            log.warning("extract %s failed: %s", note.path, exc)
+            ctx.report("note_failed", path=note.path, error=str(exc), parked=parked)
+            continue
+        if failure is not None and not ctx.dry_run:
+            ctx.state.resolve_failure([failure.id])
+        spent = ((sum(usage.prompt_tokens) - before[0], usage.answer_tokens - before[1],
+                  usage.seconds - before[2]) if usage else (0, 0, 0.0))
+        run.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
+                                        "answer_tokens": spent[1],
+                                        "model_seconds": round(spent[2], 2)}
+        ctx.report("note_finished", path=note.path, units=len(units),
+                   tokens=[spent[0], spent[1]], seconds=spent[2])
+        passed = list(getattr(ctx.extractor, "passed", []))  # this note's paragraphs
+        run.passed_over += passed
+        run.yields[note.path] = len(units)
+        if not units:  # checkpointed all the same: say so, or it looks lost
+            ctx.report("note_without_units", path=note.path,
+                       reason=reasons_text(passed) or ctx.extractor.passes_over)
+        fresh.extend(units)
+    return fresh
 
 
-def _truncate_tokens(text: str, budget: int) -> str:
-    if estimate_tokens(text) <= budget:
-        return text
-    # estimate_tokens counts bytes/3: cut by bytes, on a character boundary
-    return text.encode()[: max(budget, 16) * 3].decode("utf-8", "ignore") + "\n…"

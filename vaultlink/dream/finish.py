@@ -1,8 +1,10 @@
 """dream_finish_step: checkpoint what was integrated, record the run.
 
 Checkpoint = changed notes minus failed paths, minus the notes of units deferred past
-the per-run cap, minus notes that could not be read. Keyed by the content hash read at
-the start of the run, so a note edited during the run is taken up again next time.
+the per-run cap, minus notes that could not be read, minus every note a unit still
+waits for (pending, failed or parked, from this run or an earlier one). Keyed by the
+content hash read at the start of the run, so a note edited during the run is taken up
+again next time.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ from vaultlink.vault.state import Checkpoint
 log = logging.getLogger(__name__)
 
 
-def checkpoint_paths(run: RunState) -> list[str]:
-    """The notes this run may mark as integrated."""
-    held = run.failed_paths | run.deferred_paths
+def checkpoint_paths(run: RunState, waiting: set[str] | None = None) -> list[str]:
+    """The notes this run may mark as integrated; ``waiting``: the notes of units still
+    open in state.sqlite (pending, failed, parked)."""
+    held = run.failed_paths | run.deferred_paths | run.parked_paths | (waiting or set())
     return sorted(p for p in run.changed if p not in held)
 
 
 def finish_step(ctx: DreamContext, run: RunState) -> None:
     """Write the checkpoint and the run record (not in a dry run)."""
-    paths = checkpoint_paths(run)
+    waiting = {p for f in ctx.state.open_failures() for p in f.paths}
+    waiting |= {p for _, u in ctx.state.pending_units() for p in u.get("paths", [])}
+    paths = checkpoint_paths(run, waiting)
     run.checkpointed = paths
     if ctx.dry_run:
         return

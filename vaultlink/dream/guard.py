@@ -117,6 +117,14 @@ class Guard:
                                f"refused: the link {link.raw} does not name an existing "
                                f"note by its full vault path.{hint}")
 
+    def link_target(self, target: str, path: str) -> str | None:
+        """The full vault path that a link to ``target`` written in ``path`` names, or
+        None when it names no note (so a writer can fix a link before proposing it)."""
+        resolver = self._resolver_with(path)
+        if target in resolver:
+            return target
+        return resolver.resolve(target, path).path or None
+
     def _resolver_with(self, path: str) -> LinkResolver:
         """Resolution over the vault plus ``path``, the note being written (a node may
         link to itself, and a new one does not exist yet)."""

@@ -1,10 +1,17 @@
-"""dream_integrate_step: auto_link, one agent session per unit.
+"""dream_integrate_step: auto_link, one session per unit.
 
-Each unit gets two attempts. A failed attempt is rolled back, so nothing half-done
-stays in the vault. A unit that errors twice goes to ``failed_units`` and its notes to
-``failed_paths`` (never checkpointed, retried next run); a unit that twice ends with
-no usable receipt and no change is skipped and reported. One unit's failure never
-stops the others. Every outcome is journaled.
+A unit gets two attempts per run: a tool session (``session.py``) or a one-shot decision
+(``oneshot.py``), as ``DreamContext.integrate_mode`` says; the second attempt is told
+why the first failed, so it is never the identical request. A failed attempt is rolled
+back, so nothing half-done stays in the vault.
+
+No unit is lost. A unit that is not integrated (an error, no usable answer, nothing
+written, a receipt that does not match the files) is a failure: it stays in
+``failed_units``, its notes are not checkpointed, and a later run retries it, starting
+with the other mode; after ``park_after`` runs it is parked until the user asks again.
+The only unit that ends without a write is a replay the vault already holds (the node
+cites the unit's sources and either the journal shows the unit went there, or the node
+holds most of its words). Every outcome is journaled, with what the model spent.
 """
 
 from __future__ import annotations
@@ -12,61 +19,73 @@ from __future__ import annotations
 import json
 import logging
 
-from vaultlink.dream.context import DreamContext, RunState, UnitResult
+from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
 from vaultlink.dream.guard import Guard
+from vaultlink.dream.nodetext import coverage
+from vaultlink.dream.oneshot import HOLDS, run_oneshot
 from vaultlink.dream.prompts import prompt
-from vaultlink.dream.session import SessionOutcome, run_session
+from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import Unit
-from vaultlink.errors import ModelError, VaultlinkError
+from vaultlink.dream.units import ACTIONS, Unit
+from vaultlink.errors import ModelError, ModelUnavailable, VaultlinkError
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 2
+MODES = ("tools", "oneshot")
 
 
 def system_prompt(bucket: str) -> str:
-    """The integrate instructions with the bucket's writing focus."""
-    return prompt("integrate").replace("{bucket}", bucket) + "\n\n" + prompt(bucket)
+    """The tool session's instructions: the same for every unit, so a server that
+    caches the prompt's start (Ollama, llama.cpp) reads them once per run, not per unit."""
+    del bucket  # the bucket's focus is in the user message
+    return prompt("integrate")
 
 
-def user_prompt(unit: Unit) -> str:
+def user_prompt(unit: Unit, hint: str = "") -> str:
     """The unit, as JSON the model (and the offline policy) can read back exactly."""
-    return ("Integrate this memory unit.\n\n```json\n"
-            + json.dumps(unit.to_dict(), ensure_ascii=False, indent=1) + "\n```\n"
+    text = ("Integrate this memory unit.\n\n```json\n"
+            + json.dumps(unit.to_dict(), ensure_ascii=False) + "\n```\n"
+            + prompt(unit.bucket).strip() + "\n"
             "Its source notes, to cite under ## Sources: "
             + ", ".join(f"[[{p}]]" for p in unit.paths))
+    return text + (f"\n\nAn earlier attempt failed ({hint}); avoid that." if hint else "")
 
 
 def integrate_step(ctx: DreamContext, run: RunState) -> None:
     """Integrate every unit of the run, each in its own session."""
     for i, unit in enumerate(run.units, start=1):
         if ctx.should_stop is not None and ctx.should_stop():
-            # Stopping: the units not started stay in pending_units for the next run,
-            # and their notes are not checkpointed.
+            # Stopping: the units not started stay in pending_units (or failed_units)
+            # for the next run, and their notes are not checkpointed.
             rest = run.units[i - 1:]
             run.deferred_paths.update(p for u in rest for p in u.paths)
             ctx.report("stopped", remaining=len(rest))
             break
         ctx.report("unit_started", index=i, total=len(run.units), unit=unit.name,
                    paths=unit.paths)
-        result = integrate_unit(ctx, run.run_id, unit)
-        if not ctx.dry_run and i <= len(run.pending_ids):
-            ctx.state.remove_pending([run.pending_ids[i - 1]])  # decided: journaled above
+        retry = run.retries.get(i - 1)
+        result = integrate_unit(ctx, run.run_id, unit, retry)
+        pending = run.pending_ids[i - 1] if i <= len(run.pending_ids) else None
+        if not ctx.dry_run and pending is not None:
+            ctx.state.remove_pending([pending])  # decided: journaled, or in failed_units
         run.results.append(result)
         if result.status == "failed":
             run.failed_units.append(unit)
-            run.failed_paths.update(unit.paths)
+            (run.parked_paths if result.parked else run.failed_paths).update(unit.paths)
         elif result.status == "skipped":
             run.skipped[unit.name] = result.error
         if result.action and result.status == "integrated":
             run.changes.append({"target": result.target, "action": result.action,
                                 "note": result.note})
+        spent = result.usage
         ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
                    status=result.status, action=result.action, target=result.target,
-                   note=result.note, error=result.error)
+                   note=result.note, error=result.error, parked=result.parked,
+                   tokens=[sum(spent.prompt_tokens), spent.answer_tokens] if spent else None,
+                   seconds=spent.seconds if spent else 0.0)
 
 
 def vault_files(vault: Vault) -> frozenset[str]:
@@ -78,51 +97,101 @@ def vault_files(vault: Vault) -> frozenset[str]:
     return files
 
 
-def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
-    """Up to two sessions for one unit; the outcome is journaled either way."""
+def modes_for(ctx: DreamContext, tries: int) -> list[str]:
+    """The mode of each attempt: the configured one first, the other one first on
+    every other retry run (a retry is never the request that failed)."""
+    if ctx.provider != "ollama" or ctx.integrate_mode not in MODES:
+        return ["tools"] * ATTEMPTS
+    other = MODES[1 - MODES.index(ctx.integrate_mode)]
+    return [ctx.integrate_mode, ctx.integrate_mode] if tries % 2 == 0 else [other,
+                                                                           ctx.integrate_mode]
+
+
+def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
+                   retry: Retry | None = None) -> UnitResult:
+    """Up to two attempts at one unit; the outcome is journaled either way."""
     errors: list[str] = []
-    unusable = 0
-    tokens: list[int] = []
-    for attempt in range(1, ATTEMPTS + 1):
-        files = vault_files(ctx.vault)  # link targets, until a write lands
-        existed = frozenset(p for p in files
-                            if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
-        guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
-                      files=files)
-        toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
-                          intents=None if ctx.dry_run else ctx.state)
+    usage = Usage()
+    hint = retry.error[:200] if retry is not None else ""
+    modes = modes_for(ctx, retry.tries if retry is not None else 0)
+    for attempt, mode in enumerate(modes, start=1):
+        toolbox = _toolbox(ctx, unit)
         try:
-            outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
-                                  user_prompt(unit), ctx.max_steps)
+            if mode == "oneshot":
+                # no bucket focus: the one-shot answer is a decision, the text the summary
+                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), unit, "",
+                                      hint, ctx.same_threshold, ctx.related_threshold)
+            else:
+                outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
+                                      user_prompt(unit, hint), ctx.max_steps)
+        except ModelUnavailable:
+            toolbox.rollback()
+            raise  # the server is gone: the run stops, nothing of this unit is lost
         except (ModelError, VaultlinkError) as exc:
             outcome = SessionOutcome("error", error=str(exc))
-        tokens += outcome.prompt_tokens
+        if mode != "oneshot":
+            outcome.usage.refusals += toolbox.refusals
+        usage.merge(outcome.usage)
         for warning in outcome.warnings:
             log.warning("%s: %s", unit.name, warning)
+        name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == "ollama" \
+            else ctx.integrator_name
         if outcome.status == "done" and outcome.receipt is not None:
-            return _record_done(ctx, run_id, unit, toolbox, outcome, tokens)
+            if retry is not None and not ctx.dry_run:
+                ctx.state.resolve_failure([retry.id])
+            return _record_done(ctx, run_id, unit, toolbox, outcome, usage, name)
         if outcome.status == "unchanged" and outcome.receipt is not None:
-            return _record(ctx, run_id, unit, toolbox, "SKIP", outcome.receipt.target_path,
-                           "already integrated: the node cites this source", "skipped",
-                           tokens, error="already integrated",
-                           classification=outcome.receipt.classification)
+            target = outcome.receipt.target_path
+            if _replay(ctx, unit, toolbox, target):
+                if retry is not None and not ctx.dry_run:
+                    ctx.state.resolve_failure([retry.id])
+                return _record(ctx, run_id, unit, toolbox, "SKIP", target,
+                               "already integrated: the node cites this source", "skipped",
+                               usage, name, error="already integrated",
+                               classification=outcome.receipt.classification)
+            outcome.error = (f"the model says {target} already holds the unit, but it "
+                             "does not: nothing was written")
         toolbox.rollback()
-        if outcome.status == "unusable":
-            unusable += 1
-        errors.append(f"attempt {attempt}: {outcome.error}")
-        log.warning("unit %s, attempt %d: %s", unit.name, attempt, outcome.error)
+        errors.append(f"attempt {attempt} ({mode}): {outcome.error}")
+        hint = outcome.error[:200]
+        log.warning("unit %s, attempt %d (%s): %s", unit.name, attempt, mode, outcome.error)
     message = "; ".join(errors)
-    if unusable == ATTEMPTS:
-        return _record(ctx, run_id, unit, None, "SKIP", "", message, "skipped", tokens,
-                       error=message)
+    parked = False
     if not ctx.dry_run:
-        ctx.state.record_failure(run_id, unit.to_dict(), message, ATTEMPTS)
-    return _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", tokens,
-                   error=message)
+        parked = ctx.state.record_failure(
+            run_id, unit.to_dict(), message, codes=usage.refusals,
+            failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
+    result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", usage,
+                     ctx.integrator_name, error=message)
+    result.parked = parked
+    return result
+
+
+def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
+    files = vault_files(ctx.vault)  # link targets, until a write lands
+    existed = frozenset(p for p in files
+                        if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
+    guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
+                  files=files)
+    model = ctx.provider == "ollama"
+    return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
+                   intents=None if ctx.dry_run else ctx.state, scores=not model,
+                   hit_limit=10 if model else 50)
+
+
+def _replay(ctx: DreamContext, unit: Unit, toolbox: Toolbox, target: str) -> bool:
+    """Whether ``target`` really holds the unit already: the journal says this unit went
+    there, or the node holds most of the unit's words (a replay after state was lost)."""
+    if not ctx.dry_run:
+        for entry in ctx.state.journal(50, target):
+            if (entry.target == target and entry.action in ACTIONS
+                    and entry.undone_by is None and entry.unit.get("name") == unit.name):
+                return True
+    return coverage(unit.summary, toolbox.text_of(target)) >= HOLDS
 
 
 def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
-                 outcome: SessionOutcome, tokens: list[int]) -> UnitResult:
+                 outcome: SessionOutcome, usage: Usage, integrator: str) -> UnitResult:
     receipt = outcome.receipt
     assert receipt is not None
     target = receipt.target_path
@@ -132,25 +201,27 @@ def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
             ctx.index.upsert([target])
         except VaultlinkError as exc:  # the file is written; a later sync indexes it
             log.warning("could not index %s now: %s", target, exc)
-    result = _record(ctx, run_id, unit, toolbox, receipt.action, target, receipt.note,
-                     "integrated", tokens, before=before, after=after,
-                     classification=receipt.classification)
-    return result
+    return _record(ctx, run_id, unit, toolbox, receipt.action, target, receipt.note,
+                   "integrated", usage, integrator, before=before, after=after,
+                   classification=receipt.classification)
 
 
 def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None, action: str,
-            target: str, note: str, status: str, tokens: list[int], error: str = "",
-            before: str | None = None, after: str | None = None,
+            target: str, note: str, status: str, usage: Usage, integrator: str,
+            error: str = "", before: str | None = None, after: str | None = None,
             classification: dict[str, str] | None = None) -> UnitResult:
     diff = diff_of(target, before, after) if status == "integrated" else ""
-    result = UnitResult(unit, status, action, target, note, diff, error, None, tokens)
+    result = UnitResult(unit, status, action, target, note, diff, error, None,
+                        usage.prompt_tokens, usage=usage)
     if ctx.dry_run:
         return result
     queries = toolbox.queries if toolbox is not None else []
     candidates = _candidates(queries, classification or {})
     result.journal_id = ctx.state.journal_add(
         run_id, unit.to_dict(), action, target, note, diff, queries, candidates,
-        before_text=before, after_text=after)
+        before_text=before, after_text=after, integrator=integrator,
+        prompt_tokens=sum(usage.prompt_tokens), answer_tokens=usage.answer_tokens,
+        model_seconds=usage.seconds, refusals=usage.refusals, calls=dict(usage.calls))
     return result
 
 

@@ -1,21 +1,24 @@
-"""The tool-calling loop of one integrate session.
+"""The tool-calling loop of one integrate session, and what a session spent.
 
 The model (an ``llm.ChatModel``: Ollama, a scripted fake, or the offline policy) calls
 the six tools until it answers with a receipt ``{action, target_path, note}``. Tool
 errors and guard refusals go back to the model as tool answers, so it can fix its
-proposal within the step limit. The loop never writes by itself: the toolbox does,
-through the guard.
+proposal within the step limit. An answer that is no call and no usable receipt (a
+copy of the unit, prose, a call it could not write) gets a short correction turn, at
+most ``MAX_CORRECTIONS`` of them, before the session gives up. The loop never writes by
+itself: the toolbox does, through the guard.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.dream.units import Receipt, parse_receipt
-from vaultlink.errors import GuardRefusal
-from vaultlink.llm.chat import ChatModel, extract_json
+from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
+from vaultlink.llm.chat import MALFORMED, ChatModel, ChatReply, extract_json
 from vaultlink.markdown.sections import cited_sources
 
 if TYPE_CHECKING:  # the session drives a toolbox it is handed, whatever its tools
@@ -23,13 +26,49 @@ if TYPE_CHECKING:  # the session drives a toolbox it is handed, whatever its too
 
 log = logging.getLogger(__name__)
 
+MAX_CORRECTIONS = 2
+NOTHING_WRITTEN = (
+    "Nothing was written yet, so the unit is not integrated. Do not copy the unit or a "
+    "receipt. Call a tool now: `write` to create digest/{bucket}/<slug>.md, or `edit` to "
+    "update a node that node_search found. Write the call as a tool call.")
+
+
+@dataclass
+class Usage:
+    """What the model spent on one unit, across its turns and attempts."""
+
+    prompt_tokens: list[int] = field(default_factory=list)  # one per model call
+    answer_tokens: int = 0
+    seconds: float = 0.0
+    calls: Counter[str] = field(default_factory=Counter)  # tool calls by form
+    refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
+    corrections: int = 0  # correction turns sent
+
+    def add(self, reply: ChatReply) -> None:
+        """Count one model answer."""
+        self.prompt_tokens.append(int(getattr(reply, "prompt_tokens", 0) or 0))
+        self.answer_tokens += int(getattr(reply, "eval_tokens", 0) or 0)
+        self.seconds += float(getattr(reply, "seconds", 0.0) or 0.0)
+        for call in reply.tool_calls or []:
+            self.calls[getattr(call, "form", "native")] += 1
+
+    def merge(self, other: Usage) -> None:
+        """Add another attempt's spending to this one."""
+        self.prompt_tokens += other.prompt_tokens
+        self.answer_tokens += other.answer_tokens
+        self.seconds += other.seconds
+        self.calls.update(other.calls)
+        self.refusals += other.refusals
+        self.corrections += other.corrections
+
 
 @dataclass
 class SessionOutcome:
     """How a session ended.
 
-    ``status`` is ``done`` (a checked receipt), ``unchanged`` (the node already holds
-    the unit), ``unusable`` (no usable receipt and nothing written) or ``error``.
+    ``status`` is ``done`` (a checked receipt), ``unchanged`` (the model says the node
+    already holds the unit; the caller verifies that), ``unusable`` (no usable receipt
+    and nothing written) or ``error``.
     """
 
     status: str
@@ -37,9 +76,12 @@ class SessionOutcome:
     error: str = ""
     warnings: list[str] = field(default_factory=list)
     steps: int = 0
-    prompt_tokens: list[int] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
 
-
+    @property
+    def prompt_tokens(self) -> list[int]:
+        """Prompt tokens of each model call (as the journal showed them before)."""
+        return self.usage.prompt_tokens
 
 
 def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
@@ -48,10 +90,25 @@ def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
     messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                       {"role": "user", "content": user}]
     outcome = SessionOutcome("error")
+    usage = outcome.usage
     for step in range(1, max_steps + 1):
         outcome.steps = step
-        reply = model.chat(messages, tools=toolbox.schemas)
-        outcome.prompt_tokens.append(int(getattr(reply, "prompt_tokens", 0) or 0))
+        try:
+            reply = model.chat(messages, tools=toolbox.schemas)
+        except AnswerCut as exc:
+            usage.calls[MALFORMED] += 1
+            if not _correct(outcome, messages, "Your answer was cut off at its length limit. "
+                                               "Make the call again with a shorter text."):
+                raise ModelOutputError(f"the answers stayed unreadable: {exc}") from None
+            continue
+        except ModelOutputError as exc:  # e.g. a call whose arguments are no object
+            usage.calls[MALFORMED] += 1
+            if not _correct(outcome, messages, "Your last answer could not be read "
+                                               f"({str(exc)[:160]}). Call one tool, with "
+                                               "a JSON object as its arguments."):
+                raise
+            continue
+        usage.add(reply)
         calls = list(reply.tool_calls or [])
         messages.append({"role": "assistant", "content": reply.content or "",
                          "tool_calls": [{"function": {"name": c.name, "arguments": c.arguments}}
@@ -64,10 +121,26 @@ def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
         done, feedback = _finish(toolbox, reply.content or "", outcome)
         if done:
             return outcome
-        messages.append({"role": "user", "content": feedback})
+        if not _correct(outcome, messages, feedback):
+            if toolbox.guard.target is None:
+                outcome.status = "unusable"
+                outcome.error = (f"the model wrote nothing after {usage.corrections} "
+                                 f"correction(s): {(reply.content or '')[:120]!r}")
+                return outcome
+            break
     outcome.status = "error"
-    outcome.error = f"no valid receipt after {max_steps} steps"
+    outcome.error = outcome.error or f"no valid receipt after {outcome.steps} steps"
     return outcome
+
+
+def _correct(outcome: SessionOutcome, messages: list[dict[str, Any]], text: str) -> bool:
+    """Send one correction turn if any is left; False when they are used up."""
+    if outcome.usage.corrections >= MAX_CORRECTIONS:
+        outcome.error = text
+        return False
+    outcome.usage.corrections += 1
+    messages.append({"role": "user", "content": text})
+    return True
 
 
 def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bool, str]:
@@ -75,15 +148,11 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
     guard = toolbox.guard
     receipt = parse_receipt(extract_json(content))
     if guard.target is None:
-        if receipt is not None and _already_holds(toolbox, receipt):
+        if receipt is not None and receipt.action != "CREATE" and _already_holds(toolbox,
+                                                                                 receipt):
             outcome.status, outcome.receipt = "unchanged", receipt
             return True, ""
-        outcome.status = "unusable"
-        outcome.error = ("the model wrote nothing and gave no usable receipt"
-                         if receipt is None else
-                         f"the receipt says {receipt.action} {receipt.target_path}, "
-                         "but nothing was written")
-        return True, ""
+        return False, NOTHING_WRITTEN.replace("{bucket}", guard.unit.bucket)
     before = toolbox.before.get(guard.target)
     after = toolbox.current[guard.target]
     if receipt is None or receipt.target_path != guard.target:
@@ -95,6 +164,7 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
     try:
         outcome.receipt = guard.check_result(receipt, before, after)
     except GuardRefusal as exc:
+        outcome.usage.refusals.append(exc.code.value)
         return False, (f"Not accepted: {exc}. Fix the node with the tools, then answer "
                        'again with {"action": ..., "target_path": ..., "note": ...}.')
     outcome.status = "done"
@@ -103,7 +173,7 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
 
 def _already_holds(toolbox: Toolbox, receipt: Receipt) -> bool:
     """True when the named node already cites every source of the unit (a replay)."""
-    if receipt.action == "CREATE" or receipt.target_path not in toolbox.guard.existed:
+    if receipt.target_path not in toolbox.guard.existed:
         return False
     try:
         text = toolbox.text_of(receipt.target_path)

@@ -80,8 +80,14 @@ class Toolbox:
     guard: Guard
     dry_run: bool = False
     intents: State | None = None
+    # A model sees path, name and description of at most ``hit_limit`` hits: scores as
+    # digits and long hit lists only lengthen its prompt. The offline policy decides by
+    # the similarity, so it gets the scores.
+    scores: bool = True
+    hit_limit: int = 50
     schemas: ClassVar[list[dict[str, Any]]] = TOOL_SCHEMAS  # what the model is offered
     queries: list[dict[str, Any]] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
     before: dict[str, str | None] = field(default_factory=dict)
     current: dict[str, str] = field(default_factory=dict)
     _hash: dict[str, str | None] = field(default_factory=dict)
@@ -94,10 +100,11 @@ class Toolbox:
             return _error(f"the arguments of {name} must be a JSON object")
         try:
             result = getattr(self, "_" + name)(**args)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:  # a missing key, "ten" as a limit
             return _error(f"bad arguments for {name}: {exc}")
         except GuardRefusal as exc:
             log.info("guard refused %s: %s", name, exc)
+            self.refusals.append(exc.code.value)
             return _error(str(exc), exc.code, **exc.detail)
         except WriteFailed:
             # A full or broken disk is no answer the model can act on, and a unit it
@@ -111,11 +118,14 @@ class Toolbox:
     # -- the six tools ---------------------------------------------------------
 
     def _node_search(self, query: str, limit: int = 20) -> dict[str, Any]:
-        limit = max(1, min(int(limit), 50))
+        limit = max(1, min(int(limit), self.hit_limit))
         hits = self.index.node_search(str(query), limit)
         self.queries.append({"query": query, "limit": limit,
                              "hits": [{"path": h.path, "score": round(h.score, 5),
                                        "similarity": round(h.similarity, 4)} for h in hits]})
+        if not self.scores:  # the journal keeps them all the same (``queries``)
+            return {"hits": [{"path": h.path, "name": h.name, "description": h.description}
+                             for h in hits]}
         return {"hits": [{"path": h.path, "score": round(h.score, 5),
                           "similarity": round(h.similarity, 4), "name": h.name,
                           "description": h.description} for h in hits]}

@@ -7,14 +7,21 @@ the offline integrator can stand in for a model.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vaultlink.errors import ModelOutputError
 
 MESSAGE_OVERHEAD_TOKENS = 4  # role markers and separators the chat template adds
+
+# How a call arrived, as the journal and the bench count them.
+NATIVE = "native"  # message.tool_calls with a JSON object of arguments
+STRING_ARGS = "string_args"  # message.tool_calls, arguments a JSON string: parsed
+TEXT = "text"  # written in the message text (bare, fenced or tagged): parsed
+MALFORMED = "malformed"  # arguments that are no JSON object at all
+FORMS = (NATIVE, STRING_ARGS, TEXT, MALFORMED)
+REPAIRED = (STRING_ARGS, TEXT)
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,7 @@ class ToolCall:
 
     name: str
     arguments: dict[str, Any]
+    form: str = "native"  # how it arrived: see ``llm.toolcalls.FORMS``
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,9 @@ class ChatReply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     prompt_tokens: int = 0
     eval_tokens: int = 0
+    done_reason: str = "stop"  # "length": the answer was cut at its length cap
+    seconds: float = 0.0  # wall time of the call, waiting for the first token included
+    wait_seconds: float = 0.0  # until the first token: the model reading the prompt
 
 
 class ChatModel(Protocol):
@@ -77,38 +88,57 @@ def fits(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any
     return prompt_tokens(messages, tools) <= budget_tokens(num_ctx)
 
 
+def parse_arguments(value: Any) -> tuple[dict[str, Any], str]:
+    """Arguments as a dict and the form they came in (``NATIVE``, ``STRING_ARGS`` or
+    ``MALFORMED``, the last kept as ``{"_raw": text}`` for the model to be told)."""
+    if value is None:
+        return {}, NATIVE
+    if isinstance(value, Mapping):
+        return dict(value), NATIVE
+    if isinstance(value, str):
+        if not value.strip():
+            return {}, STRING_ARGS
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"_raw": value}, MALFORMED
+        if isinstance(parsed, dict):
+            return parsed, STRING_ARGS
+        return {"_raw": value}, MALFORMED
+    return {"_raw": json.dumps(value, default=str)}, MALFORMED
+
+
 def normalise_arguments(value: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict: a mapping as is, a JSON object string parsed.
 
     Anything else (bad JSON, a list, a number) is kept as ``{"_raw": text}``.
     """
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"_raw": value}
-        return dict(parsed) if isinstance(parsed, dict) else {"_raw": value}
-    return {"_raw": json.dumps(value, default=str)}
+    return parse_arguments(value)[0]
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_DECODER = json.JSONDecoder()
+
+
+def json_values(text: str) -> Iterator[Any]:
+    """Every top-level JSON object or array in ``text``, in order: bare, fenced, or
+    among prose (a model's answer is untrusted text, not a JSON document)."""
+    i = 0
+    while i < len(text):
+        if text[i] in "{[":
+            try:
+                value, end = _DECODER.raw_decode(text, i)
+            except ValueError:
+                i += 1
+                continue
+            yield value
+            i = end
+        else:
+            i += 1
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON object in a model's text (fenced or bare), or None."""
-    m = _JSON_OBJECT.search(text or "")
-    if not m:
-        return None
-    try:
-        return json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
+    """The first JSON object in a model's text (fenced, bare or among prose), or None."""
+    return next((v for v in json_values(text or "") if isinstance(v, dict)), None)
 
 
 def require_content(reply: Any) -> str:

@@ -20,6 +20,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -28,6 +29,7 @@ import ollama
 from pydantic import ValidationError
 
 from vaultlink.errors import (
+    AnswerCut,
     ModelError,
     ModelOutputError,
     ModelTimeout,
@@ -38,14 +40,18 @@ from vaultlink.llm.chat import (
     ChatReply,
     ToolCall,
     budget_tokens,
-    normalise_arguments,
+    parse_arguments,
     prompt_tokens,
 )
+from vaultlink.llm.toolcalls import calls_from_text
 
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 MAX_BACKOFF_SECONDS = 8.0
+CONNECT_SECONDS = 10.0
+PROGRESS_SECONDS = 1.0
+Progress = Callable[[int, float], None]  # (answer tokens so far, seconds since the call)
 _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
@@ -73,19 +79,33 @@ class _Retry(Exception):
 class OllamaChat:
     """``ChatModel`` backed by an Ollama server through the official client.
 
+    Answers are streamed: a call gives up when the server sends nothing for
+    ``silence_seconds`` (the wait while the model reads the prompt counts, so it must
+    cover the longest prompt), or when the whole answer takes over ``timeout_seconds``
+    (0: no limit; the answer cap ``max_answer_tokens`` bounds it anyway). ``progress``,
+    when set, hears ``(tokens so far, seconds)`` about once a second.
+
     ``retries`` extra attempts follow connection errors and 5xx answers, after
     0.5 s, 1 s, 2 s ... (capped at 8 s); ``sleep`` is injectable for tests.
     """
 
     def __init__(self, host: str, model: str, num_ctx: int = 8192,
-                 timeout_seconds: float = 120.0, retries: int = 2, *,
+                 timeout_seconds: float = 0.0, retries: int = 2, *,
+                 silence_seconds: float = 300.0, max_answer_tokens: int = 1024,
+                 progress: Progress | None = None, progress_every: float = PROGRESS_SECONDS,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.host = host
         self.model = model
         self.num_ctx = num_ctx
         self.retries = max(0, retries)
+        self.timeout_seconds = timeout_seconds
+        self.silence_seconds = silence_seconds
+        self.max_answer_tokens = max_answer_tokens
+        self.progress = progress
+        self.progress_every = progress_every
         self._sleep = sleep
-        self._client = ollama.Client(host=host, timeout=timeout_seconds)
+        self._client = ollama.Client(host=host, timeout=httpx.Timeout(
+            silence_seconds, connect=min(silence_seconds, CONNECT_SECONDS)))
 
     @property
     def budget_tokens(self) -> int:
@@ -117,16 +137,24 @@ class OllamaChat:
 
     def _once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               schema: dict[str, Any] | None) -> ChatReply:
+        answer = _Answer(time.monotonic())
         try:
-            resp = self._client.chat(
-                model=self.model, messages=messages, tools=tools, format=schema,
-                options={"num_ctx": self.num_ctx, "temperature": 0}, stream=False)
+            stream = self._client.chat(
+                model=self.model, messages=messages, tools=tools, format=schema, stream=True,
+                options={"num_ctx": self.num_ctx, "temperature": 0,
+                         "num_predict": self.max_answer_tokens})
+            for part in stream:
+                answer.add(part)
+                self._tick(answer)
         except httpx.ConnectTimeout:
             raise _Retry(_down(self.host)) from None
         except httpx.TimeoutException:
-            raise ModelTimeout(f"the model {self.model!r} at {self.host} did not answer in "
-                               "time; raise llm.timeout_seconds or use a smaller model") from None
-        except ConnectionError:  # the client turns httpx.ConnectError into the builtin
+            raise ModelTimeout(
+                f"the model {self.model!r} at {self.host} sent nothing for "
+                f"{self.silence_seconds:.0f} s ({answer.tokens} token(s) after "
+                f"{answer.elapsed():.0f} s); raise llm.silence_seconds or use a smaller "
+                "model") from None
+        except (ConnectionError, httpx.ConnectError):  # the client maps only non-streaming
             raise _Retry(_down(self.host)) from None
         except httpx.TransportError as exc:  # connection dropped mid-answer
             raise _Retry(ModelUnavailable(
@@ -139,12 +167,27 @@ class OllamaChat:
                 raise ModelError(f"malformed chat request ({exc.title}): {exc}") from None
             raise ModelOutputError(f"the model's answer does not have the expected shape "
                                    f"(e.g. tool arguments not a JSON object): {exc}") from None
-        except ValueError as exc:  # the body was not JSON
+        except ValueError as exc:  # a line of the body was not JSON
             raise ModelOutputError(f"Ollama answered with invalid JSON: {exc}") from None
-        return self._reply(resp, schema)
+        return self._reply(answer, tools, schema)
+
+    def _tick(self, answer: _Answer) -> None:
+        """Report progress about once a second; stop an answer past the total limit."""
+        now = time.monotonic()
+        if self.timeout_seconds and now - answer.started > self.timeout_seconds:
+            raise ModelTimeout(
+                f"the model {self.model!r} was still answering after "
+                f"{self.timeout_seconds:.0f} s ({answer.tokens} tokens); raise "
+                "llm.timeout_seconds (0: no limit) or use a smaller model")
+        if self.progress is not None and now - answer.reported >= self.progress_every:
+            answer.reported = now
+            self.progress(answer.tokens, now - answer.started)
 
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, text = exc.status_code, str(exc.error)
+        if status == -1:  # an error line in the middle of a streamed answer
+            return _Retry(ModelError(f"Ollama at {self.host} failed mid-answer ({text}) on "
+                                     "every try; see the Ollama server log"))
         if status >= 500:
             return _Retry(ModelError(f"Ollama at {self.host} failed ({status}: {text}) on every "
                                      f"try; see the Ollama server log"))
@@ -152,27 +195,66 @@ class OllamaChat:
             return _not_pulled(self.host, self.model, text)
         if "does not support tools" in text:
             return ModelUnavailable(f"model {self.model!r} cannot call tools; set llm.model to a "
-                                    "tool-capable model such as qwen3:4b")
+                                    "tool-capable model such as qwen2.5-coder:1.5b")
         return ModelError(f"Ollama refused the request ({status}: {text})")
 
-    def _reply(self, resp: ollama.ChatResponse, schema: dict[str, Any] | None) -> ChatReply:
-        msg = resp.message
-        content = _THINK.sub("", msg.content or "").strip()
-        calls = [ToolCall(tc.function.name, normalise_arguments(tc.function.arguments))
-                 for tc in msg.tool_calls or []]
-        if schema is not None and not calls:
+    def _reply(self, answer: _Answer, tools: list[dict[str, Any]] | None,
+               schema: dict[str, Any] | None) -> ChatReply:
+        content = _THINK.sub("", "".join(answer.content)).strip()
+        calls = answer.calls
+        if tools and not calls:  # small models write their calls as text
+            calls = calls_from_text(content, {t["function"]["name"] for t in tools})
+        if answer.done_reason == "length" and schema is not None:
+            raise AnswerCut(f"the answer was cut at its length cap of {self.max_answer_tokens} "
+                            f"tokens: {content[:120]!r}...", answer.tokens)
+        if answer.done_reason == "length":
+            log.warning("the answer was cut at its length cap (%d tokens)",
+                        self.max_answer_tokens)
+        elif schema is not None and not calls:
             try:
                 json.loads(content)
             except ValueError:
                 raise ModelOutputError(f"asked for JSON matching a schema, got {content[:200]!r}"
                                        ) from None
-        used = resp.prompt_eval_count or 0
-        if used >= self.num_ctx:
+        if answer.prompt_tokens >= self.num_ctx:
             # our estimate was too low: Ollama has probably cut the prompt
-            log.warning("prompt filled the whole context (%d tokens); it may have been cut", used)
-        if resp.done_reason == "length":
-            log.warning("the answer was cut at the length limit")
-        return ChatReply(content, calls, used, resp.eval_count or 0)
+            log.warning("prompt filled the whole context (%d tokens); it may have been cut",
+                        answer.prompt_tokens)
+        return ChatReply(content, calls, answer.prompt_tokens, answer.eval_tokens or
+                         answer.tokens, answer.done_reason, answer.elapsed(),
+                         (answer.first or time.monotonic()) - answer.started)
+
+
+@dataclass
+class _Answer:
+    """A streamed answer as it comes in."""
+
+    started: float
+    content: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    tokens: int = 0  # chunks so far: one token each while streaming
+    reported: float = 0.0
+    first: float = 0.0  # when the first token came
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    done_reason: str = "stop"
+
+    def add(self, part: ollama.ChatResponse) -> None:
+        msg = part.message
+        if msg.content or msg.thinking or msg.tool_calls:
+            self.tokens += 1
+            self.first = self.first or time.monotonic()
+        self.content.append(msg.content or "")
+        for tc in msg.tool_calls or []:
+            args, form = parse_arguments(tc.function.arguments)
+            self.calls.append(ToolCall(tc.function.name, args, form))
+        if part.done:
+            self.prompt_tokens = part.prompt_eval_count or 0
+            self.eval_tokens = part.eval_count or 0
+            self.done_reason = part.done_reason or "stop"
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
 
 
 # --- probes for doctor and for choosing model vs offline ---------------------------------
@@ -208,3 +290,21 @@ def is_reachable(host: str, timeout: float = 2.0) -> bool:
     return True
 
 
+
+
+_SIZE = re.compile(r"^\s*([\d.]+)\s*([KMBT]?)\s*$", re.IGNORECASE)
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
+
+
+def parameter_count(host: str, model: str, timeout: float = 5.0) -> float | None:
+    """The model's parameter count as Ollama reports it (``/api/show``), or None when the
+    server does not say (or does not answer)."""
+    try:
+        info = ollama.Client(host=host, timeout=timeout).show(model)
+    except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError):
+        return None
+    count = (info.modelinfo or {}).get("general.parameter_count")
+    if isinstance(count, int | float) and count > 0:
+        return float(count)
+    m = _SIZE.match(str(getattr(info.details, "parameter_size", "") or ""))
+    return float(m.group(1)) * _SCALE[m.group(2).upper()] if m else None

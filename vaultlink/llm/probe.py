@@ -1,14 +1,17 @@
 """``vaultlink doctor``'s model checks: is Ollama up, is the model pulled, does it take
-tools, does the context fit. Each check says its fix."""
+tools, does the context fit, does it answer a tool call, and how long a unit will take
+on this machine. Each check says its fix."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import httpx
 import ollama
 
-from vaultlink.errors import ModelUnavailable
+from vaultlink.errors import ModelError, ModelUnavailable
+from vaultlink.llm.chat import ChatModel
 from vaultlink.llm.ollama import server_version
 
 
@@ -104,3 +107,95 @@ def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> P
         add("context", ctx >= num_ctx, f"model context {ctx}, llm.num_ctx {num_ctx}",
             f"set llm.num_ctx to {ctx} or less, or choose a model with a longer context")
     return ProbeReport(host, model, checks, version, caps, ctx)
+
+
+# --- does the model answer a tool call, and how fast is it? ----------------------------
+
+PROBE_TOOL = {"type": "function", "function": {
+    "name": "node_search", "description": "Find notes of the vault about a subject.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                   "required": ["query"]}}}
+_PARAGRAPH = ("Sift is the team's document search service: a Python API in front of a BM25 "
+              "index and a vector column in Postgres. The index rebuild stops the service for "
+              "about thirty minutes, so it is announced in the ops channel first, and the "
+              "latency alert is silenced until the smoke queries pass. ")
+# What a unit costs a model on average (bench/realmodel, sample_vault, one-shot mode): the
+# extraction call's share plus the decision call, in prompt and answer tokens.
+UNIT_PROMPT_TOKENS = 1300
+UNIT_ANSWER_TOKENS = 110
+
+
+@dataclass(frozen=True)
+class Speed:
+    """What one ~1,000-token call took: prompt reading and answer writing rates."""
+
+    prompt_tokens: int
+    answer_tokens: int
+    wait_seconds: float  # until the first token: reading the prompt
+    seconds: float  # the whole call
+
+    @property
+    def prompt_rate(self) -> float:
+        """Prompt tokens read per second."""
+        return self.prompt_tokens / max(self.wait_seconds, 1e-3)
+
+    @property
+    def answer_rate(self) -> float:
+        """Answer tokens written per second."""
+        return self.answer_tokens / max(self.seconds - self.wait_seconds, 1e-3)
+
+    def unit_seconds(self) -> float:
+        """The expected model time of one unit at these rates."""
+        return UNIT_PROMPT_TOKENS / self.prompt_rate + UNIT_ANSWER_TOKENS / self.answer_rate
+
+
+def tool_call_check(chat: ChatModel) -> Check:
+    """Whether the model answers a plain request with a tool call (native or as text)."""
+    try:
+        reply = chat.chat([{"role": "user", "content": "Find my notes about the search index "
+                            "rebuild. Use the node_search tool."}], tools=[PROBE_TOOL])
+    except ModelError as exc:
+        return Check("tool_call", "model answers a tool call", False, str(exc),
+                     "see the message; `vaultlink doctor` checks the rest")
+    calls = [c for c in reply.tool_calls if c.name == "node_search"]
+    if calls and calls[0].form == "native":
+        return Check("tool_call", "model answers a tool call", True, "node_search, as a call")
+    if calls:
+        return Check("tool_call", "model answers a tool call", True,
+                     f"node_search, written in its text ({calls[0].form}): vaultlink reads "
+                     "it, but a small model like this integrates better with "
+                     "llm.integrate_mode: oneshot (the default, auto, picks it)")
+    return Check("tool_call", "model answers a tool call", False,
+                 f"it answered text, no call: {reply.content[:100]!r}",
+                 "keep llm.integrate_mode auto or oneshot: one structured answer per unit "
+                 "needs no tool calls")
+
+
+def speed_check(chat: ChatModel, words: int = 600) -> tuple[Check, Speed | None]:
+    """Time a ~1,000-token prompt with a short answer; say what that means per unit."""
+    text = (_PARAGRAPH * (words // len(_PARAGRAPH.split()) + 1))
+    messages = [{"role": "user", "content": f"{time.time():.0f}. Notes:\n{text}\n"
+                 "Summarise these notes in three sentences."}]
+    try:
+        reply = chat.chat(messages)
+    except ModelError as exc:
+        return Check("speed", "time per unit", False, str(exc),
+                     "raise llm.silence_seconds, or choose a smaller model"), None
+    speed = Speed(reply.prompt_tokens, max(reply.eval_tokens, 1), reply.wait_seconds,
+                  reply.seconds)
+    per_unit = speed.unit_seconds()
+    detail = (f"a {speed.prompt_tokens}-token prompt took {speed.wait_seconds:.0f} s to read "
+              f"({speed.prompt_rate:.0f} tokens/s), the answer {speed.answer_rate:.1f} "
+              f"tokens/s: about {_duration(per_unit)} per unit")
+    slow = per_unit > SLOW_UNIT_SECONDS
+    return Check("speed", "time per unit", not slow, detail,
+                 "a smaller model is faster (qwen2.5-coder:0.5b about 3x, with weaker "
+                 "decisions), or run vaultlink on a machine with a GPU; the README's "
+                 "Models section has measured figures"), speed
+
+
+SLOW_UNIT_SECONDS = 600.0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"

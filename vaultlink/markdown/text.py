@@ -20,3 +20,19 @@ their them then there these they thing things this those through to too two unde
 us use used using very via was way we we're we've well were what when where which
 while who why will with won't would yet you your
 """.split())
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def stem(word: str) -> str:
+    """A crude stem so "reviews" meets "review" and "reranking" meets "rerank"."""
+    for suffix in ("ings", "ing", "ies", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def subject_words(text: str) -> list[str]:
+    """The stemmed words of ``text`` that carry its subject: lowercase letters and digits
+    (numbers matter: "k = 20" is not "k = 60"), stop words and single letters dropped."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]

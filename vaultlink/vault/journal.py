@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 JOURNAL_SCHEMA = """
@@ -65,7 +65,12 @@ class JournalEntry:
     undone_by: int | None
     undo_of: int | None
     group_id: int | None = None
-    integrator: str = ""  # the run's provider (ollama or offline); "" for an undo or redo
+    integrator: str = ""  # "offline", or "ollama <model> <mode>"; "" for an undo or redo
+    prompt_tokens: int = 0  # the model's tokens for this unit, every turn and attempt
+    answer_tokens: int = 0
+    model_seconds: float = 0.0
+    refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
+    calls: dict[str, int] = field(default_factory=dict)  # tool calls by form (llm.chat)
 
     @property
     def changes_file(self) -> bool:
@@ -110,6 +115,12 @@ class Row:
     undo_of: int | None = None
     queries: tuple[Any, ...] = ()
     candidates: tuple[Any, ...] = ()
+    integrator: str = ""
+    prompt_tokens: int = 0
+    answer_tokens: int = 0
+    model_seconds: float = 0.0
+    refusals: tuple[str, ...] = ()
+    calls: tuple[tuple[str, int], ...] = ()
 
 
 class JournalTables:
@@ -138,10 +149,16 @@ class JournalTables:
                     target: str = "", note: str = "", diff: str = "",
                     queries: list[Any] | None = None, candidates: list[Any] | None = None,
                     before_text: str | None = None, after_text: str | None = None,
-                    undo_of: int | None = None) -> int:
-        """Record one decision (settling the write intent of its target); returns its id."""
+                    undo_of: int | None = None, *, integrator: str = "",
+                    prompt_tokens: int = 0, answer_tokens: int = 0,
+                    model_seconds: float = 0.0, refusals: Iterable[str] = (),
+                    calls: dict[str, int] | None = None) -> int:
+        """Record one decision (settling the write intent of its target), with what the
+        model spent on it; returns its id."""
         row = Row(run_id, unit, action, target, note, diff, before_text, after_text, undo_of,
-                  tuple(queries or ()), tuple(candidates or ()))
+                  tuple(queries or ()), tuple(candidates or ()), integrator, prompt_tokens,
+                  answer_tokens, round(model_seconds, 2), tuple(refusals),
+                  tuple((calls or {}).items()))
         return self.journal_add_group([row], grouped=False)[0]
 
     def journal_add_group(self, rows: list[Row], grouped: bool = True) -> list[int]:
@@ -153,11 +170,14 @@ class JournalTables:
             for r in rows:
                 cur = db.execute(
                     "INSERT INTO journal(at, run_id, unit, queries, candidates, action, target, "
-                    "note, diff, before_text, after_text, undo_of, group_id) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "note, diff, before_text, after_text, undo_of, group_id, integrator, "
+                    "prompt_tokens, answer_tokens, model_seconds, refusals, calls) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (time.time(), r.run_id, json.dumps(r.unit), json.dumps(list(r.queries)),
                      json.dumps(list(r.candidates)), r.action, r.target, r.note, r.diff,
-                     r.before_text, r.after_text, r.undo_of, ids[0] if ids else None))
+                     r.before_text, r.after_text, r.undo_of, ids[0] if ids else None,
+                     r.integrator, r.prompt_tokens, r.answer_tokens, r.model_seconds,
+                     json.dumps(list(r.refusals)), json.dumps(dict(r.calls))))
                 new_id = int(cur.lastrowid or 0)
                 if grouped and not ids:
                     db.execute("UPDATE journal SET group_id=? WHERE id=?", (new_id, new_id))
@@ -229,16 +249,19 @@ class JournalTables:
                 for r in self._all("SELECT * FROM inflight ORDER BY at")]
 
 
-# Each row with the integrator of its run (ollama or offline), which wrote it.
-_SELECT = ("SELECT journal.*, COALESCE(runs.provider, '') AS integrator FROM journal "
-           "LEFT JOIN runs ON runs.id = journal.run_id")
+# Each row with the integrator that wrote it: its own column, or for a row written
+# before the column existed, the provider of its run.
+_SELECT = ("SELECT journal.*, COALESCE(NULLIF(journal.integrator, ''), runs.provider, '') "
+           "AS run_integrator FROM journal LEFT JOIN runs ON runs.id = journal.run_id")
 
 
 def _entry(r: sqlite3.Row) -> JournalEntry:
     return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
                         json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"], r["group_id"], r["integrator"])
+                        r["undone_by"], r["undo_of"], r["group_id"], r["run_integrator"],
+                        r["prompt_tokens"], r["answer_tokens"], r["model_seconds"],
+                        json.loads(r["refusals"]), json.loads(r["calls"]))
 
 
 def diff_of(path: str, before: str | None, after: str | None) -> str:

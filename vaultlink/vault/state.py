@@ -88,6 +88,19 @@ CLOCK_SLACK = 1.0  # seconds "in the future" that are only clock jitter
 # The tables worth saving from a damaged database, most precious first.
 SALVAGED = ("journal", "checkpoint", "inflight", "failed_units", "pending_units", "queue",
             "unread_notes", "runs")
+# Columns added after the first release: (table, column, declaration). A state.sqlite
+# written by an older vaultlink gets them on open, with their defaults.
+MIGRATIONS = (
+    ("failed_units", "kind", "TEXT NOT NULL DEFAULT 'unit'"),  # unit | note (extract)
+    ("failed_units", "parked", "INTEGER NOT NULL DEFAULT 0"),
+    ("failed_units", "codes", "TEXT NOT NULL DEFAULT '[]'"),  # guard refusal codes seen
+    ("journal", "integrator", "TEXT NOT NULL DEFAULT ''"),  # offline | ollama <model> <mode>
+    ("journal", "prompt_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("journal", "answer_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("journal", "model_seconds", "REAL NOT NULL DEFAULT 0"),
+    ("journal", "refusals", "TEXT NOT NULL DEFAULT '[]'"),  # guard refusal codes, in order
+    ("journal", "calls", "TEXT NOT NULL DEFAULT '{}'"),  # tool calls by form (llm.chat)
+)
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,22 @@ class Checkpoint:
     path: str
     hash: str
     sections: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An open failure: a unit that a run could not integrate, or a note it could not
+    extract (``kind``), with how many runs tried and whether it waits for the user."""
+
+    id: int
+    kind: str
+    unit: dict[str, Any]
+    paths: list[str]
+    error: str
+    attempts: int
+    parked: bool
+    codes: list[str]
+    at: float
 
 
 @dataclass(frozen=True)
@@ -156,6 +185,7 @@ class State(JournalTables):
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
             cls._migrate_journal(db)
+            cls._migrate(db)
             # Damage in a page no statement above touched shows only when read: check
             # our tables now, not in the middle of a run; once per process, as the pages
             # of a long journal take a moment to read.
@@ -171,6 +201,18 @@ class State(JournalTables):
             db.close()
             raise
         return db
+
+    @staticmethod
+    def _migrate(db: sqlite3.Connection) -> None:
+        """Add the columns an older state.sqlite lacks (additive: nothing is lost)."""
+        for table, column, decl in MIGRATIONS:
+            have = {r["name"] for r in db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                try:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+                except sqlite3.OperationalError as exc:  # another process just added it
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         """Close the connection."""
@@ -293,20 +335,69 @@ class State(JournalTables):
                 "counts": json.loads(r["counts"]), "changes": json.loads(r["changes"])}
 
     def record_failure(self, run_id: int | None, unit: dict[str, Any], error: str,
-                       attempts: int) -> None:
-        """A unit that failed its attempts; its paths stay unchecked and are retried."""
+                       attempts: int = 1, *, kind: str = "unit", codes: Iterable[str] = (),
+                       failure_id: int | None = None, park_after: int = 0) -> bool:
+        """A unit (or a note's extraction, ``kind="note"``) that failed this run; its paths
+        stay unchecked and it is retried. Failing again updates ``failure_id``'s row (one
+        more try); at ``park_after`` tries (0: never) it is parked, waiting for the user.
+        Returns whether it is parked now."""
+        codes = list(codes)
         with self.transaction() as db:
-            db.execute("INSERT INTO failed_units(run_id, unit, paths, error, attempts, at) "
-                       "VALUES (?,?,?,?,?,?)",
-                       (run_id, json.dumps(unit), json.dumps(unit.get("paths", [])), error,
-                        attempts, time.time()))
+            row = None
+            if failure_id is not None:
+                row = db.execute("SELECT attempts, codes FROM failed_units WHERE id=? AND "
+                                 "resolved=0", (failure_id,)).fetchone()
+            if row is None:
+                tries = attempts
+                db.execute("INSERT INTO failed_units(run_id, unit, paths, error, attempts, at, "
+                           "kind, parked, codes) VALUES (?,?,?,?,?,?,?,?,?)",
+                           (run_id, json.dumps(unit), json.dumps(unit.get("paths", [])), error,
+                            tries, time.time(), kind, int(0 < park_after <= tries),
+                            json.dumps(codes)))
+            else:
+                tries = int(row["attempts"]) + attempts
+                seen = json.loads(row["codes"]) + codes
+                db.execute("UPDATE failed_units SET run_id=?, error=?, attempts=?, at=?, "
+                           "parked=?, codes=? WHERE id=?",
+                           (run_id, error, tries, time.time(), int(0 < park_after <= tries),
+                            json.dumps(seen), failure_id))
+        return 0 < park_after <= tries
+
+    def open_failures(self) -> list[Failure]:
+        """Failures not resolved yet, parked ones included, oldest first."""
+        return [Failure(r["id"], r["kind"], json.loads(r["unit"]), json.loads(r["paths"]),
+                        r["error"], r["attempts"], bool(r["parked"]), json.loads(r["codes"]),
+                        r["at"])
+                for r in self._all("SELECT * FROM failed_units WHERE resolved=0 ORDER BY id")]
+
+    def resolve_failure(self, ids: Iterable[int]) -> None:
+        """Mark failures as done: the unit was integrated, the note extracted (or gone)."""
+        with self.transaction() as db:
+            db.executemany("UPDATE failed_units SET resolved=1 WHERE id=?", [(i,) for i in ids])
+
+    def unpark(self, ids: Iterable[int] | None = None) -> int:
+        """Let parked failures be retried again (all of them without ``ids``); how many."""
+        with self.transaction() as db:
+            if ids is None:
+                cur = db.execute("UPDATE failed_units SET parked=0, attempts=0 "
+                                 "WHERE parked=1 AND resolved=0")
+            else:
+                cur = db.executemany("UPDATE failed_units SET parked=0, attempts=0 "
+                                     "WHERE id=? AND parked=1 AND resolved=0",
+                                     [(i,) for i in ids])
+            return cur.rowcount
 
     def failures(self, include_resolved: bool = False) -> list[dict[str, Any]]:
-        """Failed units not yet integrated by a later run, newest first."""
+        """Failed units not yet integrated by a later run, newest first.
+
+        ``kind`` is ``unit``, or ``note`` for a note whose extraction failed; ``parked``
+        ones are not retried until the user asks (``POST /rerun``, ``dream --retry``).
+        """
         where = "" if include_resolved else "WHERE resolved=0"
-        return [{"id": r["id"], "unit": json.loads(r["unit"])["name"],
+        return [{"id": r["id"], "unit": json.loads(r["unit"]).get("name", ""),
                  "paths": json.loads(r["paths"]), "error": r["error"],
-                 "attempts": r["attempts"], "failed_at": r["at"]}
+                 "attempts": r["attempts"], "failed_at": r["at"], "kind": r["kind"],
+                 "parked": bool(r["parked"]), "codes": json.loads(r["codes"])}
                 for r in self._all(f"SELECT * FROM failed_units {where} ORDER BY id DESC")]
 
     def resolve_failures(self, paths: Iterable[str]) -> None:

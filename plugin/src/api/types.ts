@@ -17,6 +17,12 @@ export interface FailedUnit {
 	error: string;
 	attempts: number;
 	failed_at: string;
+	/** "unit", or "note" when the note's extraction failed. Absent from older daemons. */
+	kind?: "unit" | "note";
+	/** Tried as often as auto_dream.park_after allows: waits for Re-run. */
+	parked?: boolean;
+	/** Guard refusal codes seen while it failed. */
+	codes?: string[];
 }
 
 /** A daily/resource note the daemon could not read; it waits, unchecked, until fixed. */
@@ -55,7 +61,14 @@ export interface Status {
 	state: "idle" | "working" | "waiting-for-model" | "stopping";
 	model: { provider: string; host: string; model: string; reachable: boolean };
 	queue: QueueItem[];
-	current: { unit: string; paths: string[] } | null;
+	/** tokens/seconds: the model's answer so far (absent from older daemons). */
+	current: {
+		unit: string;
+		paths: string[];
+		stage?: "extract" | "integrate";
+		tokens?: number;
+		seconds?: number;
+	} | null;
 	last_run: {
 		id: number;
 		started_at: string;

@@ -1,0 +1,162 @@
+"""Decision accuracy of a real model on the labelled set ``decisions.json`` (not in CI).
+
+Run from the repository root, with a model server up (``bench.realmodel.server``, or
+Ollama)::
+
+    python -m bench.realmodel.decisions --host http://127.0.0.1:11435 \\
+        --model qwen2.5-coder:1.5b --mode oneshot --mode tools [--case ID ...] \\
+        [--out bench/results/decisions-1.5b.json]
+
+For each case and mode: a fresh vault with sample_vault's digest and the case's source
+note, the unit integrated by ``integrate_unit`` exactly as a run would (shipped
+settings, the real guard, tools and journal), then the action and target compared with
+the label. A CREATE is right when the label is CREATE; an update when the action and
+the target both match. Prints one line per case and a table per mode; ``--out`` writes
+every figure as JSON (machine load included, as ``uptime`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vaultlink.cli.settings import load_settings
+from vaultlink.dream.compose import close_models, dream_context, open_parts
+from vaultlink.dream.integrate import integrate_unit
+from vaultlink.dream.units import Unit
+from vaultlink.vault.graph import check_vault
+from vaultlink.vault.notes import Vault
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).with_name("decisions.json")
+SOURCE = "daily/2026-06-22.md"
+
+
+@dataclass
+class Outcome:
+    """One case in one mode."""
+
+    case: str
+    kind: str
+    mode: str
+    expected: str
+    got: str
+    right: bool
+    status: str
+    seconds: float
+    model_seconds: float
+    prompt_tokens: int
+    answer_tokens: int
+    calls: dict[str, int] = field(default_factory=dict)
+    refusals: list[str] = field(default_factory=list)
+    check_errors: int = 0
+    error: str = ""
+
+
+def load_cases(ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """The labelled cases, all or those named."""
+    cases: list[dict[str, Any]] = json.loads(CASES.read_text())["cases"]
+    return [c for c in cases if not ids or c["id"] in ids]
+
+
+def case_vault(root: Path, case: dict[str, Any]) -> Path:
+    """sample_vault's digest plus the case's source note."""
+    shutil.copytree(REPO / "sample_vault" / "digest", root / "digest")
+    (root / "daily").mkdir(parents=True)
+    (root / SOURCE).write_text(case["source"], encoding="utf-8")
+    return root
+
+
+def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
+    """Integrate the case's unit once in ``mode``; score the decision."""
+    with tempfile.TemporaryDirectory(prefix="vaultlink-decision-") as tmp:
+        root = case_vault(Path(tmp), case)
+        settings = load_settings(root, environ={}).with_overrides(
+            {"llm.provider": "ollama", "llm.host": host, "llm.model": model,
+             "llm.integrate_mode": mode})
+        options = settings.pipeline()
+        parts = open_parts(Vault(root), options)
+        started = time.monotonic()
+        try:
+            parts.index.sync()
+            ctx = dream_context(parts, options, "ollama")
+            try:
+                run_id = parts.state.start_run(False, "ollama")
+                unit = Unit.from_dict({**case["unit"], "paths": [SOURCE]})
+                result = integrate_unit(ctx, run_id, unit)
+            finally:
+                close_models(ctx)
+        finally:
+            parts.close()
+        errors = [p for p in check_vault(Vault(root)) if p.level == "error"]
+    expected = case["expected"]
+    got_target = result.target if result.action != "CREATE" else ""
+    right = (result.status == "integrated" and result.action == expected["action"]
+             and (expected["action"] == "CREATE" or got_target == expected["target"]))
+    usage = result.usage
+    return Outcome(
+        case["id"], case["kind"], mode, f"{expected['action']} {expected['target']}".strip(),
+        f"{result.action} {got_target}".strip(), right, result.status,
+        round(time.monotonic() - started, 1), round(usage.seconds, 1) if usage else 0.0,
+        sum(usage.prompt_tokens) if usage else 0, usage.answer_tokens if usage else 0,
+        dict(usage.calls) if usage else {}, list(usage.refusals) if usage else [],
+        len(errors), result.error[:300])
+
+
+def table(outcomes: list[Outcome]) -> list[str]:
+    """A Markdown table: accuracy, seconds and tokens per unit, by mode."""
+    lines = ["| mode | right | integrated | s/unit (median) | prompt tok/unit | "
+             "answer tok/unit | refusals | check errors |", "|---|---|---|---|---|---|---|---|"]
+    for mode in sorted({o.mode for o in outcomes}):
+        rows = [o for o in outcomes if o.mode == mode]
+        secs = sorted(o.seconds for o in rows)
+        n = len(rows)
+        lines.append(
+            f"| {mode} | {sum(o.right for o in rows)}/{n} | "
+            f"{sum(o.status == 'integrated' for o in rows)}/{n} | {secs[n // 2]:.0f} | "
+            f"{sum(o.prompt_tokens for o in rows) // n} | "
+            f"{sum(o.answer_tokens for o in rows) // n} | "
+            f"{sum(len(o.refusals) for o in rows)} | {sum(o.check_errors for o in rows)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the labelled set in each mode; print and optionally save the figures."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--host", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--mode", action="append", choices=["oneshot", "tools"])
+    p.add_argument("--case", action="append", help="only these case ids")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    outcomes: list[Outcome] = []
+    load = [os.getloadavg()]
+    for mode in args.mode or ["oneshot"]:
+        for case in load_cases(args.case):
+            o = run_case(case, mode, args.host, args.model)
+            outcomes.append(o)
+            print(f"{mode:8} {o.case:26} {'RIGHT' if o.right else 'wrong':5} "
+                  f"want {o.expected:50} got {o.got or o.status:50} {o.seconds:6.0f} s "
+                  f"{o.prompt_tokens}+{o.answer_tokens} tok {o.error[:80]}", flush=True)
+            load.append(os.getloadavg())
+    lines = table(outcomes)
+    print("\n".join(lines))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "model": args.model, "host": args.host, "cases": len(load_cases(args.case)),
+            "loadavg_during": [round(sum(x[0] for x in load) / len(load), 2)],
+            "table": lines, "outcomes": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""The model path as a small local model walks it: no single answer stops a run, no unit
+is lost, a retry is never the identical request, a failure is parked after
+``auto_dream.park_after`` runs, and the one-shot mode integrates through the guard.
+
+Real ``ollama.Client`` against the fake server, real guard, Chroma and SQLite. The
+scripted answers are the ones real Qwen2.5-Coder 0.5B/1.5B gave (bench/realmodel).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from tests.fakes.competent import (
+    extract_request,
+    is_decision_request,
+    is_topics_request,
+    topics_by_bucket,
+)
+from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
+from tests.fakes.ollama_server import FakeOllama, reply
+from vaultlink.cli import app
+from vaultlink.vault.graph import check_vault
+from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import Checkpoint, State
+
+A, B = "daily/2026-07-01.md", "daily/2026-07-02.md"
+UNIT_A = {"name": "online-rebuild", "bucket": "procedure", "paths": [A],
+          "summary": "The index rebuild runs online since v2.3; the service stays up."}
+UNIT_B = {"name": "vacuum-window", "bucket": "wiki", "paths": [B],
+          "summary": "The nightly vacuum now runs at 02:00 because backups end at 01:30."}
+ONESHOT = {"llm.integrate_mode": "oneshot"}
+NODE = "digest/procedure/rebuild-index.md"  # close to UNIT_A: one-shot asks the model
+NODE_TEXT = """---
+name: Rebuild the search index
+description: Full rebuild of the search index; use when the index is stale.
+---
+Stop the service, run the index rebuild, start the service again.
+
+## Sources
+
+- The rebuild steps were written down in [[daily/2026-06-01.md]].
+"""
+
+
+def vault(tmp_path: Path, node: bool = False) -> Path:
+    """Notes A and B; with ``node``, a digest node on A's subject (and its source)."""
+    root = tmp_path / "v"
+    notes = {A: "## Decisions\n\nSince v2.3 the index rebuild runs online.\n",
+             B: "## Ops\n\nThe vacuum moved to 02:00 after the backups.\n"}
+    if node:
+        notes |= {NODE: NODE_TEXT, "daily/2026-06-01.md": "## Rebuild\n\nStopped, rebuilt.\n"}
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "digest/wiki").mkdir(parents=True, exist_ok=True)
+    if node:  # its note was integrated long ago
+        state = State(root / ".vaultlink/state.sqlite")
+        try:
+            state.set_checkpoints([Checkpoint("daily/2026-06-01.md", sha(root), ())])
+        finally:
+            state.close()
+    return root
+
+
+def sha(root: Path) -> str:
+    return Vault(root).read_note("daily/2026-06-01.md").hash
+
+
+def copy_of_the_unit(request: dict[str, Any]) -> Any:
+    """What the real 1.5B answered to every integrate turn: the unit, fenced, no call."""
+    return reply("```json\n" + json.dumps(UNIT_A) + "\n```")
+
+
+def decision(**fields: Any) -> dict[str, Any]:
+    """A one-shot answer: the schema's fields (a model may add title, body, sources)."""
+    base = {"target": "", "action": "CREATE", "old": "", "links": []}
+    return reply(json.dumps({**base, **fields}))
+
+
+def extract_requests(server: FakeOllama) -> list[dict[str, Any]]:
+    return [r for r in server.chat_requests() if r.get("format")
+            and not is_topics_request(r) and not is_decision_request(r)]
+
+
+def failures(root: Path) -> list[dict[str, Any]]:
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        return state.failures()
+    finally:
+        state.close()
+
+
+def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_parked(
+        tmp_path: Path) -> None:
+    """The real models' answer (a copy of the unit) fails the unit: kept in
+    failed_units, its note not checkpointed, retried next run with another request,
+    parked after park_after runs, and taken up again on request. Never lost."""
+    root = vault(tmp_path, node=True)
+    with FakeOllama(model=with_extract(copy_of_the_unit, UNIT_A)) as server:
+        first = dream(root, server.url, **{"auto_dream.park_after": 2})
+        assert [r.status for r in first.results] == ["failed"]
+        assert A not in first.checkpointed and A in first.failed_paths
+        [kept] = failures(root)
+        assert kept["unit"] == "online-rebuild" and not kept["parked"]
+        assert "wrote nothing" in kept["error"]
+        first_prompts = [r["messages"][1]["content"] for r in server.chat_requests()
+                         if r.get("tools")]
+        extracts, seen = len(extract_requests(server)), len(server.chat_requests())
+        second = dream(root, server.url, **{"auto_dream.park_after": 2})
+        assert [u.name for u in second.units] == ["online-rebuild"]  # the same unit
+        assert len(extract_requests(server)) == extracts  # its note is not extracted again
+        later = [r for r in server.chat_requests()[seen:] if not is_topics_request(r)]
+        # the retry starts in the other mode, and no request repeats one that failed
+        assert is_decision_request(later[0])
+        assert not {r["messages"][1]["content"] for r in later if r.get("tools")} \
+            & set(first_prompts)
+        assert second.results[0].parked and A not in second.checkpointed
+        [parked] = failures(root)
+        assert parked["parked"] and parked["attempts"] == 2
+        third = dream(root, server.url, **{"auto_dream.park_after": 2})
+        assert third.units == [] and A not in third.checkpointed  # parked: waits, held
+    status = CliRunner().invoke(app, ["status", "--vault", str(root)])
+    assert "PARKED" in status.output and "online-rebuild" in status.output
+    with FakeOllama(model=with_extract(lambda r: decision(), UNIT_A)) as server:
+        result = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "ollama",
+                                          "--ollama-host", server.url, "--retry-parked"])
+    assert result.exit_code == 0, result.output
+    assert failures(root) == [] and (root / "digest/procedure/online-rebuild.md").exists()
+
+
+def test_one_bad_extract_answer_fails_that_note_and_the_run_goes_on(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        if not request.get("format"):
+            return creator(request)
+        path, _ = extract_request(request)
+        if path == A:  # prose even after the repair turn
+            return reply("Here are the units: online rebuild, and more.")
+        return units_for(request, [UNIT_B])
+
+    with FakeOllama(model=model) as server:
+        result = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "ollama",
+                                          "--ollama-host", server.url, "--json"],
+                                    env={"VAULTLINK_LLM__INTEGRATE_MODE": "tools"})
+        repair = [r for r in server.chat_requests() if r.get("format")
+                  and extract_request(r)[0] == A]
+    assert result.exit_code == 4, result.output  # finished; some failed, retried later
+    data = json.loads(result.output)
+    assert data["counts"]["integrated"] == 1 and data["counts"]["failed"] == 1
+    assert [f["path"] for f in data["failed_notes"]] == [A]
+    assert data["extract"][B]["units"] == 1
+    assert len(repair) == 2 and "not the JSON" in repair[1]["messages"][-1]["content"]
+    [kept] = failures(root)
+    assert kept["kind"] == "note" and kept["paths"] == [A]
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        assert set(state.checkpoints()) == {B}
+    finally:
+        state.close()
+
+
+def test_a_cut_answer_is_asked_again_smaller_not_resent(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    (root / A).write_text("## One\n\nSince v2.3 the rebuild runs online.\n\n## Two\n\n"
+                          "The vacuum moved to 02:00.\n")
+    (root / B).unlink()
+    cut = {**reply('{"units": [{"name": "x", "summary": "a b c d e f g h'),
+           "done_reason": "length"}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        if not request.get("format"):
+            return creator(request)
+        text = request["messages"][-1]["content"]
+        if "## One" in text and "## Two" in text:
+            return cut
+        name = "online-rebuild" if "## One" in text else "vacuum-window"
+        return reply(json.dumps({"units": [{**UNIT_A, "name": name, "paths": ["## One"]}]}))
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url)
+        sent = [r["messages"][-1]["content"] for r in server.chat_requests()
+                if r.get("format") and not is_topics_request(r)]
+    assert len(sent) == 3 and len(set(sent)) == 3  # whole, then each half: never resent
+    assert sorted(u.name for u in run.units) == ["online-rebuild", "vacuum-window"]
+    assert all(u.paths == [A] for u in run.units)  # the source is the note, not "## One"
+
+
+def test_a_unit_named_after_a_heading_gets_its_subject(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    named = [{**UNIT_A, "name": "decisions"}, {**UNIT_B, "name": "2026-07-02"}]
+    with FakeOllama(model=with_extract(creator, *named)) as server:
+        run = dream(root, server.url)
+    names = [u.name for u in run.units]
+    assert "decisions" not in names and "2026-07-02" not in names
+    assert any("rebuild" in n for n in names) and any("vacuum" in n for n in names)
+
+
+def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
+    """A unit near no node is created without asking the model (it could only say
+    CREATE); a unit close to that node gets the model's decision, here a REFINE."""
+    root = vault(tmp_path)
+    before = snapshot(root)
+    target = "digest/procedure/online-rebuild.md"
+    later = {**UNIT_A, "name": "online-rebuild-duration", "paths": [B],
+             "summary": "The online index rebuild since v2.3 keeps the service up and takes "
+                        "25 minutes on staging."}
+    decisions = iter([decision(action="REFINE", target=target, links=["nothing-here"],
+                               body="It takes 25 minutes; see [[nothing-here]] and [[search]].")])
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            return next(decisions)
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [UNIT_A, later])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+        asked = [r for r in server.chat_requests() if is_decision_request(r)]
+    assert [(r.status, r.action) for r in run.results] == [("integrated", "CREATE"),
+                                                            ("integrated", "REFINE")]
+    assert len(asked) == 1 and target in asked[0]["messages"][1]["content"]
+    assert [f["properties"]["target"]["enum"] for f in asked[0]["format"]["anyOf"]] == [
+        ["", target], ["", target]]
+    node = (root / target).read_text()
+    assert "[[nothing-here]]" not in node and "nothing-here" in node  # unresolved: plain
+    assert f"[[{A}]]" in node and f"[[{B}]]" in node and "25 minutes" in node
+    assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
+    new = {k for k in snapshot(root) if k not in before and not k.startswith("digest/topics/")}
+    assert new == {target}
+    spent = run.results[1].usage
+    assert spent.prompt_tokens and spent.answer_tokens > 0
+    assert run.results[0].usage.prompt_tokens == []  # the CREATE asked nothing
+
+
+def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
+    root = vault(tmp_path, node=True)
+    answers = iter([decision(action="REFINE", target="digest/wiki/made-up.md"), decision()])
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            return next(answers)
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [UNIT_A])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+        calls = [r for r in server.chat_requests() if is_decision_request(r)]
+    assert [r.status for r in run.results] == ["integrated"]
+    assert len(calls) == 2
+    assert f"Not accepted: the target of REFINE must be one of {NODE}" in calls[1][
+        "messages"][-1]["content"]
+
+
+def test_tool_calls_written_as_text_integrate(tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    target = "digest/procedure/online-rebuild.md"
+    body = (f"{UNIT_A['summary']}\n\n## Sources\n\n- The change was recorded in [[{A}]].\n")
+    call = {"name": "write", "arguments": json.dumps(
+        {"path": target, "name": "Online rebuild", "description": "Rebuild online.",
+         "content": body})}
+    turns = iter([reply("I will write it now.\n```json\n" + json.dumps(call) + "\n```"),
+                  reply(json.dumps({"action": "CREATE", "target_path": target}))])
+    with FakeOllama(model=with_extract(lambda r: next(turns), UNIT_A)) as server:
+        run = dream(root, server.url)
+    assert [r.status for r in run.results] == ["integrated"]
+    assert run.results[0].usage.calls == {"text": 1}
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        entry = state.journal(1)[0]
+    finally:
+        state.close()
+    assert entry.calls == {"text": 1} and entry.integrator == "ollama qwen2.5-coder:1.5b tools"
+    assert entry.prompt_tokens > 0 and entry.answer_tokens > 0
+
+
+def test_an_old_state_database_gets_the_new_columns(tmp_path: Path) -> None:
+    db = tmp_path / "state.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE failed_units (id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT NOT NULL,
+            paths TEXT NOT NULL, error TEXT NOT NULL, attempts INTEGER NOT NULL,
+            at REAL NOT NULL, resolved INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE journal (id INTEGER PRIMARY KEY, at REAL NOT NULL, run_id INTEGER,
+            unit TEXT NOT NULL, queries TEXT NOT NULL DEFAULT '[]',
+            candidates TEXT NOT NULL DEFAULT '[]', action TEXT NOT NULL,
+            target TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
+            diff TEXT NOT NULL DEFAULT '', before_text TEXT, after_text TEXT,
+            undone_by INTEGER, undo_of INTEGER);
+        INSERT INTO failed_units VALUES (1, 1, '{"name": "u", "paths": ["daily/a.md"]}',
+            '["daily/a.md"]', 'boom', 2, 0, 0);
+        INSERT INTO journal(at, unit, action) VALUES (0, '{"name": "u"}', 'CREATE');
+    """)
+    con.close()
+    state = State(db)
+    try:
+        [old] = state.open_failures()
+        assert (old.kind, old.parked, old.attempts) == ("unit", False, 2)
+        assert state.journal(1)[0].integrator == "" and state.journal(1)[0].calls == {}
+        assert state.record_failure(2, old.unit, "again", failure_id=old.id, park_after=3)
+    finally:
+        state.close()
+
+
+def test_oneshot_tells_a_restatement_from_an_addition_by_the_words_it_adds(
+        tmp_path: Path) -> None:
+    """Small models answer REFINE for nearly every update: a unit whose words the node
+    already holds is corroborated (a source line, no copy), one with new words refined."""
+    root = vault(tmp_path, node=True)
+    again = {**UNIT_A, "name": "rebuild-restated", "summary":
+             "To rebuild the index: stop the service, run the index rebuild, then start the "
+             "service again."}
+    more = {**UNIT_B, "name": "rebuild-duration", "bucket": "procedure", "summary":
+            "Rebuilding the search index means stopping the service for the index rebuild, "
+            "which takes 25 minutes on staging."}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):  # the wrong word both times
+            said = "REFINE" if "rebuild-restated" in request["messages"][1]["content"] \
+                else "CORROBORATE"
+            return decision(action=said, target=NODE)
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [again, more])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.unit.name, r.action) for r in run.results] == [
+        ("rebuild-restated", "CORROBORATE"), ("rebuild-duration", "REFINE")]
+    text = (root / NODE).read_text()
+    assert text.count("run the index rebuild") == 1 and "25 minutes" in text
+    assert f"[[{A}]]" in text and f"[[{B}]]" in text

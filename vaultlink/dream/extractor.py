@@ -1,0 +1,234 @@
+"""The model extractor: memory units from one note per structured-output call.
+
+What the code knows, it never asks the model. A unit's source is the note it was
+extracted from, so the schema has no ``paths`` (small models put headings there, or
+repeat one path until the answer is cut). A unit named after a heading (``standup``,
+``notes``, ``todo``) or a date is renamed after its subject. Only the note's new
+sections are sent: the rest was integrated before.
+
+One bad answer fails one note, never the run: an answer cut at its length cap is asked
+again smaller (half the sections, or fewer, shorter units), not resent; an answer that
+is not the JSON asked for gets one repair turn; what still fails raises
+``ModelOutputError`` for ``extract_step`` to record against that note.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.prompts import prompt
+from vaultlink.dream.session import Usage
+from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
+from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
+from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
+from vaultlink.markdown.text import STOP_WORDS, stem
+
+log = logging.getLogger(__name__)
+
+MAX_UNITS = 3  # per note and call: few, rich units
+SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
+MIN_WORDS = 6  # a summary shorter than this is a to-do item or a fragment
+SECTION_CHARS = 4000
+# Sections never worth a unit: told to skip them, small models still extract each item.
+SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
+dinner breakfast weather weekend errands personal-admin""".split())
+# Names that say where a unit was written, not what it is about (what the 1.5B model
+# named its units after: headings and the note's title).
+VAGUE_NAMES = SKIP_HEADINGS | frozenset("""note notes standup stand-up decisions decision
+reading summary log ideas thoughts today journal update updates misc meeting meetings
+discussion context background details learnings preferences observations research
+agenda attendees retro retrospective incident review design-review status""".split())
+
+EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "units": {
+            "type": "array",
+            "maxItems": MAX_UNITS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "bucket": {"type": "string", "enum": list(BUCKETS)},
+                    "summary": {"type": "string"},
+                },
+                "required": ["name", "bucket", "summary"],
+            },
+        }
+    },
+    "required": ["units"],
+}
+REPAIR = ('That was not the JSON asked for. Answer again with JSON only: '
+          '{"units": [{"name": "...", "bucket": "...", "summary": "..."}]}')
+Section = tuple[str, str]  # (heading breadcrumb, text)
+
+
+class ModelExtractor:
+    """Extract through a chat model with structured output, one note per call."""
+
+    def __init__(self, model: ChatModel, num_ctx: int) -> None:
+        self.model = model
+        self.num_ctx = num_ctx
+        self.usage = Usage()  # every call's tokens and seconds, for the run's report
+        self.passes_over = "the model found nothing worth keeping in its new sections"
+        self.rules = "model"
+        self.passed: list[PassedOver] = []  # a model reads every paragraph
+
+    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
+        """Units of each note; a note the model cannot answer for raises."""
+        units: list[Unit] = []
+        for note in notes:
+            units.extend(self.extract_note(note))
+        return units
+
+    def extract_note(self, note: SourceNote) -> list[Unit]:
+        """The note's new sections in as few calls as fit the context (to-do lists,
+        meals and weather left out: small models make units of them)."""
+        sections = [(crumb, text[:SECTION_CHARS]) for crumb, text, new in note.sections
+                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
+        units: list[Unit] = []
+        for part in self._parts(sections):
+            units.extend(self._ask(note, part, MAX_UNITS))
+        return _unique(units)
+
+    def _budget(self) -> int:
+        # Half the context for the note: the rest is instructions, schema and answer.
+        return max(self.num_ctx // 2 - estimate_tokens(prompt("extract")), 256)
+
+    def _parts(self, sections: list[Section]) -> list[list[Section]]:
+        parts: list[list[Section]] = []
+        used = 0
+        for section in sections:
+            cost = estimate_tokens(section[1]) + 8
+            if parts and used + cost <= self._budget():
+                parts[-1].append(section)
+                used += cost
+            else:
+                parts.append([section])
+                used = cost
+        return parts
+
+    def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
+        system = prompt("extract").replace("{max_units}", str(most))
+        # A section's text starts with its own heading: the breadcrumb would repeat it.
+        user = f"Note {note.path}\n\n" + "\n\n".join(text for _, text in sections)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                          {"role": "user", "content": user}]
+        try:
+            data = self._answer(messages)
+        except (AnswerCut, PromptTooLarge) as exc:
+            if len(sections) > 1:  # smaller: half the sections each
+                half = len(sections) // 2
+                log.info("%s: %s; asking for each half of its sections", note.path, exc)
+                return (self._ask(note, sections[:half], most)
+                        + self._ask(note, sections[half:], most))
+            if most > SMALL_UNITS and isinstance(exc, AnswerCut):
+                log.info("%s: %s; asking for fewer, shorter units", note.path, exc)
+                return self._ask(note, sections, SMALL_UNITS)
+            raise ModelOutputError(f"extract {note.path}: {exc}") from None
+        headings = {slugify(h) for crumb, _ in sections for h in crumb.split(" > ") if h}
+        headings.add(slugify(note.title))
+        units = []
+        for raw in _merged(data)[:most]:
+            unit = _unit(raw, note.path, headings)
+            if unit is not None:
+                units.append(unit)
+        return units
+
+    def _answer(self, messages: list[dict[str, Any]]) -> list[Any]:
+        """The ``units`` list of the answer, after at most one repair turn."""
+        content = ""
+        for turn in range(2):
+            try:
+                reply = self.model.chat(messages, schema=EXTRACT_SCHEMA)
+                self.usage.add(reply)
+                content = reply.content or ""
+            except AnswerCut:
+                raise
+            except ModelOutputError as exc:
+                content = str(exc)
+                reply = None
+            data = extract_json(content) if reply is not None else None
+            if isinstance(data, dict) and isinstance(data.get("units"), list):
+                return list(data["units"])
+            if turn == 0:
+                messages = [*messages, {"role": "assistant", "content": content[:1000]},
+                            {"role": "user", "content": REPAIR}]
+        raise ModelOutputError("the model's answer is not {\"units\": [...]} after a repair "
+                               f"turn: {content[:160]!r}")
+
+
+def _merged(items: list[Any]) -> list[dict[str, Any]]:
+    """Answer items with one name are one subject: their summaries joined (small models
+    cut one procedure into a unit per step); a summary given twice counts once."""
+    out: dict[str, dict[str, Any]] = {}
+    for raw in items:
+        if not isinstance(raw, dict):
+            continue
+        key = slugify(str(raw.get("name") or "")).removesuffix("-md")
+        summary = " ".join(str(raw.get("summary") or "").split())
+        if key not in out:
+            out[key] = {**raw, "summary": summary}
+        elif summary and summary not in out[key]["summary"]:
+            joined = out[key]["summary"].rstrip()
+            out[key]["summary"] = f"{joined}{'' if joined.endswith('.') else '.'} {summary}"
+    return list(out.values())
+
+
+def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
+    """A unit from one answer item, its source the note, its name made specific."""
+    summary = " ".join(str(raw.get("summary") or "").split())
+    if len(summary.split()) < MIN_WORDS:  # a to-do item or an empty line, not a memory
+        log.info("dropping unit %r of %s: summary %r is too thin", raw.get("name"), path,
+                 summary)
+        return None
+    return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
+                normalize_bucket(raw.get("bucket")), summary, [path])
+
+
+def subject_name(name: str, summary: str, headings: set[str]) -> str:
+    """``name`` as a kebab-case handle, or the summary's subject when ``name`` is empty,
+    a date, a generic or logistics word, a heading or the title of the note."""
+    slug = slugify(name).removesuffix("-md") if name.strip() else ""
+    vague = (not slug or slug in VAGUE_NAMES or re.fullmatch(r"[\d-]+", slug) is not None
+             or slug in headings)
+    if not vague:
+        return slug
+    return slugify(key_words(summary)) if key_words(summary) else slug or "note"
+
+
+def key_words(text: str, most: int = 4) -> str:
+    """The words a text is about: those it repeats (in their first order), else the
+    first content words of its first sentence."""
+    tokens = re.findall(r"\w[\w.-]*\w|\w", text)
+    plain = [t for t in tokens if t.lower() not in STOP_WORDS and len(t) > 2
+             and not t.replace(".", "").isdigit()]
+    counts: dict[str, int] = {}
+    for t in plain:
+        counts[stem(t.lower())] = counts.get(stem(t.lower()), 0) + 1
+    seen: set[str] = set()
+    repeated = []
+    for t in plain:
+        key = stem(t.lower())
+        if counts[key] > 1 and key not in seen:
+            seen.add(key)
+            repeated.append(t.lower())
+    if len(repeated) >= 2:
+        return " ".join(repeated[:most])
+    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return " ".join([t.lower() for t in plain if t in first][:most])
+
+
+def _unique(units: list[Unit]) -> list[Unit]:
+    """Units with distinct names (a second ``x`` becomes ``x-2``)."""
+    seen: dict[str, int] = {}
+    for unit in units:
+        n = seen.get(unit.name, 0) + 1
+        seen[unit.name] = n
+        if n > 1:
+            unit.name = f"{unit.name}-{n}"
+    return units

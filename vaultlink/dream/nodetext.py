@@ -1,0 +1,85 @@
+"""The Markdown of a digest node around a model's words: pure functions.
+
+What the one-shot mode writes besides the unit's text: the related-node sentence, the
+``## Sources`` section, a paragraph inserted before it, a superseded sentence struck
+through with its correction, and how much of a unit a node already says.
+"""
+
+from __future__ import annotations
+
+import re
+
+from vaultlink.markdown.sections import find_sources_section
+from vaultlink.markdown.text import subject_words
+
+
+def compose(body: str, related: list[str], source_line: str) -> str:
+    """A body: the text, a sentence linking the related nodes, then ``## Sources``."""
+    parts = [body.strip()]
+    if related:
+        parts.append(f"It connects to {links_text(related)}.")
+    if source_line:
+        parts.append("## Sources\n\n" + source_line)
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def insert_before_sources(body: str, text: str) -> str:
+    """``text`` as a new paragraph just before ``## Sources`` (or at the end)."""
+    lines = body.rstrip("\n").split("\n")
+    sec = find_sources_section(body)
+    at = sec.start if sec is not None else len(lines)
+    head = "\n".join(lines[:at]).rstrip()
+    tail = "\n".join(lines[at:])
+    return "\n\n".join(p for p in (head, text.strip(), tail) if p) + "\n"
+
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def strike(body: str, old: str, correction: str) -> str | None:
+    """The body with the sentence ``old`` names struck through and the correction after
+    it; None when no sentence of the body matches well enough."""
+    want = set(re.findall(r"\w+", old.lower()))
+    if not want:
+        return None
+    lines = body.split("\n")
+    best: tuple[float, int, str] = (0.0, -1, "")
+    sec = find_sources_section(body)
+    stop = sec.start if sec is not None else len(lines)
+    for i, line in enumerate(lines[:stop]):
+        if line.lstrip().startswith("#"):
+            continue
+        for sentence in SENTENCE.split(line.strip()):
+            have = set(re.findall(r"\w+", sentence.lower()))
+            score = len(want & have) / max(len(want | have), 1)
+            if sentence and score > best[0]:
+                best = (score, i, sentence)
+    score, i, sentence = best
+    if score < 0.5 or "~~" in sentence:
+        return None
+    lines[i] = lines[i].replace(sentence, f"~~{sentence}~~ {correction}", 1)
+    return "\n".join(lines)
+
+
+def coverage(summary: str, text: str) -> float:
+    """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
+    want = set(subject_words(summary))
+    return len(want & set(subject_words(text))) / len(want) if want else 1.0
+
+
+def links_text(paths: list[str]) -> str:
+    """``[[a]]``, ``[[a]] and [[b]]``, ``[[a]], [[b]] and [[c]]``."""
+    links = [f"[[{p}]]" for p in paths]
+    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
+
+
+def title_of(handle: str) -> str:
+    """A unit's handle as a title: ``online-rebuild`` -> ``Online rebuild``."""
+    words = handle.replace("-", " ").strip()
+    return words[:1].upper() + words[1:] if words else "Note"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word before ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

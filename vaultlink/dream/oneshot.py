@@ -1,0 +1,380 @@
+"""The one-shot integrate mode: one structured answer per unit instead of a tool loop.
+
+Small local models rarely drive a tool loop (they answer a tool turn with a copy of
+the unit), but they fill a JSON schema well, because ``format`` constrains what they
+can write. So: recall the closest digest nodes here (``node_search``, as the tool
+session would), show them with the unit (each marked very close, related or distant by
+its similarity), and ask for one decision in the shape of ``DECISION_SCHEMA``: target,
+action, related links, and for CORRECT the superseded sentence (``old``). The text
+written is the unit's summary (or the model's title, description, body and sources
+sentence, when it gives them). The decision is carried out by the same tools under the
+same guard; only the Markdown around the words (the ``## Sources`` line, the
+related-node sentence, the strike-through) is written here.
+
+What the model gets wrong is repaired when the intent is clear (a link without
+``.md``, a link to nothing, a ``## Sources`` it wrote itself) and sent back as a short
+correction turn otherwise, at most ``MAX_CORRECTIONS`` times.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from vaultlink.dream.nodetext import (
+    SENTENCE,
+    clip,
+    compose,
+    coverage,
+    insert_before_sources,
+    links_text,
+    strike,
+    title_of,
+)
+from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
+from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
+from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
+from vaultlink.llm.chat import ChatModel, extract_json
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.sections import (
+    append_source_sentence,
+    without_sources,
+)
+from vaultlink.vault.notes import parse_note
+
+if TYPE_CHECKING:
+    from vaultlink.dream.tools import Toolbox
+
+CANDIDATES = 6  # nodes shown with name and description
+BODIES = 2  # of which the closest are shown with the opening of their text
+BODY_CHARS = 600
+# A node below this similarity is never offered as the target (it stays listed, as a
+# possible link). On bench/quality's labelled pairs (data/dedup_pairs.json) 0.45 keeps
+# 58 of 59 same-abstraction pairs and drops 71% of the others; small models otherwise
+# "refine" whatever node is listed first. With no node this close the unit is created
+# without asking the model: it could only answer CREATE.
+TARGET_FLOOR = 0.45
+MAX_LINKS = 3
+# Share of the unit's content words the target already holds from which the unit adds
+# nothing (CORROBORATE) and below which it adds something (REFINE). The model's word is
+# taken for the target and for CORRECT; small models answer REFINE for nearly every
+# update, which would copy a known fact again, and a CORROBORATE that drops new words
+# would lose them. Measured in bench/realmodel (decisions.json): restatements hold
+# 0.83-0.92 of their words, additions 0.42-0.64.
+HOLDS = 0.7
+
+_S = {"type": "string"}
+# Only what the model must decide. The text is the unit's summary, which the model
+# wrote when it extracted the unit: asking for it again doubled the answer, and answer
+# tokens are what a CPU pays most for (1-4 tokens/s for a 1.5B model on two cores).
+# A model that adds title, description, body or sources anyway has them used.
+DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "target": _S, "action": {"type": "string", "enum": list(ACTIONS)},
+        "old": _S, "links": {"type": "array", "items": _S},
+    },
+    "required": ["target", "action", "old", "links"],
+}
+
+
+def decision_schema(targets: list[str], listed: list[str]) -> dict[str, Any]:
+    """``DECISION_SCHEMA`` held to what can be meant: ``target`` one of the close nodes,
+    ``links`` (at most three) among the listed ones, ``old`` only with CORRECT. A server
+    that constrains answers by the schema (Ollama, llama.cpp) cannot name another node,
+    and a small model does not spend a minute copying a paragraph into ``old``."""
+    target = {"type": "string", "enum": ["", *targets]}
+    links = ({"type": "array", "items": {"type": "string", "enum": listed}, "maxItems": MAX_LINKS}
+             if listed else {"type": "array", "maxItems": 0})
+    plain = {"type": "object", "required": ["target", "action", "links"], "properties": {
+        "target": target, "action": {"type": "string", "enum": [a for a in ACTIONS
+                                                                if a != "CORRECT"]},
+        "links": links}}
+    fix = {"type": "object", "required": ["target", "action", "old", "links"], "properties": {
+        "target": target, "action": {"type": "string", "enum": ["CORRECT"]}, "old": _S,
+        "links": links}}
+    return {"anyOf": [plain, fix]}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One parsed one-shot answer."""
+
+    action: str
+    target: str
+    title: str
+    description: str
+    body: str
+    old: str
+    links: list[str]
+    sources: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recalled node as the prompt shows it."""
+
+    path: str
+    name: str
+    description: str
+    text: str = ""  # the opening of its body, for the closest ones
+    similarity: float = 0.0  # cosine similarity to the unit (node_search)
+
+
+def parse_decision(data: Any) -> Decision | str:
+    """The decision in ``data``, or what is wrong with it, in words for the model."""
+    if not isinstance(data, dict):
+        return "the answer is not a JSON object with the fields asked for"
+    action = str(data.get("action", "")).strip().upper()
+    if action not in ACTIONS:
+        return f"action must be one of {', '.join(ACTIONS)}"
+    links = data.get("links")
+    return Decision(action, str(data.get("target") or "").strip(),
+                    str(data.get("title") or "").strip(),
+                    " ".join(str(data.get("description") or "").split()),
+                    str(data.get("body") or "").strip(), str(data.get("old") or "").strip(),
+                    [str(x) for x in links] if isinstance(links, list) else [],
+                    " ".join(str(data.get("sources") or "").split()))
+
+
+def recall(toolbox: Toolbox, unit: Unit, floor: float = TARGET_FLOOR) -> list[Candidate]:
+    """The closest digest nodes for the unit, through the journaled ``node_search``; the
+    opening of their text only for the closest that may be the target (``floor``)."""
+    query = f"{unit.name.replace('-', ' ')}. {unit.summary}"[:500]
+    answer = json.loads(toolbox.call("node_search", {"query": query, "limit": CANDIDATES}))
+    scores = {str(h["path"]): float(h.get("similarity") or 0.0)
+              for h in (toolbox.queries[-1]["hits"] if toolbox.queries else [])}
+    out = []
+    for i, hit in enumerate(answer.get("hits", [])[:CANDIDATES]):
+        text = ""
+        if i < BODIES and scores.get(hit["path"], 0.0) >= floor:
+            try:
+                _, body, _ = split_frontmatter(toolbox.text_of(hit["path"]))
+                text = clip(without_sources(body), BODY_CHARS)
+            except Exception:  # an unreadable node is shown without its text
+                text = ""
+        out.append(Candidate(hit["path"], str(hit.get("name", "")),
+                             str(hit.get("description", "")), text,
+                             scores.get(hit["path"], 0.0)))
+    return out
+
+
+def closeness(similarity: float, same: float, related: float) -> str:
+    """How close a node is to the unit, in words a small model can use."""
+    return ("very close" if similarity >= same else
+            "close" if similarity >= min(TARGET_FLOOR, same) else
+            "related" if similarity >= related else "distant")
+
+
+def user_prompt(unit: Unit, candidates: list[Candidate], focus: str, hint: str = "",
+                same: float = 0.6, related: float = 0.24) -> str:
+    """The unit, the nodes it meets (with how close each is), the bucket's focus."""
+    lines = [f"Unit `{unit.name}` (bucket {unit.bucket}), from "
+             + ", ".join(unit.paths) + ":", unit.summary, ""]
+    if candidates:
+        lines.append("Closest existing digest nodes:")
+        for c in candidates:
+            near = closeness(c.similarity, same, related)
+            lines.append(f"- {c.path} ({near}): {c.name}. {c.description}")
+            if c.text:
+                lines.append(f"  Text: {c.text}")
+    else:
+        lines.append("There are no digest nodes yet: CREATE.")
+    if focus:
+        lines += ["", focus]
+    if hint:
+        lines += ["", f"An earlier attempt failed ({hint}); avoid that."]
+    return "\n".join(lines)
+
+
+def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, focus: str,
+                hint: str = "", same: float = 0.6, related: float = 0.24) -> SessionOutcome:
+    """Ask once for a decision, carry it out; correct the model at most twice.
+
+    ``same`` and ``related`` are the similarity thresholds (``integrate.*_threshold``)
+    by which each listed node is called very close, related or distant."""
+    outcome = SessionOutcome("error")
+    usage = outcome.usage
+    floor = min(TARGET_FLOOR, same)
+    candidates = recall(toolbox, unit, floor)
+    targets = [c.path for c in candidates if c.similarity >= floor]
+    if not targets:  # nothing close enough to update: CREATE, linking the related nodes
+        links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
+        problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", links, ""),
+                            candidates, outcome)
+        usage.refusals += toolbox.refusals
+        if problem:
+            outcome.status, outcome.error = "error", problem
+        return outcome
+    schema = decision_schema(targets, [c.path for c in candidates])
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user_prompt(unit, candidates, focus, hint, same, related)}]
+    for turn in range(1 + MAX_CORRECTIONS):
+        outcome.steps = turn + 1
+        usage.corrections = turn
+        try:
+            reply = model.chat(messages, schema=schema)
+        except AnswerCut:
+            usage.calls["malformed"] += 1
+            messages.append({"role": "user", "content": "Your answer was cut off: answer "
+                             "again with a shorter body (at most five sentences)."})
+            outcome.error = "the answer was cut at its length cap"
+            continue
+        except ModelOutputError as exc:
+            usage.calls["malformed"] += 1
+            messages.append({"role": "user", "content": "Answer with the JSON object only."})
+            outcome.error = str(exc)
+            continue
+        usage.add(reply)
+        decision = parse_decision(extract_json(reply.content))
+        problem = (decision if isinstance(decision, str)
+                   else carry_out(toolbox, unit, decision, candidates, outcome, targets))
+        if not problem:
+            usage.refusals += toolbox.refusals
+            return outcome
+        outcome.error = problem
+        if toolbox.guard.target is not None:
+            break  # a write landed but the result was refused: this attempt is over
+        messages += [{"role": "assistant", "content": reply.content},
+                     {"role": "user", "content": f"Not accepted: {problem}. Answer again "
+                                                 "with the corrected JSON object."}]
+    usage.refusals += toolbox.refusals
+    outcome.status = "unusable" if toolbox.guard.target is None else "error"
+    return outcome
+
+
+def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candidate],
+              outcome: SessionOutcome, targets: list[str] | None = None) -> str:
+    """Write the decision through the tools; '' when done, else the problem in words.
+    ``targets``: the nodes close enough to be updated (default: every listed one)."""
+    guard = toolbox.guard
+    digest = guard.digest
+    listed = [c.path for c in candidates]
+    targets = listed if targets is None else targets
+    if d.action == "CREATE" and d.target in listed and d.target in guard.existed:
+        return (f"CREATE makes a new node, but you named {d.target} as the target: to add "
+                "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
+    if d.action == "CREATE":
+        path = ""
+        for name in (d.title, unit.name):
+            slug = slugify(name) if name else ""
+            path = f"{digest}/{unit.bucket}/{slug}.md"
+            if slug and path not in guard.existed:
+                break
+        else:
+            return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
+                    f"with target {path}; else choose another title")
+        body = _clean(toolbox, d.body or unit.summary, path)
+        related = _related(toolbox, d.links, path)
+        text = compose(body, related, _source_line(d, unit, path, "CREATE"))
+        answer = toolbox.call("write", {"path": path, "name": d.title or title_of(unit.name),
+                                        "description": d.description or clip(
+                                            SENTENCE.split(unit.summary)[0], 200),
+                                        "content": text})
+    else:
+        named = _target(d.target, listed)
+        if named is None or named not in guard.existed or named not in targets:
+            return (f"the target of {d.action} must be one of {', '.join(targets)}; or "
+                    'answer CREATE with target ""')
+        path = named
+        if d.action in ("CORROBORATE", "REFINE"):
+            _, old_body, _ = split_frontmatter(toolbox.text_of(path))
+            held = coverage(unit.summary, without_sources(old_body))
+            action = "CORROBORATE" if held >= HOLDS else "REFINE"
+            if action != d.action:
+                outcome.warnings.append(f"the model said {d.action}; {path} holds "
+                                        f"{held:.0%} of the unit's words: {action}")
+                d = replace(d, action=action)
+        old_text = toolbox.text_of(path)
+        note = parse_note(path, old_text.encode("utf-8"))
+        body = _updated(toolbox, note.body, d, unit, path)
+        answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
+                                                                    or title_of(unit.name)),
+                                        "description": str(note.frontmatter.get("description")
+                                                           or d.description),
+                                        "content": body})
+    result = json.loads(answer)
+    if "error" in result:
+        return str(result["error"])
+    before, after = toolbox.before.get(path), toolbox.current[path]
+    classes = {p: ("same_abstraction" if p == path else "related" if p in d.links
+                   else "unrelated") for p in listed}
+    receipt = Receipt(d.action, path, f"{d.action.lower()}: {clip(unit.summary, 100)}",
+                      classes)
+    try:
+        outcome.receipt = guard.check_result(receipt, before, after)
+    except GuardRefusal as exc:
+        outcome.usage.refusals.append(exc.code.value)
+        return str(exc)
+    outcome.status = "done"
+    return ""
+
+
+# -- composing the Markdown around the model's words ---------------------------------
+
+
+def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) -> str:
+    """The node's body after an update: additive, the source line last."""
+    line = _source_line(d, unit, path, d.action)
+    new = _clean(toolbox, d.body or unit.summary, path)
+    related = [p for p in _related(toolbox, d.links, path) if f"[[{p}" not in body]
+    if d.action == "REFINE":
+        body = insert_before_sources(body, compose(new, related, ""))
+    elif d.action == "CORRECT":
+        fixed = clip(new, 500)
+        struck = strike(body, d.old, f"Corrected: {fixed} ({links_text(unit.paths)}).")
+        body = struck if struck is not None else insert_before_sources(
+            body, f"Corrected: {fixed} ({links_text(unit.paths)}).")
+    return append_source_sentence(body, line)
+
+
+def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
+    """A source list item: the model's sentence about the source, with the link(s)."""
+    sentence = re.sub(r"\[\[[^\]]*\]\]", "", d.sources).strip().rstrip(".")
+    if len(re.findall(r"[^\W_]+", sentence)) < 3:
+        verb = {"CREATE": "is recorded in", "CORROBORATE": "is confirmed again in",
+                "REFINE": "is extended by", "CORRECT": "is corrected by"}[action]
+        return f"- {title_of(unit.name)} {verb} {links_text(unit.paths)}."
+    return f"- {sentence[:1].upper()}{sentence[1:]} ({links_text(unit.paths)})."
+
+
+def _clean(toolbox: Toolbox, text: str, path: str) -> str:
+    """The model's prose as a body part: no frontmatter, no Sources section of its
+    own, headings demoted below the node's, links made full paths or plain text."""
+    head, body, _ = split_frontmatter(text.strip() + "\n")
+    body = without_sources(body if head else text)
+    body = re.sub(r"(?m)^#{1,2} ", "### ", body).strip()
+    for link in find_wikilinks(body):
+        full = toolbox.guard.link_target(link.target, path)
+        body = body.replace(link.raw, f"[[{full}]]" if full else link.target.rsplit("/", 1)[-1]
+                            .removesuffix(".md"))
+    return body
+
+
+def _related(toolbox: Toolbox, links: list[str], path: str) -> list[str]:
+    """The digest nodes of ``links`` that exist, as full paths (at most five)."""
+    out: list[str] = []
+    for raw in links:
+        target = raw.strip().strip("[]").split("|")[0].strip()
+        full = toolbox.guard.link_target(target, path) if target else None
+        if full and full != path and full.startswith(f"{toolbox.guard.digest}/") \
+                and full not in out:
+            out.append(full)
+    return out[:5]
+
+
+def _target(raw: str, listed: list[str]) -> str | None:
+    """The node a decision names: a listed path, with or without brackets or ``.md``,
+    or its number in the list."""
+    text = raw.strip().strip("[]").split("|")[0].strip()
+    if text.isdigit() and 1 <= int(text) <= len(listed):
+        return listed[int(text) - 1]
+    for path in listed:
+        if text in (path, path.removesuffix(".md"), path.rsplit("/", 1)[-1],
+                    path.rsplit("/", 1)[-1].removesuffix(".md")):
+            return path
+    return text if text.endswith(".md") else None
