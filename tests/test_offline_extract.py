@@ -149,7 +149,7 @@ def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
         said = flat(" ".join(u.summary for u in units))
         reported = {line for p in ex.passed for line in range(p.line, p.end_line + 1)}
         for block in parse_blocks(text):
-            if block.kind == "heading" or not block.items and block.kind in ("prose", "list"):
+            if block.kind == "heading" or (not block.items and block.kind in ("prose", "list")):
                 continue
             fed = block.items and any(flat(re.sub(r"^(- |\d+\. )", "", i))[:40] in said
                                       for i in block.items)
