@@ -211,7 +211,7 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
     for u in data.get("unreadable") or []:
         lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
     for b in data.get("barren") or []:
-        reasons = ", ".join(b["reasons"]) or "nothing in it to read"
+        reasons = ", ".join(b["reasons"]) or "no paragraph of it was kept"
         lines.append(f"nothing to keep in {b['path']} (read with the {b['rules']} rules): "
                      f"{reasons}; a change of rules or a model reads it again")
     if data.get("passed_over"):
