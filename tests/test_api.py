@@ -44,7 +44,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(root, settings.daemon())
     d.start()
     wait_for(lambda: not d.state.queue() and d.state.last_run() and d.status()["state"] == "idle",
-             timeout=120, what="the sample vault to be integrated")
+             timeout=600, what="the sample vault to be integrated")  # a loaded CI box
     yield d
     d.stop()
 
