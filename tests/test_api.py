@@ -471,7 +471,7 @@ def test_search_answers_nodes_and_sections(daemon: Daemon) -> None:
                         timeout=120)
     assert status == 200 and body["hits"]
     assert set(body["hits"][0]) == {"path", "score", "breadcrumb", "text", "line",
-                                    "similarity", "outlinks", "inlinks"}
+                                    "similarity", "keyword_rank", "outlinks", "inlinks"}
     assert all(set(r) == NODE_REF for h in body["hits"] for r in h["outlinks"] + h["inlinks"])
     for bad in ("/search", "/search?q=+", "/search?q=x&in=files", "/search?q=x&limit=0",
                 "/search?q=x&limit=501"):
