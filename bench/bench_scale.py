@@ -240,13 +240,21 @@ def run(root: Path, args: argparse.Namespace) -> None:
     say(f"vault: {args.notes} notes, {args.nodes} digest nodes", f"written in "
         f"{time.perf_counter() - t0:.1f} s")
 
-    seconds, out = cli(root, "reindex", "--full", "--json")
-    report = json.loads(out)
+    if args.backfill_days is not None:
+        with (root / ".vaultlink" / "config.yaml").open("a", encoding="utf-8") as fh:
+            fh.write(f"backfill:\n  days: {args.backfill_days}\n")
+    if args.no_chunks:  # the node index only (what dream and node-search use)
+        seconds, _ = cli(root, "node-search", "first build", "--json")
+        say("first build, node index only (node-search)", f"{seconds:.0f} s for "
+            f"{args.nodes} nodes; the section index is left to `search`")
+    else:
+        seconds, out = cli(root, "reindex", "--full", "--json")
+        report = json.loads(out)
+        texts = report["nodes"]["embedded"] + report["chunks"]["embedded"]
+        say("first build (reindex --full)", f"{seconds:.0f} s = {seconds / 60:.1f} min, "
+            f"{texts} texts embedded ({report['chunks']['embedded']} chunks), "
+            f"{texts / seconds:.1f} texts/s")
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    texts = report["nodes"]["embedded"] + report["chunks"]["embedded"]
-    say("first build (reindex --full)", f"{seconds:.0f} s = {seconds / 60:.1f} min, "
-        f"{texts} texts embedded ({report['chunks']['embedded']} chunks), "
-        f"{texts / seconds:.1f} texts/s")
     say("index size (.vaultlink)", f"{size_mb(root / '.vaultlink'):.0f} MB; peak RSS "
         f"{rss:.0f} MB")
 
@@ -311,6 +319,11 @@ def main() -> None:
                         help="how the latency index's nodes are embedded (hash: seconds)")
     parser.add_argument("--only-search", action="store_true",
                         help="measure node_search latency only")
+    parser.add_argument("--no-chunks", action="store_true",
+                        help="build only the node index first (a faster run)")
+    parser.add_argument("--backfill-days", type=int,
+                        help="backfill.days of the vault (default 14: about 128 notes of "
+                             "10,000 integrated at the first start)")
     parser.add_argument("--idle", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the generated vault")
