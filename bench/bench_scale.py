@@ -52,13 +52,23 @@ def say(what: str, value: str) -> None:
     print(f"{what:<48} {value}   ({load()})", flush=True)
 
 
+LAST_CPU = [0.0]  # CPU seconds of the last `cli` command
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def cli(root: Path, *args: str, timeout: float = 7200) -> tuple[float, str]:
-    """Wall seconds and stdout of one ``vaultlink`` command on the vault."""
-    started = time.perf_counter()
+    """Wall seconds and stdout of one ``vaultlink`` command on the vault (its CPU
+    seconds in ``LAST_CPU``: what it costs whatever else the machine runs)."""
+    started, cpu = time.perf_counter(), children_cpu()
     done = subprocess.run([PY, "-m", "vaultlink", *args, "--vault", str(root)],
                           capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode not in (0, 1):
         raise SystemExit(f"vaultlink {' '.join(args)} failed: {done.stderr[-2000:]}")
+    LAST_CPU[0] = children_cpu() - cpu
     return time.perf_counter() - started, done.stdout
 
 
@@ -271,19 +281,25 @@ def run(root: Path, args: argparse.Namespace) -> None:
     say("dream, nothing changed (in-process)", f"{seconds:.2f} s, {read} notes read, "
         f"scanned {counts['scanned']}, changed {counts['changed']}")
     seconds, _ = cli(root, "dream", "--json")
-    say("  the same, `vaultlink dream`", f"{seconds:.2f} s wall")
+    say("  the same, `vaultlink dream`", f"{seconds:.2f} s wall, {LAST_CPU[0]:.2f} s CPU")
     touch_note(root, sources[-1], rng)
     seconds, read, counts = in_process_dream(root)
     say("dream, one note changed (in-process)", f"{seconds:.2f} s, {read} notes read, "
         f"changed {counts['changed']}, integrated {counts['integrated']}")
 
-    times = [cli(root, "node-search", "stale cache query", "--json")[0] for _ in range(3)]
+    times, cpus = [], []
+    for _ in range(3):
+        times.append(cli(root, "node-search", "stale cache query", "--json")[0])
+        cpus.append(LAST_CPU[0])
     say("`vaultlink node-search`, no daemon", f"median {statistics.median(times):.2f} s "
-        f"wall (runs {', '.join(f'{t:.2f}' for t in times)})")
+        f"wall (runs {', '.join(f'{t:.2f}' for t in times)}), "
+        f"{statistics.median(cpus):.2f} s CPU")
 
     daemon = Daemon(root)
     try:
-        say("daemon: no-change restart to serving", f"{daemon.serving():.2f} s")
+        serving = daemon.serving()
+        say("daemon: no-change restart to serving", f"{serving:.2f} s wall, "
+            f"{cpu_seconds(daemon.proc.pid):.2f} s CPU")
         daemon.idle()
         pid = daemon.proc.pid
         cpu0, w0 = cpu_seconds(pid), time.perf_counter()
