@@ -88,7 +88,7 @@ def main() -> int:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="vaultlink-bench-"))
     root = work / "vault"
-    shutil.copytree(REPO / "sample_vault", root)
+    shutil.copytree(REPO / "sample_vault", root, copy_function=shutil.copy)  # fresh mtimes
     env = {**os.environ, "VAULTLINK_API__PORT": "0", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "vaultlink", "watch", "--foreground", "--vault", str(root),
            "--llm", "offline", "--quiet-seconds", str(args.quiet)]

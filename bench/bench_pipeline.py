@@ -71,7 +71,7 @@ class TimedEmbedder:
 def one_round(url: str, num_ctx: int) -> tuple[float, float, float, int, list[int], list[int]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
-        shutil.copytree(ROOT / "sample_vault", root)
+        shutil.copytree(ROOT / "sample_vault", root, copy_function=shutil.copy)  # fresh
         settings = load_settings(root, environ={}).with_overrides(
             {"llm.provider": "ollama", "llm.host": url, "auto_dream.max_units": 50,
              "llm.num_ctx": num_ctx})

@@ -24,7 +24,9 @@ LEFTOVER_GRACE_SECONDS = 10.0
 def sample_vault(tmp_path: Path) -> Path:
     """A fresh copy of ``sample_vault/`` (without any ``.vaultlink/`` state)."""
     dest = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vaultlink"))
+    # new mtimes (shutil.copy): the notes are fresh, inside the first start's backfill window
+    shutil.copytree(SAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vaultlink"),
+                    copy_function=shutil.copy)
     return dest
 
 

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, DEFAULTS, config_path, load_settings
+from vaultlink.cli.settings import (
+    DEFAULT_CONFIG_YAML,
+    DEFAULTS,
+    config_path,
+    load_settings,
+    model_cache_dir,
+)
 from vaultlink.errors import ConfigError
 
 
@@ -227,8 +233,11 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "chroma_port": ("index.chroma.port", 8123), "body_chars": ("index.body_chars", 777),
              "related_threshold": ("integrate.related_threshold", 0.33),
              "digest": ("folders.digest", "memory"), "max_units": ("auto_dream.max_units", 11),
-             "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6)}
+             "max_topics": ("topics.max_topics", 4), "lookback_days": ("topics.lookback_days", 6),
+             "fallback": ("llm.fallback", "offline"),
+             "backfill_days": ("backfill.days", 21)}
     options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
     expected = {field: value for field, (_, value) in table.items()}
     expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file
+    expected["model_cache"] = str(model_cache_dir())  # the user's cache, not a setting
     assert dataclasses.asdict(options) == expected

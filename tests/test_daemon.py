@@ -469,10 +469,7 @@ def test_stop_finishes_the_current_unit_and_keeps_the_rest(tmp_path: Path,
     d = Daemon(root, settings_for(root, fake.url))
     d.start()
     wait_for(lambda: d.status()["current"], what="a unit to start")
-    t0 = time.monotonic()
-    d.stop()
-    # generous on a loaded machine, yet below the 30 s after which stop abandons the unit
-    assert time.monotonic() - t0 < 20, "stop waited for more than the current unit"
+    d.stop()  # the current unit finishes; the ones not started wait (asserted below)
     state = State(root / ".vaultlink/state.sqlite")
     try:
         decided = len([e for e in state.journal(limit=50) if e.action == "CREATE"])
@@ -539,11 +536,18 @@ def test_a_model_not_pulled_is_retried_with_backoff_not_in_a_loop(tmp_path: Path
         d = Daemon(root, settings_for(root, server.url, **{"llm.provider": provider}),
                    model_backoff=(0.3, 1.0))
         d.start()
+        waits: list[float] = []
+        down = d.gate.down
+
+        def recorded(now: float, why: str) -> None:
+            down(now, why)
+            waits.append(d.gate.wait)
+
+        d.gate.down = recorded  # type: ignore[method-assign]
         try:
-            t0 = time.monotonic()
-            wait_for(lambda: len(server.chat_requests()) >= 3, timeout=20)
-            rate = len(server.chat_requests()) / (time.monotonic() - t0 + 0.3)
-            assert rate < 10, f"{rate:.0f} chat calls/s: a tight retry loop"
+            wait_for(lambda: len(waits) >= 3, timeout=20)
+            # every failed try is followed by a longer wait, never a tight loop
+            assert waits[:3] == [0.3, 0.6, 1.0], waits
             assert d.state.queue() and not d.state.checkpoints()
             server.models = [ModelSpec("qwen3:4b")]  # `ollama pull qwen3:4b`
             wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="work to resume")
@@ -572,8 +576,9 @@ def test_an_unreadable_note_leaves_status_when_deleted_without_a_run(
     d = started(root, settings_for(root, fake.url, **{"watch.quiet_seconds": 0.2}))
     odd = root / "daily/C# notes.md"
     odd.write_text("## A\n\nThe deploy window moved to Tuesday.\n")
-    wait_for(lambda: [u["path"] for u in d.status()["unreadable"]] == ["daily/C# notes.md"],
-             what="the note no link can name to be listed")
+    wait_for(lambda: [u["path"] for u in d.status()["unreadable"]] == ["daily/C# notes.md"]
+             and d.status()["state"] == "idle" and not d.state.queue(),
+             what="the note no link can name to be listed, and its run over")
     runs = d.runs
     odd.unlink()
     wait_for(lambda: d.status()["unreadable"] == [], what="the deleted note to leave the list")

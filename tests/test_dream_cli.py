@@ -5,13 +5,14 @@ driven by the competent scripted model, real Chroma and SQLite, on a copy of sam
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.competent import CompetentModel
-from tests.fakes.ollama_server import FakeOllama
+from tests.fakes.ollama_server import FakeOllama, down_url
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -102,32 +103,53 @@ def test_dry_run_shows_decisions_and_writes_nothing(vault_copy: Path,
 
 
 @pytest.mark.slow
-def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(tmp_path: Path) -> None:
-    # The README's main command: no Ollama here, so the offline integrator runs.
+def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's main command as a new user runs it: llm.provider auto (the default),
+    # and no Ollama answering, so the offline integrator runs and says so.
+    monkeypatch.setenv("VAULTLINK_LLM__HOST", down_url())
     dest = tmp_path / "demo"
     before = _snapshot(SAMPLE)
-    result = CliRunner().invoke(app, ["demo", "--to", str(dest), "--llm", "offline"],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(app, ["demo", "--to", str(dest)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert "dreaming with the offline integrator" in result.output
     assert "vaultlink check: 0 error(s) in digest/" in result.output
     assert "new digest nodes (" in result.output and "failed 0" in result.output
+    # each decision once: the progress line says it, the summary does not repeat it
+    decided = re.findall(r"\] \S+ \.\.\. (?:CREATE|REFINE|CORROBORATE) (digest/\S+)",
+                         result.output)
+    assert len(decided) > 20
+    assert not re.search(r"^\s+digest/\S+ \[(CREATE|REFINE|CORROBORATE)\]", result.output,
+                         re.M)
     assert _snapshot(SAMPLE) == before  # the checkout is never touched
     assert any((dest / "digest").rglob("*.md"))
 
 
 def test_a_note_that_gives_no_unit_is_named_with_why(tmp_path: Path) -> None:
-    """The note is checkpointed all the same, so the run says what the extractor passes
-    over instead of letting it look lost; a dry run says what it would checkpoint."""
+    """The note is checkpointed all the same, so the run says what it held and why none of
+    it is kept instead of letting it look lost; a dry run says what it would checkpoint.
+    A short decision under a Standup heading is no such note: it is a unit (issue #16)."""
     (tmp_path / "daily").mkdir()
     (tmp_path / "daily/2026-07-01.md").write_text(
-        "## Standup\n\nWe decided to move the deploy window to Tuesday mornings because "
-        "Monday releases kept colliding with the weekly planning meeting and support.\n")
+        "## TODO\n\n- [ ] Book the dentist\n- [ ] Call the bank\n\n## Lunch\n\n"
+        "Noodles with Sam at the corner place.\n")
     runner = CliRunner()
     dry = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline",
                               "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "would checkpoint 1" in dry.output and "checkpointed" not in dry.output
     real = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline"])
-    assert ("nothing to keep in daily/2026-07-01.md: the offline extractor keeps passages "
-            "of at least 25 words and passes over logistics sections (Standup") in real.output
+    assert ("nothing to keep in daily/2026-07-01.md: open tasks (checkboxes) (1), "
+            "logistics (the 'Lunch' section) (1)") in real.output
+    assert "daily/2026-07-01.md [NOTHING TO KEEP]" in real.output
     assert "checkpointed 1" in real.output
+    status = runner.invoke(app, ["status", "--vault", str(tmp_path)])
+    assert "nothing to keep in daily/2026-07-01.md (read with the offline-" in status.output
+    (tmp_path / "daily/2026-07-02.md").write_text(
+        "# Standup\n\nWe decided to move the deploy window to Tuesday mornings because "
+        "Monday releases kept colliding with the weekly planning meeting and support.\n")
+    decided = runner.invoke(app, ["dream", "--vault", str(tmp_path), "--llm", "offline"])
+    assert "1 unit(s) to integrate" in decided.output
+    assert re.search(r"\.\.\. CREATE digest/", decided.output), decided.output
+    node = next(p for p in (tmp_path / "digest").rglob("*.md") if "topics" not in p.parts)
+    assert "We decided to move the deploy window to Tuesday mornings" in node.read_text()

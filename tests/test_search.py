@@ -217,7 +217,7 @@ def test_cli_node_search_json(vault: Vault) -> None:
     hits = json.loads(out)["hits"]
     assert len(hits) == 2
     assert hits[0]["path"] == "digest/wiki/autovacuum.md"
-    assert set(hits[0]) == {"path", "score", "name", "description", "similarity"}
+    assert set(hits[0]) == {"path", "score", "name", "description", "similarity", "keyword_rank"}
     assert hits[0]["name"] == "Postgres autovacuum"
 
 
@@ -239,7 +239,13 @@ def test_cli_reindex_counts_and_empty_query(vault: Vault) -> None:
     summary = json.loads(out[out.index("{"):])
     assert summary["nodes"]["indexed"] == 2 and summary["chunks"]["indexed"] == 4
     assert "daily/broken.md" in summary["chunks"]["skipped"]
-    code, out = run("reindex", "--vault", str(vault.root))
-    assert code == 0 and "nodes: 2 notes indexed" in out and "skipped daily/broken.md" in out
+    code, out = run("reindex", "--vault", str(vault.root))  # a sync: nothing changed
+    assert code == 0 and "nodes: 0 notes indexed, 0 texts embedded, 2 unchanged" in out
+    assert "skipped daily/broken.md" in out
+    write(vault.root, "daily/new.md", "# New\n\nA note written since.\n")
+    code, out = run("reindex", "--vault", str(vault.root), "--json")
+    assert (json.loads(out[out.index("{"):])["chunks"]["indexed"], code) == (1, 0)
+    code, out = run("reindex", "--full", "--vault", str(vault.root))
+    assert code == 0 and "nodes: 2 notes indexed, 2 texts embedded, 0 unchanged" in out
     result = CliRunner().invoke(app, ["search", " ", "--vault", str(vault.root)])
     assert isinstance(result.exception, SearchIndexError)

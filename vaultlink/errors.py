@@ -17,7 +17,8 @@ each branch to an exit code and prints the message on one line.
     │   │   ├── BinaryNote           NUL bytes: not a text note
     │   │   └── NoteTooLarge         over the size limit
     │   ├── NoteNotFound         the note does not exist
-    │   └── WriteConflict        the file changed since it was read (compare-and-swap)
+    │   ├── WriteConflict        the file changed since it was read (compare-and-swap)
+    │   └── WriteFailed          the disk refused a write (full, read-only, I/O error)
     ├── SearchIndexError         the search index (Chroma, FTS) failed or is corrupt
     ├── EmbeddingError           the embedding model could not load or run
     ├── ModelError               talking to the LLM
@@ -28,12 +29,14 @@ each branch to an exit code and prints the message on one line.
     ├── GuardRefusal             a proposed write breaks an invariant; the model sees the message
     ├── StateError               state.sqlite, the decision journal, undo
     │   └── UndoConflict         the file changed since the decision; undo refused
+    │       └── UndoNeedsCascade     later decisions depend on it; --cascade reverts them too
     └── DaemonError              the daemon cannot start, serve or be reached
         └── VaultBusy            another vaultlink process is the vault's writer now
 """
 
 from __future__ import annotations
 
+import errno
 from enum import StrEnum
 
 
@@ -109,6 +112,35 @@ class WriteConflict(VaultError):
             "Read it again and redo the change."
         )
         self.path = path
+
+
+# What to do about a write the disk refused, by errno name.
+_DISK_ADVICE = {
+    "ENOSPC": "the disk is full: free some space, then run again",
+    "EDQUOT": "the disk quota is used up: free some space, then run again",
+    "EROFS": "the vault is on a read-only file system: remount it writable, or run "
+             "vaultlink where the vault can be written",
+    "EACCES": "permission denied: vaultlink needs to write digest/ and .vaultlink/",
+    "EPERM": "permission denied: vaultlink needs to write digest/ and .vaultlink/",
+    "EIO": "the disk reported an I/O error: check the disk before going on",
+}
+
+
+def disk_advice(exc: OSError) -> str:
+    """Plain words and a next step for an ``OSError`` of a write."""
+    name = errno.errorcode.get(exc.errno or 0, "")
+    return _DISK_ADVICE.get(name, f"{exc.strerror or exc}; check the disk and run again")
+
+
+class WriteFailed(VaultError):
+    """The disk refused a write (full, read-only, I/O error); nothing was half-written:
+    writes are atomic, so the file keeps its old text."""
+
+    def __init__(self, path: str, exc: OSError) -> None:
+        super().__init__(f"could not write {path}: {disk_advice(exc)} (nothing was "
+                         "half-written)")
+        self.path = path
+        self.errno = exc.errno
 
 
 class SearchIndexError(VaultlinkError):
@@ -188,6 +220,15 @@ class StateError(VaultlinkError):
 
 class UndoConflict(StateError):
     """The file changed since the decision was written, so it cannot be undone safely."""
+
+
+class UndoNeedsCascade(UndoConflict):
+    """Undoing (or redoing) one decision alone would lose a later edit or break a link;
+    ``needs`` lists the other decisions ``--cascade`` would revert with it."""
+
+    def __init__(self, message: str, needs: list[dict[str, object]]) -> None:
+        super().__init__(message)
+        self.needs = needs
 
 
 class DaemonError(VaultlinkError):

@@ -32,6 +32,9 @@ class PipelineOptions:
     max_units: int
     max_topics: int
     lookback_days: int
+    fallback: str = "none"  # llm.fallback: offline lets auto write offline text after a model
+    backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
+    model_cache: str = ""  # where the embedder keeps its optimised graph ("": nowhere)
 
 
 @dataclass(frozen=True)

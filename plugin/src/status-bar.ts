@@ -7,11 +7,12 @@ import type { Status } from "./api/types";
 export function statusText(result: ClientResult<Status>): string {
 	switch (result.kind) {
 		case "ok": {
-			const { queue, failed, unreadable = [], state } = result.data;
+			const { queue, failed, unreadable = [], state, backlog } = result.data;
 			const parts: string[] = [];
 			if (queue.length) parts.push(`${queue.length} queued`);
 			if (failed.length) parts.push(`${failed.length} failed`);
 			if (unreadable.length) parts.push(`${unreadable.length} unreadable`);
+			if (backlog?.queued) parts.push(`backlog ${backlog.queued.toLocaleString("en-US")} (${duration(backlog.eta_seconds)})`);
 			if (parts.length) return `vaultlink: ${parts.join(", ")}`;
 			// Nothing waiting: say what the daemon itself is doing.
 			return state === "idle" ? "vaultlink: idle" : `vaultlink: ${state}`;
@@ -28,6 +29,14 @@ export function statusText(result: ClientResult<Status>): string {
 	}
 }
 
+/** Seconds as a person reads them: 45 s, 12 min, 3 h 20 min, 17 days. */
+export function duration(seconds: number): string {
+	if (seconds < 90) return `${Math.round(seconds)} s`;
+	if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+	if (seconds < 2 * 86400) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+	return `${Math.round(seconds / 86400)} days`;
+}
+
 /** Hover text: the details the one-liner leaves out. */
 export function statusTooltip(result: ClientResult<Status>): string {
 	if (result.kind !== "ok") return result.message;
@@ -36,6 +45,15 @@ export function statusTooltip(result: ClientResult<Status>): string {
 	if (s.current) lines.push(`working on ${s.current.unit}`);
 	for (const f of s.failed) lines.push(`failed ${f.unit}: ${f.error}`);
 	for (const u of s.unreadable ?? []) lines.push(`cannot read ${u.path}: ${u.reason}`);
+	const b = s.backlog;
+	if (b?.queued) lines.push(`backlog: ${b.queued.toLocaleString("en-US")} older notes queued, about ${duration(b.eta_seconds)} to go`);
+	if (b?.waiting) {
+		const est = b.waiting_estimate;
+		lines.push(
+			`backlog: ${b.waiting.toLocaleString("en-US")} older notes wait, not integrated ` +
+				`(about ${est.units.toLocaleString("en-US")} units, ${duration(est.seconds)}); ${b.how}`,
+		);
+	}
 	// offline is a choice, not a fault: the daemon integrates without a model
 	if (s.model.provider === "offline") lines.push("offline integrator (no model)");
 	else if (!s.model.reachable) lines.push(`model ${s.model.model} at ${s.model.host} unreachable`);

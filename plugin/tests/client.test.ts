@@ -163,6 +163,35 @@ test("undo: 409 keeps the daemon's message for the Notice", async () => {
 	assert.equal(res.message, fixture("error-undo-409.json").error);
 });
 
+test("undo: a 409 that needs a cascade lists the decisions; cascade sends cascade: true", async () => {
+	const daemon = new FakeDaemon({
+		"POST /undo": (req) =>
+			JSON.parse(req.body ?? "").cascade
+				? json(200, { ...fixture<object>("undo.json"), ids: [40, 41] })
+				: json(409, fixtureText("error-undo-409-needs.json")),
+	});
+	const c = client(daemon.request);
+	const refused = await c.undo(8);
+	assert.ok(refused.kind === "rejected");
+	assert.deepEqual(refused.needs, fixture("error-undo-409-needs.json").needs);
+	const done = await c.undo(8, true);
+	assert.ok(done.kind === "ok");
+	assert.deepEqual(done.data.ids, [40, 41]);
+	assert.deepEqual(
+		daemon.to("POST /undo").map((r) => JSON.parse(r.body ?? "")),
+		[{ id: 8 }, { id: 8, cascade: true }],
+	);
+});
+
+test("redo: POSTs {id} and returns the REDO decision", async () => {
+	const daemon = new FakeDaemon({ "POST /redo": () => json(200, fixtureText("redo.json")) });
+	const res = await client(daemon.request).redo(31);
+	assert.ok(res.kind === "ok");
+	assert.equal(res.data.redone, 31);
+	assert.equal(res.data.decision.action, "REDO");
+	assert.deepEqual(JSON.parse(daemon.to("POST /redo")[0].body ?? ""), { id: 31 });
+});
+
 test("rerun: sends {path} or {failed: true} exactly as the contract says", async () => {
 	const daemon = new FakeDaemon({ "POST /rerun": () => json(200, fixtureText("rerun.json")) });
 	const c = client(daemon.request);

@@ -13,7 +13,7 @@ import { fixture } from "./fake-daemon";
 const DOC = readFileSync(join(__dirname, "..", "..", "..", "docs", "status-api.md"), "utf8");
 
 const KEYS = {
-	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed", "unreadable"],
+	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed", "unreadable", "backlog"],
 	model: ["provider", "host", "model", "reachable"],
 	queue: ["path", "settles_in_seconds", "state"],
 	current: ["unit", "paths"],
@@ -22,6 +22,8 @@ const KEYS = {
 	change: ["target", "action", "note"],
 	failed: ["unit", "paths", "error", "attempts", "failed_at"],
 	unreadable: ["path", "since", "reason"],
+	backlog: ["waiting", "queued", "waiting_estimate", "eta_seconds", "how"],
+	estimate: ["notes", "units", "seconds", "provider", "seconds_per_unit", "measured"],
 	digest: ["path", "kind", "name", "description", "sources", "related", "backlinks", "decisions"],
 	source_ref: ["path", "sentence"],
 	node_ref: ["path", "name", "description"],
@@ -64,6 +66,8 @@ test("status fixtures have exactly the documented keys", () => {
 		for (const q of s.queue) keys(q, KEYS.queue, `${name} queue`);
 		for (const f of s.failed) keys(f, KEYS.failed, `${name} failed`);
 		for (const u of s.unreadable ?? []) keys(u, KEYS.unreadable, `${name} unreadable`);
+		keys(s.backlog, KEYS.backlog, `${name} backlog`);
+		keys(s.backlog.waiting_estimate, KEYS.estimate, `${name} backlog estimate`);
 		if (s.current) keys(s.current, KEYS.current, `${name} current`);
 		if (s.last_run) {
 			keys(s.last_run, KEYS.last_run, `${name} last_run`);

@@ -112,6 +112,35 @@ export abstract class ItemView extends View {
 	}
 }
 
+/** Obsidian's Modal: a title and content element; open() shows it (recorded in
+ * `Modal.open` so a test can answer it), close() hides it. */
+export class Modal extends Component {
+	static open: Modal[] = [];
+	app: any;
+	titleEl: HTMLElement;
+	contentEl: HTMLElement;
+
+	constructor(app: any) {
+		super();
+		this.app = app;
+		this.titleEl = document.createElement("div");
+		this.contentEl = document.createElement("div");
+	}
+
+	open(): void {
+		Modal.open.push(this);
+		this.onOpen();
+	}
+
+	close(): void {
+		Modal.open = Modal.open.filter((m) => m !== this);
+		this.onClose();
+	}
+
+	onOpen(): void {}
+	onClose(): void {}
+}
+
 export class Notice {
 	/** Every message shown, oldest first; tests clear it as they need. */
 	static shown: string[] = [];

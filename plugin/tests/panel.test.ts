@@ -1,7 +1,7 @@
 import "./setup-dom";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Notice, WorkspaceLeaf } from "./obsidian-stub";
+import { Modal, Notice, WorkspaceLeaf } from "./obsidian-stub";
 import { DaemonClient } from "../src/api/client";
 import { VaultlinkPanelView, VIEW_TYPE_PANEL } from "../src/views/panel-view";
 import { makePanelActions } from "../src/views/panel-actions";
@@ -149,9 +149,11 @@ test("actions: a 409 on undo shows the daemon's message in a Notice, then refres
 	const actions = makePanelActions({
 		client: {
 			undo: async () => ({ kind: "rejected", status: 409, message: conflict }),
+			redo: async () => ({ kind: "down", message: "unused" }),
 			rerun: async () => ({ kind: "down", message: "Cannot reach the vaultlink daemon." }),
 		},
 		notify: (m) => shown.push(m),
+		confirm: async () => assert.fail("a plain conflict asks nothing"),
 		openNote: () => {},
 		refresh: () => refreshed++,
 	});
@@ -168,8 +170,118 @@ test("actions: Re-run posts {path} and names what was queued", async () => {
 	const shown: string[] = [];
 	const { daemon } = setup({ "POST /rerun": () => json(200, fixtureText("rerun.json")) });
 	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://x:1", token: async () => "t" });
-	const actions = makePanelActions({ client, notify: (m) => shown.push(m), openNote: () => {}, refresh: () => {} });
+	const actions = makePanelActions({
+		client,
+		notify: (m) => shown.push(m),
+		confirm: async () => false,
+		openNote: () => {},
+		refresh: () => {},
+	});
 	await actions.rerun("daily/2026-06-19.md");
 	assert.deepEqual(JSON.parse(daemon.to("POST /rerun")[0].body ?? ""), { path: "daily/2026-06-19.md" });
 	assert.deepEqual(shown, ["vaultlink: queued daily/2026-06-19.md"]);
+});
+
+function cascadeClient(answers: { undo: unknown[] }) {
+	const sent: unknown[] = [];
+	const daemon = new FakeDaemon({
+		"POST /undo": (req) => {
+			sent.push(JSON.parse(req.body ?? ""));
+			return answers.undo.shift() as ReturnType<typeof json>;
+		},
+		"POST /redo": () => json(200, fixtureText("redo.json")),
+	});
+	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://x:1", token: async () => "t" });
+	return { client, sent, daemon };
+}
+
+test("actions: an undo others depend on asks first, then cascades as one group", async () => {
+	const { client, sent } = cascadeClient({
+		undo: [
+			json(409, fixtureText("error-undo-409-needs.json")),
+			json(200, { ...fixture<object>("undo.json"), ids: [40, 41] }),
+		],
+	});
+	const shown: string[] = [];
+	const asked: [string, string[], string][] = [];
+	const actions = makePanelActions({
+		client,
+		notify: (m) => shown.push(m),
+		confirm: async (...q) => {
+			asked.push(q);
+			return true;
+		},
+		openNote: () => {},
+		refresh: () => {},
+	});
+	const decision = fixture("note-digest.json").decisions[0];
+	await actions.undo(decision);
+	assert.deepEqual(sent, [{ id: decision.id }, { id: decision.id, cascade: true }]);
+	assert.equal(asked.length, 1);
+	assert.deepEqual(asked[0][1], [
+		"#18 REFINE digest/procedure/postgres-vacuum.md (it links to [[digest/wiki/every-document.md]])",
+	]);
+	assert.equal(asked[0][2], "Undo all 2");
+	assert.deepEqual(shown, [`vaultlink: undid ${decision.action} of ${decision.target} and 1 more change(s)`]);
+});
+
+test("actions: answering no to the cascade changes nothing", async () => {
+	const { client, sent } = cascadeClient({ undo: [json(409, fixtureText("error-undo-409-needs.json"))] });
+	const shown: string[] = [];
+	let refreshed = 0;
+	const actions = makePanelActions({
+		client,
+		notify: (m) => shown.push(m),
+		confirm: async () => false,
+		openNote: () => {},
+		refresh: () => refreshed++,
+	});
+	await actions.undo(fixture("note-digest.json").decisions[0]);
+	assert.equal(sent.length, 1);
+	assert.deepEqual(shown, []);
+	assert.equal(refreshed, 1);
+});
+
+test("panel: the cascade question is a Modal; its button undoes the group", async () => {
+	const { daemon, app, view } = setup({
+		"POST /undo": (req) =>
+			JSON.parse(req.body ?? "").cascade
+				? json(200, { ...fixture<object>("undo.json"), ids: [40, 41] })
+				: json(409, fixtureText("error-undo-409-needs.json")),
+	});
+	Notice.shown = [];
+	Modal.open = [];
+	await (view as unknown as { onOpen(): Promise<void> }).onOpen();
+	app.workspace.open("digest/wiki/hybrid-search.md");
+	await settle();
+	(view.contentEl.querySelector("button.vaultlink-undo") as HTMLElement).click();
+	await settle();
+	assert.equal(Modal.open.length, 1);
+	const modal = Modal.open[0];
+	assert.match(modal.contentEl.textContent ?? "", /#18 REFINE digest\/procedure\/postgres-vacuum\.md/);
+	(modal.contentEl.querySelector("button.vaultlink-confirm-yes") as HTMLElement).click();
+	await settle();
+	await settle();
+	assert.equal(Modal.open.length, 0);
+	assert.deepEqual(
+		daemon.to("POST /undo").map((r) => JSON.parse(r.body ?? "")),
+		[{ id: 31 }, { id: 31, cascade: true }],
+	);
+	assert.deepEqual(Notice.shown, ["vaultlink: undid REFINE of digest/wiki/hybrid-search.md and 1 more change(s)"]);
+});
+
+test("actions: Redo posts the undone decision's id", async () => {
+	const { client, daemon } = cascadeClient({ undo: [] });
+	const shown: string[] = [];
+	const actions = makePanelActions({
+		client,
+		notify: (m) => shown.push(m),
+		confirm: async () => false,
+		openNote: () => {},
+		refresh: () => {},
+	});
+	const decision = { ...fixture("note-digest.json").decisions[0], undone: true, redoable: true };
+	await actions.redo(decision);
+	assert.deepEqual(JSON.parse(daemon.to("POST /redo")[0].body ?? ""), { id: decision.id });
+	assert.deepEqual(shown, [`vaultlink: redid ${decision.action} of ${decision.target}`]);
 });

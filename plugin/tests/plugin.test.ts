@@ -48,7 +48,7 @@ test("poll: status bar shows counts, read with the token from .vaultlink/token",
 	const { plugin } = await loaded(daemon);
 	try {
 		assert.equal(daemon.to("GET /status").length, 1, "polled once as soon as the layout was ready");
-		assert.equal(plugin.statusBarItems[0].textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable");
+		assert.equal(plugin.statusBarItems[0].textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable, backlog 120 (5 h 12 min)");
 		assert.equal(daemon.requests.at(-1)?.headers.Authorization, "Bearer file-token");
 		plugin.settings.token = "typed-token";
 		await plugin.tick();

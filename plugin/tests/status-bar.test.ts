@@ -4,20 +4,39 @@ import assert from "node:assert/strict";
 import type { ClientResult } from "../src/api/result";
 import type { Status } from "../src/api/types";
 import { isStatus } from "../src/api/validate";
-import { StatusBarItem, statusText, statusTooltip } from "../src/status-bar";
+import { StatusBarItem, duration, statusText, statusTooltip } from "../src/status-bar";
 import { fixture } from "./fake-daemon";
 
 const ok = (data: Status): ClientResult<Status> => ({ kind: "ok", data });
 
-test("status text: queued, failed and unreadable counts", () => {
-	assert.equal(statusText(ok(fixture("status.json"))), "vaultlink: 3 queued, 1 failed, 1 unreadable");
-	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [] };
+test("status text: queued, failed and unreadable counts, and the backlog with its ETA", () => {
+	assert.equal(
+		statusText(ok(fixture("status.json"))),
+		"vaultlink: 3 queued, 1 failed, 1 unreadable, backlog 120 (5 h 12 min)",
+	);
+	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [], backlog: undefined };
 	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 1 failed");
-	// a daemon older than the field sends none: still a status, not a bad response
-	const { unreadable: _, ...older } = fixture<Status>("status.json");
+	// a daemon older than the fields sends none: still a status, not a bad response
+	const { unreadable: _, backlog: __, ...older } = fixture<Status>("status.json");
 	assert.ok(isStatus(older));
 	assert.equal(statusText(ok(older)), "vaultlink: 3 queued, 1 failed");
-	assert.doesNotMatch(statusTooltip(ok(older)), /cannot read/);
+	assert.doesNotMatch(statusTooltip(ok(older)), /cannot read|backlog/);
+	// waiting notes alone are a choice left to the user, not work: the idle line stays
+	const waiting = fixture<Status>("status-idle.json");
+	waiting.backlog = { ...waiting.backlog!, waiting: 40 };
+	assert.equal(statusText(ok(waiting)), "vaultlink: idle");
+	assert.ok(!isStatus({ ...waiting, backlog: { waiting: "40" } }));
+});
+
+test("tooltip: the backlog, queued with its ETA and waiting with the command that takes it", () => {
+	const tip = statusTooltip(ok(fixture("status.json")));
+	assert.match(tip, /backlog: 120 older notes queued, about 5 h 12 min to go/);
+	assert.match(
+		tip,
+		/backlog: 9,812 older notes wait, not integrated \(about 25,511 units, 18 days\); vaultlink backfill --all/,
+	);
+	assert.equal(duration(45), "45 s");
+	assert.equal(duration(720), "12 min");
 });
 
 test("status text: idle, or the daemon's state when nothing is waiting", () => {
@@ -56,7 +75,7 @@ test("status bar item: poll writes text and tooltip; click opens the panel", asy
 	const item = new StatusBarItem(el, async () => answer, () => opened++);
 	assert.ok(el.classList.contains("mod-clickable"));
 	await item.poll();
-	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable");
+	assert.equal(el.textContent, "vaultlink: 3 queued, 1 failed, 1 unreadable, backlog 120 (5 h 12 min)");
 	assert.match(el.getAttribute("aria-label") ?? "", /sync-conflicts/);
 	answer = { kind: "down", message: "gone" };
 	await item.poll();

@@ -16,6 +16,7 @@ function recorder() {
 	const actions: PanelActions = {
 		openNote: (p) => calls.push(`open ${p}`),
 		undo: (d: Decision) => calls.push(`undo ${d.id}`),
+		redo: (d: Decision) => calls.push(`redo ${d.id}`),
 		rerun: (p) => calls.push(`rerun ${p}`),
 		refresh: () => calls.push("refresh"),
 	};
@@ -209,4 +210,15 @@ test("wrong token and version mismatch each get their own title and the client's
 	renderFailure(el, { kind: "bad-response", message: "not JSON" });
 	assert.equal(one(el, ".vaultlink-failure-title").textContent, "Unreadable answer from the daemon");
 	assert.equal(el.querySelectorAll(".vaultlink-failure").length, 1);
+});
+
+test("decisions: an undone decision that can be brought back shows Redo", () => {
+	const el = container();
+	const { calls, actions } = recorder();
+	const note = fixture<DigestNote>("note-digest.json");
+	const undone = { ...note.decisions[0], undone: true, undoable: false, redoable: true };
+	renderDigest(el, { ...note, decisions: [undone] }, actions);
+	assert.equal(el.querySelector("button.vaultlink-undo"), null);
+	one(el, "button.vaultlink-redo").click();
+	assert.deepEqual(calls, [`redo ${undone.id}`]);
 });

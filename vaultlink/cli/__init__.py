@@ -8,6 +8,7 @@ Commands live in one module per concern; importing them registers them on ``app`
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -15,12 +16,19 @@ import typer
 from vaultlink.cli import notes, pipeline, recall, service  # noqa: F401  (registers commands)
 from vaultlink.cli.common import app
 from vaultlink.errors import VaultlinkError
+from vaultlink.vault.faults import arm_from_env
 
 __all__ = ["app", "main"]
 
 
 def main() -> None:
     """Entry point of the ``vaultlink`` script and ``python -m vaultlink``."""
+    try:
+        # test-only fault seams, armed only here (vault/faults.py); unset: a no-op
+        arm_from_env(os.environ)
+    except ValueError as exc:
+        typer.echo(f"vaultlink: {exc}", err=True)
+        sys.exit(2)
     try:
         app()
     except VaultlinkError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +18,8 @@ from vaultlink.cli.settings import Settings, load_settings
 from vaultlink.daemon.process import VaultLock
 from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
 from vaultlink.markdown.links import LinkResolver, parse_link_body
-from vaultlink.vault.notes import Vault
+from vaultlink.vault.atomic import recover_work_files
+from vaultlink.vault.notes import STATE_DIR, Vault
 
 app = typer.Typer(
     name="vaultlink",
@@ -50,6 +52,9 @@ def open_vault(vault: Path, overrides: dict[str, Any] | None = None,
     is refused (unless ``any_folder``): running in the wrong folder would otherwise build
     an index and state there and report, falsely, that there was nothing to do.
     """
+    # As typed: '~' (quoted, or from VAULTLINK_VAULT), '..', a trailing slash. Made
+    # absolute without resolving symlinks, so a vault reached through a link keeps its name.
+    vault = Path(os.path.abspath(vault.expanduser()))
     if not vault.is_dir():
         raise ConfigError(f"{vault} is not a folder; pass --vault PATH or set VAULTLINK_VAULT")
     settings = load_settings(vault)
@@ -87,6 +92,7 @@ def vault_writer(v: Vault, command: str, if_daemon: str = "") -> Iterator[None]:
             raise VaultBusy(busy.pid, busy.holder, if_daemon) from None
         raise
     try:
+        recover_after_crash(v)
         yield
     finally:
         lock.release()
@@ -103,7 +109,29 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
         if busy.holder != "daemon":
             raise
         return None
+    try:
+        recover_after_crash(v)
+    except BaseException:
+        lock.release()
+        raise
     return lock
+
+
+def recover_after_crash(v: Vault) -> None:
+    """What every writer does first: finish what a killed process left behind (work
+    files of an atomic write, and writes it never journaled: ``upkeep.recover``)."""
+    # the journal, undo and its rollback: ~40 ms that --help need not pay
+    from vaultlink.dream.upkeep import recover
+    from vaultlink.vault.state import State
+
+    recover_work_files(v.root, [v.digest, STATE_DIR])
+    if not (v.state_dir / "state.sqlite").exists():
+        return
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        recover(v, state)
+    finally:
+        state.close()
 
 
 def note_argument(v: Vault, given: str, gone_ok: bool = False,

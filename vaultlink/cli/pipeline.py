@@ -59,6 +59,7 @@ def dream(
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
     # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
+    from vaultlink.cli.recall import synced
     from vaultlink.cli.report import ProgressPrinter, run_json, run_summary
     from vaultlink.dream.compose import choose_provider, close_models, dream_context, open_parts
     from vaultlink.dream.pipeline import build_steps, run_dream
@@ -70,7 +71,7 @@ def dream(
         parts = open_parts(v, options)
         try:
             parts.index.sync()
-            provider = choose_provider(options)
+            provider = choose_provider(options, parts.state)
             echo = (lambda *a, **k: None) if as_json else typer.echo
             ctx = dream_context(parts, options, provider, dry_run=dry_run,
                                 progress=ProgressPrinter(echo))
@@ -78,6 +79,8 @@ def dream(
                 run = run_dream(ctx, steps)
             finally:
                 close_models(ctx)
+            if not dry_run:  # the first `search` after a run must not index everything
+                synced(parts.indexes.chunks, "indexing notes for search", show=not as_json)
         finally:
             parts.close()
     if as_json:
@@ -133,37 +136,79 @@ def log(
             typer.echo(e.diff)
 
 
+CascadeOpt = Annotated[bool, typer.Option(
+    "--cascade", help="Also revert the later decisions that depend on this one (that "
+    "changed the node since, or link to a node the undo removes), as one group.")]
+
+
 @app.command()
 def undo(
     decision: Annotated[int, typer.Argument(help="The decision id from `vaultlink log`.")],
     vault: VaultOpt = Path("."),
+    cascade: CascadeOpt = False,
 ) -> None:
-    """Revert one decision's diff, if the node has not changed since.
+    """Revert one decision, never leaving a broken link.
+
+    A node changed since, or a node others link to, is refused with what else would
+    have to go; --cascade reverts all of it as one group. `vaultlink redo ID` brings
+    back what an undo removed, if nothing changed since.
 
     Examples:
 
       vaultlink log          # find the id
 
       vaultlink undo 31
+
+      vaultlink undo 8 --cascade
     """
-    # the journal and undo: ~20 ms that --help need not pay
-    from vaultlink.dream.history import undo_decision
+    _revert(vault, "undo", decision, cascade)
+
+
+@app.command()
+def redo(
+    decision: Annotated[int, typer.Argument(
+        help="The undone decision's id, or the id of its UNDO, from `vaultlink log`.")],
+    vault: VaultOpt = Path("."),
+    cascade: CascadeOpt = False,
+) -> None:
+    """Bring back what `vaultlink undo` removed, if nothing changed since.
+
+    Examples:
+
+      vaultlink redo 8
+
+      vaultlink redo 55
+    """
+    _revert(vault, "redo", decision, cascade)
+
+
+def _revert(vault: Path, command: str, decision: int, cascade: bool) -> None:
+    # the journal, undo and the link graph: ~60 ms that --help need not pay
+    from vaultlink.dream import history
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
-    lock = writer_or_daemon(v, "undo")
-    if lock is None:  # the daemon's POST /undo also re-indexes the node at once
+    lock = writer_or_daemon(v, command)
+    if lock is None:  # the daemon's POST also re-indexes the nodes at once
         from vaultlink.daemon.client import ask_daemon  # urllib.request, ssl: ~30 ms
 
-        undo_id = ask_daemon(v.state_dir, "POST", "/undo", {"id": decision})["decision"]["id"]
+        answer = ask_daemon(v.state_dir, "POST", f"/{command}",
+                            {"id": decision, "cascade": cascade})
+        ids: list[int] = answer["ids"]
     else:
         state = State(v.state_dir / "state.sqlite")
         try:
-            undo_id = undo_decision(v, state, decision)
+            run = history.undo if command == "undo" else history.redo
+            ids = run(v, state, decision, cascade).ids
         finally:
             state.close()
             lock.release()
-    typer.echo(f"undid decision #{decision} (recorded as #{undo_id})")
+    done = "undid" if command == "undo" else "redid"
+    more = f" with {len(ids) - 1} more change(s)" if len(ids) > 1 else ""
+    typer.echo(f"{done} decision #{decision}{more} (recorded as #{ids[0]}"
+               + (f"-#{ids[-1]}" if len(ids) > 1 else "") + ")")
+    if command == "undo":
+        typer.echo(f"bring it back with: vaultlink redo {decision}")
 
 
 @app.command()
@@ -194,7 +239,8 @@ def demo(
     dest = to or Path(tempfile.mkdtemp(prefix="vaultlink-demo-"))
     if dest.exists() and any(dest.iterdir()):
         raise ConfigError(f"{dest} is not empty; pass --to with a new folder")
-    shutil.copytree(src, dest, dirs_exist_ok=True,
+    # shutil.copy, not copy2: the copy's notes are new, so all are inside backfill.days
+    shutil.copytree(src, dest, dirs_exist_ok=True, copy_function=shutil.copy,
                     ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
     before = {p.relative_to(dest).as_posix(): p.read_bytes() for p in dest.rglob("digest/**/*.md")}
     typer.echo(f"copied {src} to {dest}")

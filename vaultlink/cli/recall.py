@@ -34,18 +34,18 @@ def _recall_indexes(v: Vault, settings: Settings) -> Any:
     return open_recall(v, settings.pipeline())
 
 
-def _synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
+def synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
     """Sync an index; a progress bar on stderr once there is real work (or ``always``)."""
-    # rich.progress: ~50 ms, for a bar only a long sync shows
-    from rich.console import Console
-    from rich.progress import Progress
-
-    bar: Progress | None = None
+    bar: Any = None
     task: Any = None
 
     def progress(done: int, total: int) -> None:
         nonlocal bar, task
         if bar is None and show and (always or total > 20):
+            # rich.progress: ~100 ms, paid only by a sync long enough to show a bar
+            from rich.console import Console
+            from rich.progress import Progress
+
             bar = Progress(console=Console(stderr=True), transient=not always)
             bar.start()
             task = bar.add_task(label, total=total)
@@ -73,22 +73,34 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
 
         answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
             {"q": query, "limit": limit, "in": kind}), timeout=3600)
-        hits: list[dict[str, Any]] = answer["hits"]
-        return hits
+        return above_floor(answer["hits"], settings)
     try:
         indexes = _recall_indexes(v, settings)
         try:
             if kind == "nodes":
-                _synced(indexes.nodes, "indexing digest nodes", show=True)
+                synced(indexes.nodes, "indexing digest nodes", show=True)
                 found: list[Any] = indexes.nodes.node_search(query, limit)
             else:
-                _synced(indexes.chunks, "indexing notes", show=True)
+                synced(indexes.chunks, "indexing notes", show=True)
                 found = indexes.chunks.search(query, limit)
         finally:
             indexes.close()
     finally:
         lock.release()
-    return [dataclasses.asdict(h) for h in found]
+    return above_floor([dataclasses.asdict(h) for h in found], settings)
+
+
+# Hits this high in the keyword ranking are shown whatever their similarity: an exact
+# ticket number or name that the vector model does not see (bench/quality/floor.py).
+KEYWORD_RANKS_KEPT = 3
+
+
+def above_floor(hits: list[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
+    """The hits worth showing: a similarity at ``index.min_similarity`` or above, or one
+    of the best keyword matches; the long tail of faint matches goes."""
+    floor = float(settings.get("index.min_similarity"))
+    return [h for h in hits if float(h.get("similarity", 0)) >= floor
+            or 0 < int(h.get("keyword_rank", 0)) <= KEYWORD_RANKS_KEPT]
 
 
 @app.command("node-search")
@@ -164,19 +176,24 @@ def search(
 @app.command()
 def reindex(
     vault: VaultOpt = Path("."),
+    full: Annotated[bool, typer.Option(
+        "--full", help="Forget the index and embed every note again.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rebuild the search indexes from the vault (digest nodes, and sections of all notes).
+    """Bring the search indexes up to date with the vault (digest nodes, and sections of
+    all notes); with --full, rebuild them from scratch.
 
-    Safe at any time: the index is derived from your notes, and a damaged index
-    (.vaultlink/chroma, or the index tables of state.sqlite) is replaced. Notes that
-    cannot be read are listed with the reason and left out.
+    Only notes whose size, mtime or inode changed are read, and only texts that changed
+    are embedded again, so a sync after a few edits takes a moment. Safe at any time:
+    the index is derived from your notes, and a damaged index (.vaultlink/chroma, or the
+    index tables of state.sqlite) is replaced. Notes that cannot be read are listed with
+    the reason and left out.
 
     Examples:
 
       vaultlink reindex --vault ~/notes
 
-      vaultlink reindex --json
+      vaultlink reindex --full --json
     """
     v, settings = open_vault(vault)
     reports = {}
@@ -184,12 +201,14 @@ def reindex(
         indexes = _recall_indexes(v, settings)
         try:
             for label, index in (("nodes", indexes.nodes), ("chunks", indexes.chunks)):
-                index.reset()
-                reports[label] = _synced(index, f"indexing {label}", show=not as_json,
-                                         always=True)
+                if full:
+                    index.reset()
+                reports[label] = synced(index, f"indexing {label}", show=not as_json,
+                                        always=full)
         finally:
             indexes.close()
     summary = {label: {"indexed": len(r.added) + len(r.updated) + len(r.moved),
+                       "removed": len(r.removed), "unchanged": r.unchanged,
                        "embedded": r.embedded, "skipped": r.skipped}
                for label, r in reports.items()}
     if as_json:
@@ -197,6 +216,7 @@ def reindex(
         return
     for label, s in summary.items():
         typer.echo(f"{label}: {s['indexed']} notes indexed, {s['embedded']} texts embedded, "
+                   f"{s['unchanged']} unchanged, {s['removed']} removed, "
                    f"{len(s['skipped'])} skipped")
     skipped = {**summary["chunks"]["skipped"], **summary["nodes"]["skipped"]}
     for path, reason in sorted(skipped.items()):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,8 +20,12 @@ from vaultlink.cli.common import (
     emit_json,
     model_overrides,
     open_vault,
+    writer_or_daemon,
 )
+from vaultlink.cli.settings import Settings
 from vaultlink.daemon.process import setup_logging
+from vaultlink.dream.backfill import duration
+from vaultlink.errors import ConfigError
 
 _DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
 
@@ -204,4 +210,121 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"failed {f['unit']} ({', '.join(f['paths'])}): {f['error']}")
     for u in data.get("unreadable") or []:
         lines.append(f"not read {u['path']} (since {u['since']}): {u['reason']}")
+    for b in data.get("barren") or []:
+        reasons = ", ".join(b["reasons"]) or "no paragraph of it was kept"
+        lines.append(f"nothing to keep in {b['path']} (read with the {b['rules']} rules): "
+                     f"{reasons}; a change of rules or a model reads it again")
+    if data.get("passed_over"):
+        lines.append(f"{data['passed_over']} paragraph(s) passed over, each with its reason: "
+                     "`vaultlink log --note NOTE` shows a note's")
+    return lines + backlog_lines(data.get("backlog"))
+
+
+def backlog_lines(backlog: dict[str, Any] | None) -> list[str]:
+    """The backlog in words: older notes held back, queued ones and their ETA."""
+    if not backlog or not (backlog["waiting"] or backlog["queued"]):
+        return []
+    lines = []
+    if backlog["queued"]:
+        lines.append(f"backlog: {backlog['queued']:,} older note(s) queued, worked between "
+                     f"new notes; about {duration(backlog['eta_seconds'])} to go")
+    if backlog["waiting"]:
+        est = backlog["waiting_estimate"]
+        lines.append(f"backlog: {backlog['waiting']:,} older note(s) wait, indexed for search "
+                     f"but not integrated (about {est['units']:,} unit(s), "
+                     f"{duration(est['seconds'])} with {est['provider']}); {backlog['how']}")
     return lines
+
+
+@app.command()
+def backfill(
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="YYYY-MM-DD", help="Queue the waiting notes changed on or after "
+        "this day.")] = None,
+    take_all: Annotated[bool, typer.Option("--all", help="Queue every waiting note.")]
+    = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Queue without asking.")] = False,
+    vault: VaultOpt = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Integrate older notes on purpose: the backlog a first start held back.
+
+    A vault's first start integrates the notes changed in the last backfill.days (14);
+    the older ones wait in the backlog, indexed for search. This prints how many notes
+    and units that is and how long it takes at the measured pace of your integrator,
+    asks, then queues them: the daemon works them oldest first, between new notes.
+    Without --since or --all it only shows the backlog.
+
+    Examples:
+
+      vaultlink backfill
+
+      vaultlink backfill --since 2026-01-01
+
+      vaultlink backfill --all --yes
+    """
+    from vaultlink.daemon.backfill import backfill_request  # state only: ~20 ms
+    from vaultlink.daemon.client import ask_daemon
+    from vaultlink.dream.backfill import adopt
+    from vaultlink.vault.state import State
+
+    if since is not None and take_all:
+        raise ConfigError("give --since DATE or --all, not both")
+    v, settings = open_vault(vault)
+    start = _day(since) if since is not None else None
+    chosen = since is not None or take_all
+    lock = writer_or_daemon(v, "backfill")
+    ask: Any
+    if lock is None:  # the daemon owns the vault: it estimates and queues
+        def ask(queue: bool) -> dict[str, Any]:
+            return ask_daemon(v.state_dir, "POST", "/backfill", {"since": start, "queue": queue})
+    else:
+        state = State(v.state_dir / "state.sqlite")
+        days = settings.pipeline().backfill_days
+        adopt(state, v.scan([v.daily, v.resource], cache=state), time.time(), days)
+        provider = _pace_provider(settings)
+
+        def ask(queue: bool) -> dict[str, Any]:
+            return backfill_request(state, provider, {"since": start, "queue": queue})
+    try:
+        answer = ask(False)
+        count = answer["estimate"]["notes"]
+        if not as_json:
+            what = (f"since {since}" if since else "all") if chosen else "waiting"
+            typer.echo(f"backlog ({what}): {answer['words']}")
+        if chosen and count and (yes or (not as_json and typer.confirm("Queue them?"))):
+            answer = ask(True)
+    finally:
+        if lock is not None:
+            state.close()
+            lock.release()
+    if as_json:
+        emit_json(answer)
+    elif not count:
+        typer.echo("nothing to queue: no waiting note of the backlog matches"
+                   if chosen else "nothing waits in the backlog")
+    elif not chosen:
+        typer.echo("queue them with --since YYYY-MM-DD or --all")
+    elif answer["queued"]:
+        who = ("the daemon works them" if lock is None else
+               "`vaultlink watch` works them (or `vaultlink dream`, a few per run)")
+        typer.echo(f"queued {answer['queued']:,} note(s): {who} oldest first, between new "
+                   "notes; `vaultlink status` shows the time left")
+
+
+def _day(text: str) -> float:
+    """Local midnight of a YYYY-MM-DD day, in seconds since the epoch."""
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%d").timestamp()
+    except ValueError:
+        raise ConfigError(f"--since {text!r} is not a date; write it as YYYY-MM-DD") from None
+
+
+def _pace_provider(settings: Settings) -> str:
+    """The integrator whose pace the estimate uses: auto asks Ollama once."""
+    provider = str(settings.get("llm.provider"))
+    if provider != "auto":
+        return provider
+    from vaultlink.llm.ollama import is_reachable  # ollama, httpx: ~0.2 s
+
+    return "ollama" if is_reachable(str(settings.get("llm.host"))) else "offline"

@@ -43,6 +43,9 @@ llm:
   timeout_seconds: 120  # one model call
   max_steps: 12         # tool calls per unit before the attempt is given up
   retries: 2            # extra tries on connection errors and 5xx, with backoff
+  fallback: none        # auto, once a model has written to this vault, and it does not
+                        # answer: none stops the run (the notes wait for the model);
+                        # offline writes offline text all the same
 
 embedding:
   provider: local       # local: bundled all-MiniLM-L6-v2 (no download); ollama
@@ -50,10 +53,18 @@ embedding:
 
 index:
   body_chars: 1000      # opening of a digest body indexed with its name and description
+  # node-search and search leave out hits below this cosine similarity, unless keyword
+  # search ranked them among its best 3; picked by `python -m bench.quality.floor`
+  # (keeps 98% of related hits, drops 77% of the others)
+  min_similarity: 0.15
   chroma:
     mode: embedded      # embedded: .vaultlink/chroma; http: a Chroma server
     host: 127.0.0.1
     port: 8000
+
+backfill:
+  days: 14              # a vault's first start integrates notes changed in these last days;
+                        # older ones wait (indexed for search): `vaultlink backfill` takes them
 
 auto_dream:
   steps:
@@ -116,7 +127,8 @@ class Settings:
             related_threshold=float(g("integrate.related_threshold")),
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
             max_topics=int(g("topics.max_topics")),
-            lookback_days=int(g("topics.lookback_days")))
+            lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")),
+            backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -136,6 +148,13 @@ class Settings:
                 continue
             _set_dotted(data, dotted, value)
         return Settings(_validated(data), self.source)
+
+
+def model_cache_dir() -> Path:
+    """The user's cache folder for vaultlink (``$XDG_CACHE_HOME/vaultlink``, else
+    ``~/.cache/vaultlink``): the embedding model's optimised graph, shared by vaults."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vaultlink"
 
 
 def config_path(vault: Path) -> Path:
@@ -227,10 +246,13 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
+    "backfill.days": int,
     "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
+    "index.min_similarity": (int, float),
 }
 _CHOICES = {
     "llm.provider": ("auto", "ollama", "offline"),
+    "llm.fallback": ("none", "offline"),
     "embedding.provider": ("local", "ollama"),
     "index.chroma.mode": ("embedded", "http"),
 }

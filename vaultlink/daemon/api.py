@@ -40,7 +40,7 @@ LOOPBACK = "127.0.0.1"
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
-          "/rerun": "POST", "/undo": "POST"}
+          "/rerun": "POST", "/undo": "POST", "/redo": "POST", "/backfill": "POST"}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -72,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             status, data = 200, self._route(method)
         except ApiError as exc:
-            status, data = exc.status, {"error": exc.message}
+            status, data = exc.status, {"error": exc.message, **exc.detail}
         except PathRefused as exc:
             status, data = 400, {"error": str(exc)}
         except NoteNotFound as exc:
@@ -123,7 +123,11 @@ class _Handler(BaseHTTPRequestHandler):
         if url.path == "/search":
             return views.search(query)
         body = self._json_body()
-        return views.rerun(body) if url.path == "/rerun" else views.undo(body)
+        if url.path == "/rerun":
+            return views.rerun(body)
+        if url.path == "/backfill":
+            return views.backfill(body)
+        return views.redo(body) if url.path == "/redo" else views.undo(body)
 
     def _json_body(self) -> dict[str, Any]:
         if self.headers.get("Transfer-Encoding"):

@@ -4,6 +4,7 @@ without a running daemon (then from ``state.sqlite`` and the lock file)."""
 from __future__ import annotations
 
 import datetime as dt
+import http.client
 import json
 import time
 import urllib.error
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.daemon.process import INFO_NAME, lock_holder, read_info, read_token
+from vaultlink.dream.backfill import backlog_status
 from vaultlink.errors import DaemonError
 from vaultlink.vault.state import State
 
@@ -23,10 +25,13 @@ def iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[str, Any]:
-    """What state.sqlite knows without a daemon: queue, last run, open failures."""
+def durable_status(state: State, now: float, provider: str | None = None,
+                   queue_limit: int = 1000) -> dict[str, Any]:
+    """What state.sqlite knows without a daemon: queue, last run, open failures, and the
+    backlog with its estimates at ``provider``'s pace (None: the last run's provider)."""
     items = state.queue()
     last = state.last_run()
+    pace = provider or (last["provider"] if last and last["provider"] else "offline")
     if last is not None:
         last = {**last, "started_at": iso(last["started_at"]),
                 "finished_at": iso(last["finished_at"])}
@@ -39,6 +44,10 @@ def durable_status(state: State, now: float, queue_limit: int = 1000) -> dict[st
         "last_run": last,
         "failed": [{**f, "failed_at": iso(f["failed_at"])} for f in state.failures()],
         "unreadable": [{**u, "since": iso(u["since"])} for u in state.unread_notes()],
+        # notes whose last reading gave no unit, with what they hold (issue #16)
+        "barren": [{**b, "since": iso(b["since"])} for b in state.barren_notes()],
+        "passed_over": len(state.passed_over()),
+        "backlog": backlog_status(state, pace),
     }
 
 
@@ -68,7 +77,8 @@ def ask_daemon(state_dir: Path, method: str, path: str, body: dict[str, Any] | N
         except (ValueError, AttributeError):
             message = str(exc)
         raise DaemonError(f"the daemon refused: {message}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        # HTTPException: the daemon died (or stopped) half-way through its answer
         raise DaemonError(f"the daemon (pid {info['pid']}) does not answer on port "
                           f"{info['port']}: {exc}") from None
 

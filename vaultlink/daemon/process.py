@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vaultlink.errors import DaemonError, VaultBusy
+from vaultlink.errors import DaemonError, VaultBusy, WriteFailed
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +97,11 @@ class VaultLock:
 
     def acquire(self) -> None:
         """Take the lock, or raise ``VaultBusy`` naming the process that holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only or full vault: say so, not a traceback
+            raise WriteFailed(f".vaultlink/{LOCK_NAME}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -3,12 +3,12 @@
 One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (waiting for a CLI
 command that holds it) for its life; meanwhile the CLI's search and undo go through the
 API. Start-up reconciles the vault with the checkpoint (notes changed while the daemon
-was off are queued, ready at once; the node index catches up with the user's digest
-edits), then a watchdog thread feeds the durable queue in ``state.sqlite`` and one
-worker thread integrates notes once they have been quiet for ``watch.quiet_seconds``.
-The worker sleeps on an event until the next item settles: idle means no wake-ups.
-
-Failures never lose work: a failed unit's notes are requeued with exponential backoff;
+was off are queued, ready at once; the first start holds older notes in the backlog;
+the node index catches up with the user's digest edits), then a watchdog thread feeds
+the durable queue in ``state.sqlite`` and one worker thread integrates notes once they
+have been quiet for ``watch.quiet_seconds``, and queued backlog notes when none is
+ready. The worker sleeps on an event until the next item settles: idle means no
+wake-ups. Failures never lose work: a failed unit's notes are requeued with exponential backoff;
 with ``llm.provider: ollama`` and no server answering, the queue waits (up to five
 minutes between tries) and resumes by itself.
 """
@@ -26,16 +26,22 @@ from typing import Any
 
 from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
+from vaultlink.daemon.backfill import BacklogWorker, backfill_request
 from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
-from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash, recover_work_files
+from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
+from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
+from vaultlink.dream.backfill import changed_notes
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.dream.upkeep import recover
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions
-from vaultlink.vault.state import Checkpoint, QueueItem, State
+from vaultlink.vault.atomic import recover_work_files
+from vaultlink.vault.notes import STATE_DIR
+from vaultlink.vault.state import QueueItem, State
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +67,7 @@ class Daemon:
         self.gate = ModelGate(self.provider, self.llm_host, is_reachable, model_backoff)
         self.steps = build_steps(options.steps)
         self.started_at = time.time()
-        self.generation = 0  # bumped on every change seen; the API caches by it
-        self.runs = 0
+        self.generation, self.runs = 0, 0  # generation: bumped on every change; API caches
         self.user_digest_edits = 0  # digest changes taken for the user's (re-indexed)
         self._lock = VaultLock(self.vault.state_dir)
         self._stop = threading.Event()
@@ -70,10 +75,12 @@ class Daemon:
         self._mu = threading.Lock()
         self._digest_due: dict[str, float] = {}
         self._digest_all: float | None = None
+        self._moves: list[tuple[str, str]] = []  # renamed source notes (old, new)
         self._working = False
         self._current: dict[str, Any] | None = None
         self._last_provider = self.provider
         self._next_full = next_schedule(options.schedule, time.time())
+        self.backlog = BacklogWorker(self._backoff)
         self._parts: Parts | None = None
         self._watcher: Watcher | None = None
         self._worker: threading.Thread | None = None
@@ -157,23 +164,20 @@ class Daemon:
         """Queue notes changed while the daemon was off (ready now); catch the index up."""
         parts = self._parts
         assert parts is not None
-        recover_work_files(self.vault)
+        recover_work_files(self.vault.root, [self.vault.digest, STATE_DIR])
+        recover(self.vault, parts.state)  # writes a killed run never journaled
         try:
             if (report := parts.index.sync()).changed:
                 log.info("node index caught up with digest/: %s", report)
         except VaultlinkError as exc:
             log.warning("node index sync failed: %s", exc)
-        checkpoints = parts.state.checkpoints()
-        now = time.time()
-        queued = {i.path for i in parts.state.queue()}
-        changed = [i.path for i in self.vault.scan([self.vault.daily, self.vault.resource])
-                   if (cp := checkpoints.get(i.path)) is None or cp.hash != i.hash]
+        now, queued = time.time(), {i.path for i in parts.state.queue()}
+        changed = changed_notes(self.vault, parts.state, now, self.options.backfill_days)
         for path in changed:
             parts.state.enqueue(path, now, 0.0)
-        fresh = [p for p in changed if p not in queued]
         if changed:
             log.info("start-up: %d note(s) changed while the daemon was off (%d new to the "
-                     "queue)", len(changed), len(fresh))
+                     "queue)", len(changed), len(set(changed) - queued))
 
     def on_changes(self, changes: list[Change]) -> None:
         """The watcher's sink: queue source notes, mark user-edited digest nodes."""
@@ -196,17 +200,11 @@ class Daemon:
                         if path.endswith(".md"):
                             state.enqueue(path, now, self.quiet)
                 continue
-            if ch.moved_from:
-                self._carry_checkpoint(ch.moved_from, ch.path)
+            if ch.moved_from:  # the worker carries its checkpoint and digest links
+                with self._mu:
+                    self._moves.append((ch.moved_from, ch.path))
             state.enqueue(ch.path, now, self.quiet)
         self._wake.set()
-
-    def _carry_checkpoint(self, old: str, new: str) -> None:
-        # A renamed note keeps its checkpoint, so the rename costs no re-integration.
-        cp = self.state.checkpoints().get(old)
-        if cp is not None and cp.hash == current_hash(self.vault.root, new):
-            self.state.set_checkpoints([Checkpoint(new, cp.hash, cp.sections)])
-            self.state.drop_checkpoints([old])
 
     def rerun(self, paths: list[str]) -> list[str]:
         """Queue notes ready now, forgetting their checkpoint so they are re-extracted."""
@@ -242,11 +240,17 @@ class Daemon:
 
     def _tick(self, now: float) -> float | None:
         """Do what is due; return seconds until something else is (None: nothing)."""
+        with self._mu:
+            moves, self._moves = self._moves, []
+        if moves and self._parts is not None:
+            follow_moves(self.vault, self.state, self._parts.index, moves)
         dues = [self._sync_digest(now)]
-        queue = self.state.queue()
+        queue = self.state.queue(now)  # also undoes a clock jump back
         ready = [i for i in queue if i.ready_at <= now]
         full_due = self._next_full is not None and self._next_full <= now
-        if (ready or full_due) and not self.gate.open(now):
+        # The backlog is worked only while no note of the queue is ready: new notes first.
+        backlog = not (ready or full_due) and self.backlog.due(self.state, now)
+        if (ready or full_due or backlog) and not self.gate.open(now):
             dues.append(self.gate.retry_at)  # the queue waits; digest re-indexing not
         elif full_due:
             self._next_full = next_schedule(self.daemon_options.schedule, now)
@@ -255,8 +259,14 @@ class Daemon:
         elif ready:
             self._process(ready[:BATCH_PATHS])
             return 0.0
+        elif backlog:  # one run over the oldest queued notes of the backlog
+            self.backlog.work(self.state, self._run, self.gate, self._last_provider,
+                              self.options.max_units, now)
+            return 0.0
         else:
             dues.append(queue[0].ready_at if queue else None)
+            if self.backlog.retry_at > now:
+                dues.append(self.backlog.retry_at)
         dues.append(self._next_full)
         pending = [d - now for d in dues if d is not None]
         return max(min(pending), 0.01) if pending else None
@@ -332,13 +342,23 @@ class Daemon:
                 state.requeue([item.path], now, self._backoff(item.attempts),
                               "no unit could be integrated; see auto_dream.max_units")
 
+    def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /backfill``: estimate (and with ``queue``, queue) backlog notes."""
+        answer = backfill_request(self.state, self._last_provider, body)
+        if answer["queued"]:
+            with self._mu:
+                self.generation += 1
+            self._wake.set()
+        return answer
+
     def _backoff(self, attempts: int) -> float:
         first, longest = self.retry_backoff
         return float(min(first * 2 ** attempts, longest))
 
     def _run(self, only: frozenset[str] | None) -> Any:
         assert self._parts is not None
-        provider = choose_provider(self.options)
+        heal_index(self._parts, self.options)  # its store deleted or damaged meanwhile?
+        provider = choose_provider(self.options, self._parts.state)
         self._last_provider = provider
         ctx = dream_context(self._parts, self.options, provider, only=only,
                             progress=self._progress)
@@ -346,6 +366,7 @@ class Daemon:
         self._working = True
         try:
             run = run_dream(ctx, self.steps)
+            keep_sections_current(self._parts, self._stop.is_set)
         finally:
             self._working, self._current = False, None
             close_models(ctx)
@@ -367,18 +388,11 @@ class Daemon:
     def status(self) -> dict[str, Any]:
         """The ``GET /status`` document (docs/status-api.md)."""
         now = time.time()
-        durable = durable_status(self.state, now)
+        durable = durable_status(self.state, now, self._last_provider)
         reachable = self.gate.reachable()
-        if self._stop.is_set():
-            state = "stopping"
-        elif self._working:
-            state = "working"
-        elif self.gate.waiting(now):
-            state = "waiting-for-model"
-        else:
-            state = "idle"
-        provider, host, model = self._last_provider, self.llm_host, str(
-            self.options.model)
+        state = ("stopping" if self._stop.is_set() else "working" if self._working
+                 else "waiting-for-model" if self.gate.waiting(now) else "idle")
+        provider, host, model = self._last_provider, self.llm_host, str(self.options.model)
         if self.provider == "auto":
             provider = "ollama" if reachable else "offline"
         elif self.provider == "offline":

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.daemon.client import iso
 from vaultlink.daemon.watch import RecordingVault
-from vaultlink.dream.history import undo_decision
+from vaultlink.dream import history
 from vaultlink.dream.units import ACTIONS
-from vaultlink.errors import NoteNotFound, StateError, UndoConflict
+from vaultlink.errors import NoteNotFound, StateError, UndoNeedsCascade
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
@@ -57,14 +57,19 @@ class ServedDaemon(Protocol):
         """A digest node was written outside the dream (an undo): re-index it."""
         ...
 
+    def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Estimate, and with ``queue``, queue notes of the backlog."""
+        ...
+
 
 class ApiError(Exception):
-    """An answer other than 200: HTTP status and plain words."""
+    """An answer other than 200: HTTP status, plain words, and ``detail`` keys to add."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, **detail: Any) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.detail = detail
 
 
 def decision(entry: JournalEntry) -> dict[str, Any]:
@@ -234,22 +239,47 @@ class Views:
             raise NoteNotFound(rel)
         return {"queued": self.daemon.rerun([rel])}
 
+    def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /backfill``: ``{"since": <epoch seconds> | null, "queue": bool}``; the
+        estimate of the backlog's waiting notes changed since then, queued with ``queue``."""
+        since, queue = body.get("since"), body.get("queue", False)
+        if (since is not None and (isinstance(since, bool)
+                                   or not isinstance(since, int | float))) or not isinstance(
+                queue, bool):
+            raise ApiError(400, 'send {"since": <seconds since the epoch> or null, '
+                                '"queue": true or false}')
+        return self.daemon.backfill({"since": since, "queue": queue})
+
     def undo(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST /undo``: revert one decision (compare-and-swap; 409 on a conflict)."""
-        entry_id = body.get("id")
+        """``POST /undo``: revert a decision (409 with ``needs`` when it takes more)."""
+        return self._revert(body, redo=False)
+
+    def redo(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /redo``: bring back what an undo removed."""
+        return self._revert(body, redo=True)
+
+    def _revert(self, body: dict[str, Any], redo: bool) -> dict[str, Any]:
+        entry_id, cascade = body.get("id"), body.get("cascade", False)
         if not isinstance(entry_id, int) or isinstance(entry_id, bool):
-            raise ApiError(400, 'send {"id": <decision id>}')
+            raise ApiError(400, 'send {"id": <decision id>} (and "cascade": true to revert '
+                                "what depends on it too)")
+        if not isinstance(cascade, bool):
+            raise ApiError(400, '"cascade" is true or false')
         state = self.daemon.state
         entry = state.journal_get(entry_id)
         if entry is None:
             raise ApiError(404, f"no decision #{entry_id}")
         try:
-            undo_id = undo_decision(self.daemon.vault, state, entry_id)
-        except UndoConflict as exc:
+            run = history.redo if redo else history.undo
+            outcome = run(self.daemon.vault, state, entry_id, cascade)
+        except UndoNeedsCascade as exc:
+            raise ApiError(409, str(exc), needs=exc.needs) from None
+        except StateError as exc:  # changed since, already undone, nothing to undo
             raise ApiError(409, str(exc)) from None
-        except StateError as exc:  # already undone, or nothing to undo
-            raise ApiError(409, str(exc)) from None
-        self.daemon.digest_changed(entry.target)
-        undone = state.journal_get(undo_id)
-        assert undone is not None
-        return {"undone": entry_id, "decision": decision(undone)}
+        for path in outcome.paths:
+            self.daemon.digest_changed(path)
+        key = entry_id if entry_id in outcome.reverted else (entry.undone_by or entry_id)
+        row = state.journal_get(outcome.reverted.get(key, outcome.ids[0]))
+        assert row is not None
+        return {"redone" if redo else "undone": entry_id, "ids": outcome.ids,
+                "decision": decision(row)}

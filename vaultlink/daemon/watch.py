@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -47,6 +46,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.atomic import recover_work_files as atomic_recover
 from vaultlink.vault.notes import SKIPPED_DIRS, Vault, is_skipped_name
 
 log = logging.getLogger(__name__)
@@ -229,48 +229,10 @@ class RecordingVault(Vault):
             raise
 
 
-# Vault.write's working files: ``.<name>.<pid>-<hex>.vaultlink.tmp`` (the new text) and
-# ``.vaultlink.old`` (the current file set aside while it is compared and replaced).
-_WORK_FILE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]+\.vaultlink\.(?P<kind>tmp|old)$")
-
-
 def recover_work_files(vault: Vault) -> list[str]:
-    """Finish what a killed writer left in digest/: put set-aside nodes back, drop temps.
-
-    A writer killed between setting a node aside and linking its new text leaves the
-    name empty and the node in ``.vaultlink.old``; it goes back under its name (unless
-    a newer file took the name). Files of a writer that is still running are left alone.
-    """
-    fixed: list[str] = []
-    top = vault.root / vault.digest
-    for folder, _dirs, files in os.walk(top) if top.is_dir() else ():
-        for name in files:
-            m = _WORK_FILE.match(name)
-            if m is None or _alive(int(m["pid"])):
-                continue
-            work, target = Path(folder) / name, Path(folder) / m["name"]
-            if m["kind"] == "old" and not target.exists():
-                with contextlib.suppress(FileExistsError):
-                    os.link(work, target)
-                    fixed.append(vault.relative_of(target))
-            with contextlib.suppress(FileNotFoundError):
-                work.unlink()
-    if fixed:
-        log.warning("restored %d digest node(s) a killed write had set aside: %s",
-                    len(fixed), ", ".join(fixed))
-    return fixed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # ours from before a restart in this process cannot be in flight
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """Finish what a killed writer left in digest/ (``atomic.recover_work_files``);
+    returns the vault paths of the nodes put back."""
+    return [vault.relative_of(p) for p in atomic_recover(vault.root, [vault.digest])]
 
 
 class _Handler(FileSystemEventHandler):

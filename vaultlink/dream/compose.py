@@ -14,6 +14,7 @@ from vaultlink.dream.context import DreamContext, Extractor, Progress
 from vaultlink.dream.extract import ModelExtractor
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.topics import ModelTopicPicker
+from vaultlink.errors import ModelUnavailable
 from vaultlink.index.embed import Embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, open_recall
@@ -63,12 +64,27 @@ def open_parts(vault: Vault, options: PipelineOptions) -> Parts:
     return Parts(vault, state, indexes.nodes.embedder, indexes)
 
 
-def choose_provider(options: PipelineOptions) -> str:
-    """``ollama`` or ``offline``: ``auto`` asks the server once, cheaply."""
+MODEL_GONE = (
+    "no Ollama server answers at {host}, and a model has written to this vault's digest, "
+    "so this run stops rather than mix offline text into it (the notes wait). Start Ollama "
+    "(`ollama serve`), or run once with `--llm offline`, or set `llm.fallback: offline` in "
+    ".vaultlink/config.yaml to let the offline integrator write while the model is away."
+)
+
+
+def choose_provider(options: PipelineOptions, state: State | None = None) -> str:
+    """``ollama`` or ``offline``: ``auto`` asks the server once, cheaply.
+
+    With ``auto`` and no server answering, a vault a model has already written to (per
+    ``state``'s journal) gets no offline text unless ``llm.fallback`` is ``offline``:
+    ``ModelUnavailable`` says so. A vault no model has written to falls back with a notice.
+    """
     if options.provider != "auto":
         return options.provider
     if is_reachable(options.llm_host):
         return "ollama"
+    if state is not None and options.fallback != "offline" and state.model_has_written():
+        raise ModelUnavailable(MODEL_GONE.format(host=options.llm_host))
     log.warning(OFFLINE_NOTICE.format(host=options.llm_host, model=options.model))
     return "offline"
 
@@ -107,4 +123,4 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         integrator=integrator, provider=provider, max_units=options.max_units,
         max_steps=options.max_steps, dry_run=dry_run, max_topics=options.max_topics,
         lookback_days=options.lookback_days, topic_picker=picker, only=only,
-        progress=progress)
+        progress=progress, backfill_days=options.backfill_days)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from vaultlink.dream.units import Unit
 from vaultlink.llm.chat import ChatModel
+from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -59,10 +60,22 @@ class SourceNote:
     path: str
     title: str
     sections: list[tuple[str, str, bool]]  # (heading breadcrumb, text, is_new)
+    text: str = ""  # the whole note as read, frontmatter included (for file line numbers)
 
     def new_text(self) -> str:
         """The text of the new sections only."""
         return "\n\n".join(text for _, text, new in self.sections if new)
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A paragraph of a note that feeds no unit, and why (shown to the user, never silent)."""
+
+    path: str
+    line: int  # first and last line in the note's file, 1-based
+    end_line: int
+    excerpt: str
+    reason: str
 
 
 class Extractor(Protocol):
@@ -70,6 +83,11 @@ class Extractor(Protocol):
 
     #: Why a note can give no unit, in words for the person reading the run.
     passes_over: str
+    #: The version of the rules that decide what a note gives: a note that gave nothing
+    #: is read again when it changes.
+    rules: str
+    #: What the last ``extract`` call passed over, paragraph by paragraph.
+    passed: list[PassedOver]
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units found in ``notes``; each unit's paths are among the notes' paths."""
@@ -109,11 +127,15 @@ class DreamContext:
     progress: Progress | None = None
     # Checked between units: True asks the run to stop early (the daemon's shutdown).
     should_stop: Callable[[], bool] | None = None
+    # backfill.days: a first start holds back notes unchanged this long (None: none).
+    backfill_days: int | None = None
 
     def report(self, event: str, **detail: Any) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
         if self.progress is not None:
             self.progress(event, detail)
+        if event == "unit_finished":
+            crash_point("between_units")  # the crash tests aim here
 
 
 @dataclass
@@ -153,6 +175,9 @@ class RunState:
     checkpointed: list[str] = field(default_factory=list)
     topics_written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    passed_over: list[PassedOver] = field(default_factory=list)  # paragraphs no unit took
+    yields: dict[str, int] = field(default_factory=dict)  # note path -> units extracted
+    extracted: tuple[int, int, int] = (0, 0, 0)  # notes sent to the extractor, bytes, units
 
     def counts(self) -> dict[str, int]:
         """The run summary's numbers."""

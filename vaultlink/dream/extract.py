@@ -12,11 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from vaultlink.dream.context import DreamContext, RunState, SourceNote
+from vaultlink.dream.backfill import adopt, batch_size, held_back
+from vaultlink.dream.context import DreamContext, PassedOver, RunState, SourceNote
 from vaultlink.dream.prompts import prompt
+from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.units import UNIT_SCHEMA, Unit
 from vaultlink.errors import ModelOutputError, NoteUnreadable, PromptTooLarge, VaultError
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
@@ -39,27 +42,44 @@ def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[st
     prints = tuple(fingerprint(c.text) for c in chunks)
     sections = [(c.breadcrumb, c.text, p not in known) for c, p in zip(chunks, prints,
                                                                         strict=True)]
-    return SourceNote(note.path, title, sections), prints
+    return SourceNote(note.path, title, sections, note.text), prints
 
 
 def extract_step(ctx: DreamContext, run: RunState) -> None:
     """Find changed notes, extract units, apply the per-run cap."""
     vault, state = ctx.vault, ctx.state
-    infos = vault.scan([vault.daily, vault.resource])
+    infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
     run.scanned = len(infos)
+    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
+    if held:
+        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
     checkpoints = state.checkpoints()
-    present = {i.path for i in infos}
+    # Files the walk left out (a symlink leading out of the vault) are notes not read:
+    # the summary and `vaultlink status` say so, with why.
+    left_out = vault.skipped_in([vault.daily, vault.resource])
+    for path, why in left_out.items():
+        run.skipped[path] = run.unread[path] = why
+    present = {i.path for i in infos} | set(left_out)
     unread = {u["path"] for u in state.unread_notes()}
     run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
     if run.gone and not ctx.dry_run:
         state.drop_checkpoints(run.gone)
+        state.forget_readings(run.gone)
+    yields = state.note_yields()
     notes: list[SourceNote] = []
     for info in infos:
         cp = checkpoints.get(info.path)
-        if cp is not None and cp.hash == info.hash:
+        if held.get(info.path) == info.hash:
+            continue
+        gave, rules = yields.get(info.path, (1, ""))
+        if cp is not None and cp.hash == info.hash and (gave or rules == ctx.extractor.rules):
             if info.path in unread:  # broken, then put back as it was when integrated
                 run.readable.append(info.path)
             continue
+        if cp is not None and cp.hash == info.hash:
+            cp = None  # it gave nothing under other rules (or without a model): read it again
         if ctx.only is not None and info.path not in ctx.only:
             continue
         # A note no wikilink can name would give units that cannot cite it: it waits,
@@ -85,11 +105,17 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     pending_paths = {p for _, u in pending for p in u.get("paths", [])}
     sent = [n for n in notes if n.path not in pending_paths]
     fresh = ctx.extractor.extract(sent) if sent else []
+    sizes = {i.path: i.size for i in infos}
+    run.extracted = (len(sent), sum(sizes.get(n.path, 0) for n in sent), len(fresh))
     found = {p for u in fresh for p in u.paths}
+    run.passed_over += ctx.extractor.passed if sent else []
+    run.yields.update({n.path: sum(n.path in u.paths for u in fresh) for n in sent})
+    record_readings(ctx, run, sent)
     for sent_note in sent:  # checkpointed all the same: say so, or it looks lost
         if sent_note.path not in found:
+            why = reasons_text([p for p in run.passed_over if p.path == sent_note.path])
             ctx.report("note_without_units", path=sent_note.path,
-                       reason=ctx.extractor.passes_over)
+                       reason=why or ctx.extractor.passes_over)
     if ctx.dry_run:
         queued: list[tuple[int, Unit]] = [(i, Unit.from_dict(u)) for i, u in pending]
         queued += [(0, u) for u in fresh]
@@ -117,6 +143,8 @@ class ModelExtractor:
         self.num_ctx = num_ctx
         self.system = prompt("extract")
         self.passes_over = "the model found nothing worth keeping in its new sections"
+        self.rules = "model"
+        self.passed: list[PassedOver] = []  # a model reads every paragraph
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """One structured-output call per batch of notes that fits the context."""

@@ -17,6 +17,7 @@ from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.vault.notes import normalize_rel, parse_note
 
 
@@ -170,7 +171,8 @@ def _check_correction(before: str, after: str, sources: list[str]) -> None:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         # sentence by sentence: a correction may be inserted right after the old claim
-        for text in re.split(r"(?<=[.!?])\s+", line.strip()):
+        # (a list item's marker is no part of its claim: the claim may move into a sentence)
+        for text in re.split(r"(?<=[.!?])\s+", LIST_MARK.sub("", line.strip())):
             if text and _plain(text) not in visible:
                 raise GuardRefusal(
                     Refusal.CORRECTION_LOST,

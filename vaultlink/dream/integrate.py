@@ -66,7 +66,7 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
                                 "note": result.note})
         ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
                    status=result.status, action=result.action, target=result.target,
-                   error=result.error)
+                   note=result.note, error=result.error)
 
 
 def vault_files(vault: Vault) -> frozenset[str]:
@@ -89,7 +89,8 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
                             if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
         guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
                       files=files)
-        toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run)
+        toolbox = Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
+                          intents=None if ctx.dry_run else ctx.state)
         try:
             outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
                                   user_prompt(unit), ctx.max_steps)

@@ -6,6 +6,7 @@ from configuration by name; an unknown name is a ``ConfigError`` before anything
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from vaultlink.dream.context import DreamContext, RunState, Step
@@ -14,6 +15,7 @@ from vaultlink.dream.finish import finish_step
 from vaultlink.dream.integrate import integrate_step
 from vaultlink.dream.topics import topics_step
 from vaultlink.errors import ConfigError
+from vaultlink.vault.backlog import Backlog, Rates
 
 
 def step_registry() -> dict[str, Step]:
@@ -37,6 +39,7 @@ def build_steps(names: Sequence[str]) -> list[tuple[str, Step]]:
 def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
     """Run the steps once over the vault; returns the filled run state."""
     run = RunState()
+    started = time.monotonic()
     run.run_id = 0 if ctx.dry_run else ctx.state.start_run(False, ctx.provider)
     ctx.report("run_started", run_id=run.run_id, provider=ctx.provider, dry_run=ctx.dry_run)
     for name, step in steps:
@@ -44,5 +47,10 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
         step(ctx, run)
     if not ctx.dry_run and not any(n == "dream_finish_step" for n, _ in steps):
         ctx.state.finish_run(run.run_id, run.counts(), run.changes)
+    if not ctx.dry_run and (run.results or run.extracted[0]):
+        # The pace of this provider in this vault: what backfill estimates are made of.
+        notes, size, units = run.extracted
+        Backlog(ctx.state).record(ctx.provider, Rates(
+            notes, size, units, len(run.results), time.monotonic() - started))
     ctx.report("run_finished", counts=run.counts(), changes=run.changes)
     return run

@@ -22,10 +22,13 @@ from vaultlink.errors import (
     VaultError,
     VaultlinkError,
     WriteConflict,
+    WriteFailed,
 )
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault, parse_note, render_note
+from vaultlink.vault.state import State
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +70,16 @@ class Toolbox:
     """The tools of one unit's session; remembers what it searched and wrote.
 
     With ``dry_run`` the writes land in an overlay that later reads see, and the
-    vault is left alone.
+    vault is left alone. With ``intents`` (the state database) every write is announced
+    before it lands, so a process killed before the unit's journal row is written has
+    its writes rolled back at the next start (``dream.upkeep.recover``).
     """
 
     vault: Vault
     index: NodeSearch
     guard: Guard
     dry_run: bool = False
+    intents: State | None = None
     schemas: ClassVar[list[dict[str, Any]]] = TOOL_SCHEMAS  # what the model is offered
     queries: list[dict[str, Any]] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
@@ -93,6 +99,11 @@ class Toolbox:
         except GuardRefusal as exc:
             log.info("guard refused %s: %s", name, exc)
             return _error(str(exc), exc.code, **exc.detail)
+        except WriteFailed:
+            # A full or broken disk is no answer the model can act on, and a unit it
+            # made give up would be skipped and checkpointed: fail the attempt instead,
+            # so the unit is retried once the disk is fixed.
+            raise
         except VaultlinkError as exc:
             return _error(str(exc))
         return _fit(result)
@@ -191,12 +202,17 @@ class Toolbox:
     def _commit(self, rel: str, old: str | None, new: str) -> dict[str, Any]:
         self.guard.check_write(rel, old, new)
         if not self.dry_run:
+            if self.intents is not None:
+                self.intents.intend(rel, self.before.get(rel, old), content_hash(new.encode()))
             try:
                 self._hash[rel] = self.vault.write(rel, new, self._hash.get(rel))
             except WriteConflict as exc:
                 self.current.pop(rel, None)
                 self._hash.pop(rel, None)
+                if self.intents is not None and rel not in self.before:
+                    self.intents.settle([rel])  # nothing of ours landed there
                 raise VaultError(f"{exc} (the user is editing it)") from None
+            crash_point("after_node_write")
         self.before.setdefault(rel, old)
         self.current[rel] = new
         self.guard.accept_write(rel, created=old is None)
@@ -216,6 +232,8 @@ class Toolbox:
                     self.vault.write(rel, old, expected)
             except (WriteConflict, VaultError) as exc:
                 log.warning("could not roll back %s (%s); the user's version is kept", rel, exc)
+        if self.intents is not None and self.before:
+            self.intents.settle(self.before)
         self.current.clear()
         self.before.clear()
 

@@ -24,7 +24,7 @@ from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnr
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.links import render_link
 from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
-from vaultlink.vault.notes import Vault, render_note
+from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +52,40 @@ def day_of(paths: list[str], today: dt.date) -> dt.date:
     return today
 
 
-def keywords(text: str, n: int = 5) -> list[str]:
-    """The most frequent content words of a text."""
-    words = [w for w in re.findall(r"[a-z][a-z0-9-]{2,}", text.lower()) if w not in STOP_WORDS]
-    return [w for w, _ in Counter(words).most_common(n)]
+# Words that name nothing a topic is about, beyond the stop words.
+_PLAIN = frozenset("""every top make makes made use uses used get gets got take takes took
+need needs new old first last next much many more most less few lot lots thing things way
+ways time times day days today week also still just even well good better best""".split())
+
+
+def keywords(text: str, n: int = 5, first: str = "") -> list[str]:
+    """Two to five content words: those of ``first`` (a title), then the most frequent of
+    ``text``; never a stop word, a bare number or a word like "every" or "top"."""
+    def content(t: str) -> list[str]:
+        return [w for w in re.findall(r"[a-z][a-z0-9-]*[a-z0-9]", t.lower())
+                if len(w) > 2 and w not in STOP_WORDS and w not in _PLAIN]
+    picked = list(dict.fromkeys(content(first)))[:n]
+    for w, _ in Counter(content(text)).most_common():
+        if len(picked) >= n:
+            break
+        if w not in picked and w.rstrip("s") not in {p.rstrip("s") for p in picked}:
+            picked.append(w)
+    return picked
 
 
 def topic_of(result: UnitResult) -> dict[str, Any]:
-    """A topic from one integrated unit."""
+    """A topic from one integrated unit, titled with its subject's name."""
     unit = result.unit
     # A runbook summary starts "1. Announce ...": the marker is no sentence.
-    prose = " ".join(LIST_MARK.sub("", line) for line in unit.summary.strip().split("\n"))
+    prose = " ".join(LIST_MARK.sub("", line) for line in unit.summary.strip().split("\n")
+                     if not line.startswith("## "))
     sentences = re.split(r"(?<=[.!?])\s+", " ".join(prose.split()))
-    first = next((s for s in sentences if len(s.split()) >= 3), sentences[0])[:300]
+    first = unit.description or next((s for s in sentences if len(s.split()) >= 3),
+                                     sentences[0])
     said = _ACTION_WORDS.get(result.action, f"{result.action.capitalize()}:")
-    return {"title": unit.name.replace("-", " ").capitalize(),
-            "reason": f"{said} {first}",
-            "evidence": list(unit.paths), "keywords": keywords(unit.summary),
+    title = unit.title or unit.name.replace("-", " ").capitalize()
+    return {"title": title, "reason": f"{said} {first[:300]}",
+            "evidence": list(unit.paths), "keywords": keywords(unit.summary, first=title),
             "paths": [result.target]}
 
 
@@ -254,3 +271,25 @@ def _body(topics: list[dict[str, Any]]) -> str:
         lines.append(f"## {t['title']}\n\n{t['reason']} The material is in {evidence}, "
                      f"and it now lives in {nodes}.\n")
     return "\n".join(lines)
+
+
+def without_nodes(path: str, text: str, gone: set[str]) -> str | None:
+    """A topics file's text with the digest nodes in ``gone`` left out of every topic (a
+    topic left with no node goes too); None when no topic is left. Used when an undo
+    removes a node the day's topics link to. Raises ``NoteUnreadable`` when the file is
+    not a topics file as vaultlink wrote it (its owner's edits are never re-rendered)."""
+    note = parse_note(path, text.encode("utf-8"))
+    topics = note.frontmatter.get("topics")
+    if not isinstance(topics, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("title"), str) for t in topics):
+        raise NoteUnreadable(path, "its frontmatter 'topics' is not a list of titled topics")
+    if note.body.strip() != _body(topics).strip():
+        raise NoteUnreadable(path, "its text was edited by hand")
+    kept = []
+    for t in topics:
+        paths = [p for p in t.get("paths", []) if p not in gone]
+        if paths or not t.get("paths"):
+            kept.append({**t, "paths": paths})
+    if not kept:
+        return None
+    return render_note({**note.frontmatter, "topics": kept}, _body(kept))

@@ -32,28 +32,48 @@ def slugify(text: str, max_len: int = 60) -> str:
     return slug or "note"
 
 
+MAX_CONTEXT = 8000  # characters of a note's further prose an offline unit carries
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 @dataclass
 class Unit:
-    """One memory unit: a kebab-case handle, its bucket, a grounded summary, its sources."""
+    """One memory unit: a kebab-case handle, its bucket, a grounded summary, its sources.
+
+    ``title``, ``description`` and ``siblings`` are optional: the offline extractor names
+    its subject as written ("RRF formula", not ``rrf-formula``), says in one sentence what
+    it is about, lists the other subjects it found in the same note (which the
+    integrator must not merge it into), and carries the rest of the note's prose as
+    ``context`` (what else the note names, for links; never written into a node).
+    """
 
     name: str
     bucket: str
     summary: str
     paths: list[str] = field(default_factory=list)
+    title: str = ""
+    description: str = ""
+    siblings: list[str] = field(default_factory=list)  # other subjects of the same note
+    context: str = ""  # the rest of the note's prose: what it names beyond the summary
 
     def to_dict(self) -> dict[str, Any]:
-        """As stored in the journal and pending table."""
-        return asdict(self)
+        """As stored in the journal and pending table (empty optional keys left out)."""
+        data = asdict(self)
+        for key in ("title", "description", "siblings", "context"):
+            if not data[key]:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Unit:
         """From a stored or model-given mapping; the bucket is normalised."""
         return cls(slugify(str(data.get("name", ""))), normalize_bucket(data.get("bucket")),
                    str(data.get("summary", "")).strip(),
-                   [str(p) for p in data.get("paths", []) if isinstance(p, str)])
+                   [str(p) for p in data.get("paths", []) if isinstance(p, str)],
+                   " ".join(str(data.get("title") or "").split())[:120],
+                   " ".join(str(data.get("description") or "").split())[:400],
+                   [str(s) for s in data.get("siblings") or [] if isinstance(s, str)][:20],
+                   str(data.get("context") or "")[:MAX_CONTEXT])
 
 
 @dataclass

@@ -11,7 +11,8 @@ with the vault and answers queries:
 * a text whose hash is stored keeps its vector; a changed text gets a new vector id
   (Chroma's in-place updates left vectors unreachable by search); a renamed note
   moves by updating a path, never by re-embedding;
-* a query is embedded once and fused by rank with BM25 over the FTS5 table.
+* a query is embedded once, its exact nearest vectors (``vectors.VectorMatrix``) fused
+  by rank with BM25 over the FTS5 table.
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import fts_match, query_text, rrf_fuse
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fts_match, query_text, rrf_fuse
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
+from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
 log = logging.getLogger(__name__)
@@ -101,16 +101,28 @@ class IndexBase(IndexTables):
     # -- sync --------------------------------------------------------------------
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the vault: add, update, move and remove notes."""
+        """Bring the index in line with the vault: add, update, move and remove notes.
+
+        When no note's stat moved and none vanished, nothing is read and Chroma is not
+        opened (a query's sync costs a walk of the folder and one SELECT)."""
         with self._lock:
-            self._guard(self._check_consistent)
             stats = self._scan()
+            if self.chroma_open or self._has_work(stats):
+                self._guard(self._check_consistent)
             return self._guard(lambda: self._sync_paths(stats, None, progress))
+
+    def _has_work(self, stats: dict[str, os.stat_result]) -> bool:
+        stored = self._stored()
+        return len(stored) != len(stats) or any(
+            (old := stored.get(path)) is None or old[:3] != (
+                st.st_size, st.st_mtime_ns, st.st_ino) for path, st in stats.items())
 
     def upsert(self, paths: Iterable[str]) -> SyncReport:
         """Index these notes now (a note just written); missing files are removed."""
         with self._lock:
             wanted = [p for p in (normalize_rel(x) for x in paths) if self.wants(p)]
+            if not self._chroma_checked:
+                self._guard(self._check_consistent)
             stats = {}
             for path in wanted:
                 try:
@@ -199,7 +211,7 @@ class IndexBase(IndexTables):
             except (NoteUnreadable, PathRefused) as exc:
                 reason = exc.reason
                 if old is None or old[3] != digest or old[4] != reason:
-                    log.warning("not indexing %s: %s", path, reason)
+                    log.info("not indexing %s: %s", path, reason)  # summary and status say it
                 self._mark_skipped(path, st, digest, reason)
                 continue
             yield path, st, digest, note
@@ -278,7 +290,9 @@ class IndexBase(IndexTables):
                     report.updated.append(c.path)  # a note that was skipped is new to search
                 else:
                     report.added.append(c.path)
+            self._store_vectors(db, new_ids, new_vectors)
             self._chroma_delete(dropped)
+            crash_point("mid_index_sync")  # the crash tests aim here: SQLite not committed
             self._chroma_upsert(new_ids, new_vectors)
         report.embedded += len(texts)
 
@@ -299,9 +313,10 @@ class IndexBase(IndexTables):
 
     # -- query -------------------------------------------------------------------
 
-    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float]
-                ) -> list[tuple[int, float, float]]:
-        """Fused (doc id, score, cosine similarity), best first."""
+    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float],
+                fusion: tuple[float, float] = (VECTOR_WEIGHT, KEYWORD_WEIGHT),
+                ) -> list[tuple[int, float, float, int]]:
+        """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first."""
         text = query_text(query)
         depth = max(limit * 3, 50)
         vector = self.embedder.embed([text])[0]
@@ -309,33 +324,30 @@ class IndexBase(IndexTables):
         weights = ", ".join(str(float(w)) for w in bm25_weights)
         with self._lock:
             try:
-                res = self._collection.query(
-                    query_embeddings=np.asarray([vector], dtype=np.float32), n_results=depth,
-                    include=["distances"])
+                nearest = self._matrix().search(vector, depth)
                 keyword = [] if match is None else [r[0] for r in self._db.execute(
                     f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
                     f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
-            except Exception as exc:
-                raise SearchIndexError(f"vector search failed: {exc}; run `vaultlink "
-                                       "reindex`") from exc
-        ids = [int(i) for i in res["ids"][0]]
-        distances = (res.get("distances") or [[]])[0]
-        similarity = {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
-        fused = rrf_fuse(ids, keyword)[:limit]
-        return [(i, score, similarity.get(i, 0.0)) for i, score in fused]
+        ids = [i for i, _ in nearest]
+        similarity = dict(nearest)
+        fused = rrf_fuse(ids, keyword, vector_weight=fusion[0], keyword_weight=fusion[1])[:limit]
+        lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
+        return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  select: str) -> list[tuple[tuple[Any, ...], float, float]]:
-        """(row, score, similarity) of the fused hits, best first. ``select`` reads the
-        docs table as ``d``, selects ``d.id`` first and ends in ``d.id IN ({marks})``."""
-        ranked = self._ranked(query, limit, bm25_weights)
+                  fusion: tuple[float, float], select: str
+                  ) -> list[tuple[tuple[Any, ...], float, float, int]]:
+        """(row, score, similarity, BM25 rank or 0) of the fused hits, best first.
+        ``select`` reads the docs table as ``d``, selects ``d.id`` first and ends in
+        ``d.id IN ({marks})``."""
+        ranked = self._ranked(query, limit, bm25_weights, fusion)
         if not ranked:
             return []
         with self._lock:
             marks = ",".join("?" * len(ranked))
             rows = {r[0]: tuple(r[1:]) for r in self._db.execute(
-                select.format(marks=marks), [i for i, _, _ in ranked])}
-        return [(rows[i], score, sim) for i, score, sim in ranked if i in rows]
+                select.format(marks=marks), [i for i, _, _, _ in ranked])}
+        return [(rows[i], score, sim, kw) for i, score, sim, kw in ranked if i in rows]

@@ -15,19 +15,24 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from chromadb.api import ClientAPI
+from typing import TYPE_CHECKING
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note, Vault, walk_notes
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,7 @@ class SearchHit:
     similarity: float
     outlinks: list[LinkRef] = field(default_factory=list)
     inlinks: list[LinkRef] = field(default_factory=list)
+    keyword_rank: int = 0  # its rank in the BM25 list (0: no keyword matched it)
 
 
 def _name_key(target: str) -> str:
@@ -69,7 +75,8 @@ class ChunkIndex(IndexBase):
     fts_columns = ("breadcrumb", "text")
     bm25_weights = (1.0, 1.0)
 
-    def __init__(self, vault: Vault, db_path: Path, chroma_client: ClientAPI,
+    def __init__(self, vault: Vault, db_path: Path,
+                 chroma_client: ClientAPI | Callable[[], ClientAPI],
                  embedder: Embedder, max_chars: int = 1200, namespace: str = "") -> None:
         self.max_chars = max_chars
         self._all_files: frozenset[str] | None = None
@@ -165,17 +172,38 @@ class ChunkIndex(IndexBase):
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
-        found = self._hit_rows(query, limit, self.bm25_weights,
+        found = self._hit_rows(query, max(limit * 2, 20), self.bm25_weights,
+                               (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                                f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text "
                                f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
                                "WHERE d.id IN ({marks})")
+        # Two priors on top of the fused rank, for questions: a digest node holds what
+        # was distilled from the notes, with its sources, so on a near tie it answers
+        # better than a raw note; a section of open tasks ("- [ ] ...") says what is to
+        # be done, not what is known, however well its words match.
+        digest = f"{self.vault.digest}/"
+        weighed = sorted(((row, score * (DIGEST_PRIOR if row[0].startswith(digest) else 1.0)
+                           * (TASKS_PRIOR if _only_tasks(row[3]) else 1.0), sim, kw)
+                          for row, score, sim, kw in found), key=lambda h: -h[1])[:limit]
         links: dict[str, tuple[list[LinkRef], list[LinkRef]]] = {}
         hits = []
-        for (path, line, crumb, text), score, sim in found:
+        for (path, line, crumb, text), score, sim, kw in weighed:
             if path not in links:
                 links[path] = self.links_of(path)
-            hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path]))
+            hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path],
+                                  keyword_rank=kw))
         return hits
+
+
+DIGEST_PRIOR = 1.1
+TASKS_PRIOR = 0.6
+_TASK = re.compile(r"^\s*[-*+]\s+\[[ xX]\]\s")
+
+
+def _only_tasks(text: str) -> bool:
+    """True for a section whose lines (its heading aside) are all task items."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return bool(lines) and all(_TASK.match(ln) for ln in lines)
 
 
 __all__ = ["ChunkIndex", "LinkRef", "SearchHit", "SyncReport"]

@@ -5,9 +5,10 @@ the daemon and the dream open them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-
-from chromadb.api import ClientAPI
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import Embedder, make_embedder
@@ -16,22 +17,42 @@ from vaultlink.index.store import collection_namespace, open_chroma
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
 log = logging.getLogger(__name__)
+
+
+class LazyChroma:
+    """One Chroma client for both indexes, opened the first time either needs it."""
+
+    def __init__(self, opener: Callable[[], ClientAPI]) -> None:
+        self._opener = opener
+        self.client: ClientAPI | None = None
+
+    def __call__(self) -> ClientAPI:
+        """The client, opened now if it was not yet."""
+        if self.client is None:
+            self.client = self._opener()
+        return self.client
 
 
 @dataclass
 class Indexes:
-    """The node and chunk indexes of one vault, over one Chroma client."""
+    """The node and chunk indexes of one vault, over one Chroma client (opened only once
+    an index changes: a query never needs it)."""
 
     nodes: NodeIndex
     chunks: ChunkIndex
-    client: ClientAPI
+    chroma: LazyChroma
 
     def close(self) -> None:
-        """Close both SQLite connections and release the Chroma client."""
+        """Close both SQLite connections and release the Chroma client if it was opened."""
         self.nodes.close()
         self.chunks.close()
-        close = getattr(self.client, "close", None)  # not in every chromadb version
+        if self.chroma.client is None:
+            return
+        close = getattr(self.chroma.client, "close", None)  # not in every chromadb version
         if close is not None:
             try:
                 close()
@@ -48,7 +69,8 @@ def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedd
     vault's path, so several vaults can share one server.
     """
     state = vault.state_dir
-    client = open_chroma(chroma_mode, state / "chroma", chroma_host, chroma_port)
+    client = LazyChroma(lambda: open_chroma(chroma_mode, state / "chroma", chroma_host,
+                                            chroma_port))
     namespace = collection_namespace(vault, chroma_mode)
     db_path = state / "state.sqlite"
     nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
@@ -60,7 +82,8 @@ def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedd
 def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
     """Both search indexes of a vault, with the embedder the options name."""
     embedder = make_embedder(options.embedding_provider, options.embedding_model,
-                             options.llm_host, options.timeout)
+                             options.llm_host, options.timeout,
+                             Path(options.model_cache) if options.model_cache else None)
     return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
                         chroma_host=options.chroma_host, chroma_port=options.chroma_port,
                         body_chars=options.body_chars)

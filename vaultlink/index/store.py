@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import chromadb
-from chromadb.api import ClientAPI
-from chromadb.config import Settings
-
 from vaultlink.errors import SearchIndexError
 
 if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
     from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
@@ -31,7 +28,8 @@ def _move_aside(path: Path, what: str) -> None:
     path.rename(target)
 
 
-def _ensure_dir(path: Path) -> None:
+def ensure_dir(path: Path) -> None:
+    """``path`` as a folder: a file in the way (of it or its parent) is moved aside."""
     for folder in (path.parent, path):
         if folder.exists() and not folder.is_dir():
             _move_aside(folder, "a file where a folder belongs")
@@ -45,6 +43,11 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
     index syncs itself back from the vault). An HTTP server that does not answer is a
     ``SearchIndexError``.
     """
+    # chromadb: 0.8 s of CPU at import, paid only by a process that changes an index
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import Settings
+
     settings = Settings(anonymized_telemetry=False)
     if mode == "http":
         try:
@@ -56,38 +59,20 @@ def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000
         return client
     if mode != "embedded":
         raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
-    _ensure_dir(path)
+    ensure_dir(path)
     try:
         client = chromadb.PersistentClient(path=str(path), settings=settings)
         client.list_collections()
         return client
     except Exception as exc:
         log.warning("cannot open the Chroma store: %s", exc)
+    # chromadb keeps one System per path, and a failed open leaves a broken one behind
+    # that the next client for the path would reuse: forget it before starting afresh.
+    SharedSystemClient._identifier_to_system.pop(str(path), None)
+    SharedSystemClient._identifier_to_refcount.pop(str(path), None)
     _move_aside(path, "the Chroma store")
     path.mkdir(parents=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
-
-
-def open_state_db(path: Path) -> sqlite3.Connection:
-    """A connection to state.sqlite in WAL mode; a file that is not a database is moved aside."""
-    _ensure_dir(path.parent)
-    for attempt in (1, 2):
-        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return db
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            if attempt == 2:
-                raise SearchIndexError(f"cannot open {path}: {exc}") from exc
-            log.warning("state database %s is corrupt (%s)", path, exc)
-            for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
-                if extra.exists():
-                    extra.unlink()
-            _move_aside(path, "the state database")
-    raise AssertionError("unreachable")
 
 
 def collection_namespace(vault: Vault, chroma_mode: str) -> str:

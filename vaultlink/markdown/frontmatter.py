@@ -35,9 +35,9 @@ def read_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """
     try:
         post = frontmatter.loads(text)
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 1}" if where is not None else ""
+    except yaml.YAMLError:
+        line = yaml_error_line(text)
+        at = f" at line {line}" if line else ""
         raise FrontmatterError(f"its YAML frontmatter does not parse{at}; "
                                "fix the block between the '---' lines") from None
     except ValueError as exc:
@@ -51,6 +51,27 @@ def read_frontmatter(text: str) -> tuple[dict[str, Any], str]:
             raise FrontmatterError("its frontmatter is not a mapping of keys to values; "
                                    "write it as 'key: value' lines")
     return dict(meta), post.content
+
+
+def yaml_error_line(text: str) -> int | None:
+    """The line of the note (1-based) where its frontmatter's YAML goes wrong.
+
+    YAML reports where it gave up, which for an unclosed ``[`` or quote is a later line
+    (often the closing ``---``); the line that needs fixing is where the unclosed thing
+    began, which YAML gives as the error's context.
+    """
+    head, _, _ = split_frontmatter(text)
+    lines = head.split("\n")[1:-2] if head.endswith("\n") else head.split("\n")[1:-1]
+    try:
+        yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        context = getattr(exc, "context_mark", None)
+        opened = str(getattr(exc, "context", "") or "")
+        if context is not None and ("flow" in opened or "quoted" in opened):
+            mark = context  # an unclosed [ { or quote: the fix is where it opened
+        return None if mark is None else mark.line + 2  # + the '---' line, 1-based
+    return None
 
 
 def render_frontmatter(meta: dict[str, Any], body: str) -> str:

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import stat
+import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +29,12 @@ from vaultlink.errors import (
     NoteUnreadable,
     NotUtf8,
     PathRefused,
+    VaultError,
+    WriteFailed,
 )
 from vaultlink.markdown.frontmatter import read_frontmatter, render_frontmatter, split_frontmatter
 from vaultlink.vault.atomic import content_hash, remove_file, replace_file
+from vaultlink.vault.walk import StatCache, StatEntry, entry_of, unchanged, walk_entries
 
 log = logging.getLogger(__name__)
 
@@ -128,10 +132,13 @@ class Vault:
     digest: str = "digest"
     max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES
     _real_root: Path = field(init=False, repr=False)
-    _warned: set[str] = field(init=False, repr=False, compare=False, default_factory=set)
+    # what walks left out, and why (a symlink out of the vault): the run's summary and
+    # `vaultlink status` report these once, not every command that walks
+    skipped: dict[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.root = Path(self.root).expanduser().absolute()
+        # abspath drops '..' (or no walked file is "inside"); a symlinked path stays as given
+        self.root = Path(os.path.abspath(Path(self.root).expanduser()))
         if not self.root.is_dir():
             raise NoteNotFound(str(self.root))
         self._real_root = self.root.resolve()
@@ -187,82 +194,99 @@ class Vault:
 
     # -- scanning ------------------------------------------------------------
 
+    def _walk(self, folders: Iterable[str] | None,
+              on_skip: Callable[[str, Exception], None]) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        tops: list[str] | None = None
+        if folders is not None:
+            tops = []
+            for top in folders:
+                if (self.root / top).is_symlink():  # a linked top folder must stay inside
+                    try:
+                        self.abs(top)
+                    except PathRefused as exc:
+                        self._skip(top, exc.reason)
+                        continue
+                tops.append(top)
+        # os.walk would not enter linked folders, so only a linked file can lead out of
+        # the vault; resolving every path costs 10x more
+        return walk_entries(str(self.root), tops, SKIPPED_DIRS, is_skipped_name, normalize_rel,
+                            self.abs, on_skip)
+
     def iter_files(self, folders: Iterable[str] | None = None) -> Iterator[str]:
         """Vault paths of every file (any extension) below the given top folders, sorted.
 
         With ``folders=None`` the whole vault. Skipped folders, temp and conflict files
         and symlinks leaving the vault are left out.
         """
-        tops = [(f, self.root / f) for f in folders] if folders is not None \
-            else [("", self.root)]
-        found: list[str] = []
-        for top_rel, top in tops:
-            if not top.is_dir():
-                continue
-            if top_rel and top.is_symlink():
-                try:
-                    self.abs(top_rel)
-                except PathRefused as exc:
-                    self._warn_once(f"skipping {top}: {exc}")
-                    continue
-            for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames
-                                     if d not in SKIPPED_DIRS and not d.startswith("."))
-                for name in filenames:
-                    if is_skipped_name(name) or name.startswith("."):
-                        continue
-                    full = Path(dirpath) / name
-                    try:
-                        rel = self.relative_of(full)
-                        # os.walk does not enter linked folders, so only a linked file
-                        # can lead out of the vault; resolving every path costs 10x more
-                        if os.path.islink(full):
-                            self.abs(rel)
-                    except (PathRefused, ValueError) as exc:
-                        self._warn_once(f"skipping {full}: {exc}")
-                        continue
-                    found.append(rel)
-        return iter(sorted(found))
+        return iter(sorted(rel for rel, _ in self._walk(folders, self._skipped_entry)))
 
-    def _warn_once(self, message: str) -> None:
-        # The vault is walked before every unit: one warning per odd file is enough.
-        if message in self._warned:
-            log.debug("%s", message)
-            return
-        self._warned.add(message)
-        log.warning("%s", message)
+    def _skipped_entry(self, path: str, exc: Exception) -> None:
+        """What the walker could not take: a link out of the vault is listed with its
+        reason (status shows it); anything else only logged (a file gone mid-walk)."""
+        if isinstance(exc, PathRefused):
+            self._skip(exc.path, exc.reason)
+        else:
+            log.info("skipping %s: %s", path, exc)
 
-    def scan(self, folders: Iterable[str] | None = None) -> list[NoteInfo]:
-        """Size, mtime and content hash of every ``.md`` note below ``folders``.
+    def _skip(self, rel: str, reason: str) -> None:
+        if rel not in self.skipped:  # walked before every unit: once is enough
+            log.info("skipping %s: %s", rel, reason)
+        self.skipped[rel] = reason
 
-        Defaults to the daily, resource and digest folders. Files over the size limit, or
-        that cannot be read (permission denied, I/O error), are reported with an empty
-        hash: reading them raises the error that says why. Only a vanished file is left
-        out, since leaving out a present one would pass it for deleted.
+    def skipped_in(self, folders: Iterable[str]) -> dict[str, str]:
+        """The files left out by walks below ``folders`` so far, with the reason."""
+        tops = tuple(folders)
+        return {p: r for p, r in self.skipped.items()
+                if any(p == t or p.startswith(t + "/") for t in tops)}
+
+    def scan(self, folders: Iterable[str] | None = None,
+             cache: StatCache | None = None) -> list[NoteInfo]:
+        """Size, mtime and content hash of every ``.md`` note below ``folders``, by path.
+
+        Defaults to the daily, resource and digest folders. With a ``cache`` a note whose
+        stat (size, mtime, ctime, inode) is what it was when it was last hashed, and
+        older than that moment, keeps its stored hash and is not read: a scan of an
+        unchanged vault reads nothing. Files over the size limit, or that cannot be
+        read (permission denied, I/O error), are reported with an empty hash: reading
+        them raises the error that says why. Only a vanished file is left out, since
+        leaving out a present one would pass it for deleted.
         """
-        if folders is None:
-            folders = (self.daily, self.resource, self.digest)
+        tops = [self.daily, self.resource, self.digest] if folders is None else list(folders)
+        known = cache.stat_entries() if cache is not None else {}
+        fresh: dict[str, StatEntry] = {}
         infos = []
-        for rel in self.iter_files(folders):
+        for rel, entry in self._walk(tops, self._skipped_entry):
             if not rel.endswith(".md"):
                 continue
-            path = self.root / rel
-            st: os.stat_result | None = None
             try:
-                st = path.stat()
-                if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
-                    continue
-                digest = "" if st.st_size > self.max_note_bytes else content_hash(
-                    path.read_bytes())
-            except FileNotFoundError:  # vanished between walk and stat
+                st = entry.stat()
+            except OSError:  # vanished between walk and stat, or a link loop
                 continue
-            except OSError as exc:
-                log.info("cannot hash %s: %s", rel, exc)
-                if st is None:
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
+                continue
+            old = known.get(rel)
+            if unchanged(old, st):
+                assert old is not None
+                infos.append(NoteInfo(rel, st.st_size, st.st_mtime, old.hash))
+                continue
+            hashed_ns = time.time_ns()
+            digest = ""
+            if st.st_size <= self.max_note_bytes:
+                try:
+                    digest = content_hash(self.read_bytes(rel))
+                except NoteNotFound:
                     continue
-                digest = ""
+                except VaultError as exc:
+                    log.info("cannot hash %s: %s", rel, exc)
+            if digest:
+                fresh[rel] = entry_of(st, digest, hashed_ns)
             infos.append(NoteInfo(rel, st.st_size, st.st_mtime, digest))
-        return infos
+        if cache is not None:
+            present = {i.path for i in infos}
+            gone = [p for p in known if p not in present and p.split("/", 1)[0] in tops]
+            if fresh or gone:
+                cache.store_stat_entries(fresh, gone)
+        return sorted(infos, key=lambda i: i.path)
 
     # -- reading -------------------------------------------------------------
 
@@ -304,9 +328,12 @@ class Vault:
                                    f"{STATE_DIR}/; the user's notes are read-only")
         path = self.abs(rel)
         data = content.encode("utf-8")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.abs(rel)  # the folders just made must not have become an escape
-        replace_file(path, rel, data, expected_hash)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.abs(rel)  # the folders just made must not have become an escape
+            replace_file(path, rel, data, expected_hash)
+        except OSError as exc:  # full, read-only, I/O error: the old text stays whole
+            raise WriteFailed(rel, exc) from None
         return content_hash(data)
 
     def delete(self, raw: str, expected_hash: str) -> None:
@@ -314,7 +341,10 @@ class Vault:
         rel = normalize_rel(raw)
         if not self.is_writable(rel):
             raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
-        remove_file(self.abs(rel), rel, expected_hash)
+        try:
+            remove_file(self.abs(rel), rel, expected_hash)
+        except OSError as exc:
+            raise WriteFailed(rel, exc) from None
 
 
 def parse_note(rel: str, data: bytes) -> Note:
@@ -354,34 +384,13 @@ def walk_notes(vault: Vault, folders: Sequence[str] | None, wants: Callable[[str
     the (slower) check that it stays inside the vault. Every file's path goes to ``seen``.
     """
     out: dict[str, os.stat_result] = {}
-    # (folder on disk, its vault path + "/"); plain strings, as pathlib costs more than
-    # the stat calls on a 10,000-note vault
-    stack = ([(str(vault.root / f), f + "/") for f in folders] if folders is not None
-             else [(str(vault.root), "")])
-    while stack:
-        folder, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue  # missing folder, or vanished mid-walk
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
+    for rel, entry in vault._walk(folders, lambda path, exc: log.info("skipping %s: %s",
+                                                                       path, exc)):
+        if seen is not None:
+            seen.add(rel)
+        if wants(rel):
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    if name not in SKIPPED_DIRS:
-                        stack.append((entry.path, prefix + name + "/"))
-                    continue
-                if is_skipped_name(name):
-                    continue
-                rel = normalize_rel(prefix + name)  # NFC, and refuses names like 'a\\b'
-                if entry.is_symlink():
-                    vault.abs(rel)  # PathRefused when it points outside the vault
-                if seen is not None:
-                    seen.add(rel)
-                if wants(rel):
-                    out[rel] = entry.stat()
-            except (OSError, PathRefused) as exc:
+                out[rel] = entry.stat()
+            except OSError as exc:
                 log.info("skipping %s: %s", entry.path, exc)
     return out

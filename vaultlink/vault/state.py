@@ -2,23 +2,44 @@
 
 One connection per ``State``, WAL mode, every change in its own transaction, so a
 crash at any point leaves the database consistent. Tables owned by other modules
-(the search index) live in the same file under their own prefix.
+(the search index) live in the same file under their own prefix; the journal and the
+write intents are in ``journal.py``.
+
+A database the disk damaged is never dropped in silence: it is moved aside with a
+warning, and what can still be read of it (the journal first) is copied into a fresh
+one (``salvage.py``); the index tables are rebuilt from the vault.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import StateError
+from vaultlink.vault.faults import crash_point
+from vaultlink.vault.journal import (
+    JOURNAL_SCHEMA,
+    Intent,
+    JournalEntry,
+    JournalTables,
+    Row,
+    diff_of,
+)
+from vaultlink.vault.salvage import salvage_state_db
+from vaultlink.vault.walk import StatEntry
+
+__all__ = ["Checkpoint", "Intent", "JournalEntry", "QueueItem", "Row", "State", "diff_of",
+           "immediate_transaction"]
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoint (
@@ -34,19 +55,39 @@ CREATE TABLE IF NOT EXISTS failed_units (
     id INTEGER PRIMARY KEY, run_id INTEGER, unit TEXT NOT NULL, paths TEXT NOT NULL,
     error TEXT NOT NULL, attempts INTEGER NOT NULL, at REAL NOT NULL,
     resolved INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS journal (
-    id INTEGER PRIMARY KEY, at REAL NOT NULL, run_id INTEGER, unit TEXT NOT NULL,
-    queries TEXT NOT NULL DEFAULT '[]', candidates TEXT NOT NULL DEFAULT '[]',
-    action TEXT NOT NULL, target TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
-    diff TEXT NOT NULL DEFAULT '', before_text TEXT, after_text TEXT,
-    undone_by INTEGER, undo_of INTEGER);
-CREATE INDEX IF NOT EXISTS journal_target ON journal(target);
 CREATE TABLE IF NOT EXISTS unread_notes (
     path TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS passed_over (
+    path TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    excerpt TEXT NOT NULL, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS passed_over_path ON passed_over(path);
+CREATE TABLE IF NOT EXISTS note_yield (
+    path TEXT PRIMARY KEY, units INTEGER NOT NULL, rules TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (
     path TEXT PRIMARY KEY, changed_at REAL NOT NULL, ready_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '');
-"""
+CREATE TABLE IF NOT EXISTS note_stat (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, hash TEXT NOT NULL,
+    hashed_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vault_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS backlog (
+    path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL,
+    note_time REAL NOT NULL, queued_at REAL);
+CREATE INDEX IF NOT EXISTS backlog_order ON backlog(queued_at, note_time);
+CREATE TABLE IF NOT EXISTS rates (
+    provider TEXT PRIMARY KEY, notes INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    units INTEGER NOT NULL, integrated INTEGER NOT NULL, seconds REAL NOT NULL);
+""" + JOURNAL_SCHEMA
+# (path, inode, size, mtime) of the databases this process has checked already
+_CHECKED: set[tuple[str, int, int, int]] = set()
+
+# A queued note never waits longer than this after a clock jump (the longest backoff).
+MAX_WAIT = 3600.0
+CLOCK_SLACK = 1.0  # seconds "in the future" that are only clock jitter
+# The tables worth saving from a damaged database, most precious first.
+SALVAGED = ("journal", "checkpoint", "inflight", "failed_units", "pending_units", "queue",
+            "unread_notes", "runs")
 
 
 @dataclass(frozen=True)
@@ -56,37 +97,6 @@ class Checkpoint:
     path: str
     hash: str
     sections: tuple[str, ...]
-
-
-@dataclass
-class JournalEntry:
-    """One decision: the unit, what recall found, the action, and the diff written."""
-
-    id: int
-    at: float
-    run_id: int | None
-    unit: dict[str, Any]
-    queries: list[Any]
-    candidates: list[Any]
-    action: str
-    target: str
-    note: str
-    diff: str
-    before_text: str | None
-    after_text: str | None
-    undone_by: int | None
-    undo_of: int | None
-
-    def public(self) -> dict[str, Any]:
-        """The entry as the status API and ``vaultlink log --json`` show it."""
-        data = asdict(self)
-        data.pop("before_text")
-        data.pop("after_text")
-        data["undone"] = self.undone_by is not None
-        data["undoable"] = (self.undone_by is None and self.undo_of is None
-                            and self.before_text != self.after_text
-                            and self.action not in ("SKIP", "FAILED"))
-        return data
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,7 @@ def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection
     db.execute("COMMIT")
 
 
-class State:
+class State(JournalTables):
     """The vault's state database; safe to share between threads."""
 
     def __init__(self, path: Path) -> None:
@@ -124,15 +134,43 @@ class State:
         self.path = path
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30,
-                                       isolation_level=None)
-            self._db.row_factory = sqlite3.Row
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise StateError(f"{path} is unreadable ({exc}); move it away and run "
-                             "`vaultlink reindex` to start fresh") from None
+            self._db = self._open(path)
+        except sqlite3.OperationalError as exc:  # read-only, full, locked: not damage
+            raise StateError(f"{path} cannot be opened ({exc}): "
+                             f"{_sqlite_advice(str(exc))}") from None
+        except sqlite3.DatabaseError as exc:  # not a database, malformed: damage
+            salvage_state_db(path, str(exc), SCHEMA, SALVAGED)
+            try:
+                self._db = self._open(path)
+            except sqlite3.DatabaseError as again:
+                raise StateError(f"{path} cannot be opened even fresh ({again}); check the "
+                                 "disk, then move .vaultlink/ away") from None
+
+    @classmethod
+    def _open(cls, path: Path) -> sqlite3.Connection:
+        """Connect, check the tables this class owns, create what is missing."""
+        db = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+            cls._migrate_journal(db)
+            # Damage in a page no statement above touched shows only when read: check
+            # our tables now, not in the middle of a run; once per process, as the pages
+            # of a long journal take a moment to read.
+            st = path.stat()
+            seen = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+            if seen not in _CHECKED:
+                for table in SALVAGED:
+                    found = [str(r[0]) for r in db.execute(f"PRAGMA quick_check({table})")]
+                    if found != ["ok"]:
+                        raise sqlite3.DatabaseError(f"table {table}: {'; '.join(found[:3])}")
+                _CHECKED.add(seen)
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         """Close the connection."""
@@ -141,13 +179,24 @@ class State:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic change: everything inside commits together or not at all."""
-        with self._lock, immediate_transaction(self._db) as db:
-            yield db
+        """One atomic change: everything inside commits together or not at all. A disk
+        that refuses the write is a ``StateError`` saying what to do; nothing is lost."""
+        with self._lock:
+            try:
+                with immediate_transaction(self._db) as db:
+                    yield db
+            except sqlite3.OperationalError as exc:
+                raise StateError(f"{self.path.name} could not be written ({exc}): "
+                                 f"{_sqlite_advice(str(exc))}; what was done before is "
+                                 "recorded") from None
 
     def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return list(self._db.execute(sql, tuple(args)))
+
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Rows of one read (for the stores kept beside this one, e.g. ``vault.backlog``)."""
+        return self._all(sql, args)
 
     # -- checkpoint ------------------------------------------------------------
 
@@ -157,16 +206,38 @@ class State:
                 for r in self._all("SELECT * FROM checkpoint")}
 
     def set_checkpoints(self, items: Iterable[Checkpoint]) -> int:
-        """Record notes as integrated at their hash; returns how many."""
+        """Record notes as integrated at their hash (they leave the backlog); returns
+        how many."""
         rows = [(c.path, c.hash, json.dumps(list(c.sections)), time.time()) for c in items]
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO checkpoint VALUES (?,?,?,?)", rows)
+            db.executemany("DELETE FROM backlog WHERE path=?", [(r[0],) for r in rows])
+            crash_point("mid_checkpoint")
         return len(rows)
+
+    def has_checkpoints(self) -> bool:
+        """True once any note was integrated in this vault."""
+        return bool(self._all("SELECT 1 FROM checkpoint LIMIT 1"))
 
     def drop_checkpoints(self, paths: Iterable[str]) -> None:
         """Forget notes (deleted from the vault, or queued for a re-run)."""
         with self.transaction() as db:
             db.executemany("DELETE FROM checkpoint WHERE path=?", [(p,) for p in paths])
+
+    # -- the stat cache of scans (vault.walk.StatCache) ------------------------
+
+    def stat_entries(self) -> dict[str, StatEntry]:
+        """The stat and hash of every note a scan hashed, by path."""
+        return {r[0]: StatEntry(*r[1:]) for r in self._all(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, hash, hashed_ns FROM note_stat")}
+
+    def store_stat_entries(self, fresh: Mapping[str, StatEntry], gone: Iterable[str]) -> None:
+        """Remember notes just hashed; forget those no longer in the vault."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO note_stat VALUES (?,?,?,?,?,?,?)",
+                           [(p, e.size, e.mtime_ns, e.ctime_ns, e.ino, e.hash, e.hashed_ns)
+                            for p, e in fresh.items()])
+            db.executemany("DELETE FROM note_stat WHERE path=?", [(p,) for p in gone])
 
     # -- pending units (over the per-run cap) ----------------------------------
 
@@ -201,6 +272,14 @@ class State:
         with self.transaction() as db:
             db.execute("UPDATE runs SET finished_at=?, counts=?, changes=? WHERE id=?",
                        (time.time(), json.dumps(counts), json.dumps(changes), run_id))
+
+    def model_has_written(self) -> bool:
+        """Whether a decision of a model (not the offline integrator) changed the digest."""
+        rows = self._all(
+            "SELECT 1 FROM journal JOIN runs ON runs.id = journal.run_id WHERE runs.provider "
+            "NOT IN ('', 'offline') AND journal.action IN ('CREATE', 'CORROBORATE', 'REFINE', "
+            "'CORRECT') LIMIT 1")
+        return bool(rows)
 
     def last_run(self) -> dict[str, Any] | None:
         """The newest finished run, as the status API shows it."""
@@ -256,40 +335,48 @@ class State:
         return [{"path": r["path"], "reason": r["reason"], "since": r["at"]}
                 for r in self._all("SELECT * FROM unread_notes ORDER BY path")]
 
-    # -- journal ---------------------------------------------------------------
+    # -- what a reading of a note gave, and passed over ------------------------
 
-    def journal_add(self, run_id: int | None, unit: dict[str, Any], action: str,
-                    target: str = "", note: str = "", diff: str = "",
-                    queries: list[Any] | None = None, candidates: list[Any] | None = None,
-                    before_text: str | None = None, after_text: str | None = None,
-                    undo_of: int | None = None) -> int:
-        """Record one decision; returns its id."""
+    def record_reading(self, path: str, units: int, rules: str,
+                       passed: Iterable[dict[str, Any]]) -> None:
+        """Replace what the state knows of a note's last reading: how many units it gave
+        under which extractor rules, and each paragraph passed over with its reason."""
+        now = time.time()
+        rows = [(path, int(p["line"]), int(p["end_line"]), str(p["excerpt"]),
+                 str(p["reason"]), now) for p in passed]
         with self.transaction() as db:
-            cur = db.execute(
-                "INSERT INTO journal(at, run_id, unit, queries, candidates, action, target, "
-                "note, diff, before_text, after_text, undo_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (time.time(), run_id, json.dumps(unit), json.dumps(queries or []),
-                 json.dumps(candidates or []), action, target, note, diff, before_text,
-                 after_text, undo_of))
-            new_id = int(cur.lastrowid or 0)
-            if undo_of is not None:
-                db.execute("UPDATE journal SET undone_by=? WHERE id=?", (new_id, undo_of))
-            return new_id
+            db.execute("DELETE FROM passed_over WHERE path=?", (path,))
+            db.executemany("INSERT INTO passed_over VALUES (?,?,?,?,?,?)", rows)
+            db.execute("INSERT OR REPLACE INTO note_yield VALUES (?,?,?,?)",
+                       (path, units, rules, now))
 
-    def journal(self, limit: int = 50, path: str | None = None) -> list[JournalEntry]:
-        """Recent decisions, newest first; with ``path``, those touching that note."""
-        if path is None:
-            rows = self._all("SELECT * FROM journal ORDER BY id DESC LIMIT ?", (limit,))
-        else:
-            like = f'%"{path}"%'
-            rows = self._all("SELECT * FROM journal WHERE target=? OR unit LIKE ? "
-                             "ORDER BY id DESC LIMIT ?", (path, like, limit))
-        return [_entry(r) for r in rows]
+    def forget_readings(self, paths: Iterable[str]) -> None:
+        """Drop what is known of notes deleted from the vault."""
+        with self.transaction() as db:
+            for p in paths:
+                db.execute("DELETE FROM passed_over WHERE path=?", (p,))
+                db.execute("DELETE FROM note_yield WHERE path=?", (p,))
 
-    def journal_get(self, entry_id: int) -> JournalEntry | None:
-        """One decision by id."""
-        rows = self._all("SELECT * FROM journal WHERE id=?", (entry_id,))
-        return _entry(rows[0]) if rows else None
+    def passed_over(self, path: str | None = None) -> list[dict[str, Any]]:
+        """Paragraphs no unit took, with why: of one note, or of every note."""
+        where, args = ("WHERE path=?", (path,)) if path is not None else ("", ())
+        return [{"path": r["path"], "line": r["line"], "end_line": r["end_line"],
+                 "excerpt": r["excerpt"], "reason": r["reason"]}
+                for r in self._all(f"SELECT * FROM passed_over {where} ORDER BY path, line",
+                                   args)]
+
+    def note_yields(self) -> dict[str, tuple[int, str]]:
+        """Each read note's units at its last reading, and the rules it was read with."""
+        return {r["path"]: (r["units"], r["rules"]) for r in self._all("SELECT * FROM note_yield")}
+
+    def barren_notes(self) -> list[dict[str, Any]]:
+        """Notes whose last reading gave no unit, with the reasons of what they hold."""
+        out = []
+        for r in self._all("SELECT * FROM note_yield WHERE units=0 ORDER BY path"):
+            reasons = [p["reason"] for p in self.passed_over(r["path"])]
+            out.append({"path": r["path"], "rules": r["rules"], "since": r["at"],
+                        "reasons": sorted(set(reasons), key=reasons.index)})
+        return out
 
     # -- queue -----------------------------------------------------------------
 
@@ -301,8 +388,15 @@ class State:
                        "ready_at=excluded.ready_at",
                        (path, now, now + quiet_seconds))
 
-    def queue(self) -> list[QueueItem]:
-        """Everything queued, soonest first."""
+    def queue(self, now: float | None = None) -> list[QueueItem]:
+        """Everything queued, soonest first. With ``now``, items changed "in the future"
+        are brought back first: the clock jumped back since they were queued, and they
+        must not wait for the old time to come round again (a day, a year)."""
+        if now is not None:
+            with self.transaction() as db:
+                db.execute("UPDATE queue SET ready_at=? + min(max(ready_at - changed_at, 0), "
+                           "?), changed_at=? WHERE changed_at > ?",
+                           (now, MAX_WAIT, now, now + CLOCK_SLACK))
         return [QueueItem(r["path"], r["changed_at"], r["ready_at"], r["attempts"],
                           r["last_error"])
                 for r in self._all("SELECT * FROM queue ORDER BY ready_at, path")]
@@ -324,16 +418,13 @@ class State:
                            (p, now, now + delay, error))
 
 
-def _entry(r: sqlite3.Row) -> JournalEntry:
-    return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
-                        json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
-                        r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
-                        r["undone_by"], r["undo_of"])
-
-
-def diff_of(path: str, before: str | None, after: str | None) -> str:
-    """A unified diff of one node, as the journal and the plugin show it."""
-    return "".join(difflib.unified_diff(
-        (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-        fromfile="/dev/null" if before is None else f"a/{path}",
-        tofile="/dev/null" if after is None else f"b/{path}"))
+def _sqlite_advice(message: str) -> str:
+    if "full" in message:
+        return "the disk is full: free some space, then run again"
+    if "readonly" in message or "read-only" in message:
+        return "the vault is read-only: make .vaultlink/ writable, then run again"
+    if "I/O" in message:
+        return "the disk reported an I/O error: check the disk before going on"
+    if "locked" in message:
+        return "another process holds the database: wait for it, then run again"
+    return "check the disk and run again"

@@ -3,15 +3,17 @@
 // injected (Obsidian's requestUrl in the plugin, a fake in tests).
 
 import type { ClientResult } from "./result";
-import type { NoteInfo, RerunResult, Status, UndoResult } from "./types";
+import type { NoteInfo, RedoResult, RerunResult, Status, UndoResult } from "./types";
 import { API_VERSION } from "./types";
 import {
 	apiVersionOf,
 	errorMessage,
 	isNoteInfo,
+	isRedoResult,
 	isRerunResult,
 	isStatus,
 	isUndoResult,
+	needsOf,
 } from "./validate";
 
 /** The subset of Obsidian's RequestUrlParam the client uses. */
@@ -97,12 +99,22 @@ export class DaemonClient {
 		return isRerunResult(res.data) ? { kind: "ok", data: res.data } : badShape("/rerun");
 	}
 
-	async undo(id: number): Promise<ClientResult<UndoResult>> {
+	/** Undo one decision; with `cascade`, also the later ones that depend on it. */
+	async undo(id: number, cascade = false): Promise<ClientResult<UndoResult>> {
 		const gate = await this.ensureVerified();
 		if (gate) return gate;
-		const res = await this.call("POST", "/undo", { id });
+		const res = await this.call("POST", "/undo", cascade ? { id, cascade } : { id });
 		if (res.kind !== "ok") return res;
 		return isUndoResult(res.data) ? { kind: "ok", data: res.data } : badShape("/undo");
+	}
+
+	/** Bring back what an undo removed (the undone decision's id). */
+	async redo(id: number): Promise<ClientResult<RedoResult>> {
+		const gate = await this.ensureVerified();
+		if (gate) return gate;
+		const res = await this.call("POST", "/redo", { id });
+		if (res.kind !== "ok") return res;
+		return isRedoResult(res.data) ? { kind: "ok", data: res.data } : badShape("/redo");
 	}
 
 	private base(): string {
@@ -178,10 +190,12 @@ export class DaemonClient {
 			};
 		}
 		if (response.status >= 200 && response.status < 300) return { kind: "ok", data: parsed };
+		const needs = needsOf(parsed);
 		return {
 			kind: "rejected",
 			status: response.status,
 			message: errorMessage(parsed) ?? `HTTP ${response.status}`,
+			...(needs ? { needs } : {}),
 		};
 	}
 }

@@ -1,3 +1,5 @@
+import type { UndoNeed } from "./types";
+
 // Every daemon call ends in exactly one of these. The panel and status bar
 // switch on `kind`, so a new failure mode must be added here, not thrown.
 
@@ -11,8 +13,9 @@ export type ClientResult<T> =
 	| { kind: "version-mismatch"; message: string }
 	/** The answer could not be understood: not JSON, or not the documented shape. */
 	| { kind: "bad-response"; message: string }
-	/** The daemon understood and refused (400/404/409/413/...), with its own words. */
-	| { kind: "rejected"; status: number; message: string };
+	/** The daemon understood and refused (400/404/409/413/...), with its own words; an
+	 * undo refused because later decisions depend on it lists them in `needs`. */
+	| { kind: "rejected"; status: number; message: string; needs?: UndoNeed[] };
 
 export type FailureKind = Exclude<ClientResult<unknown>["kind"], "ok">;
 export type ClientFailure = Extract<ClientResult<unknown>, { kind: FailureKind }>;

@@ -26,6 +26,26 @@ export interface UnreadableNote {
 	reason: string;
 }
 
+/** What integrating some notes would take at the integrator's pace. */
+export interface BacklogEstimate {
+	notes: number;
+	units: number;
+	seconds: number;
+	provider: string;
+	seconds_per_unit: number;
+	/** false: an assumed pace, nothing measured in this vault yet */
+	measured: boolean;
+}
+
+/** Older notes a first start held back: waiting (not asked for) or queued (worked). */
+export interface Backlog {
+	waiting: number;
+	queued: number;
+	waiting_estimate: BacklogEstimate;
+	eta_seconds: number;
+	how: string;
+}
+
 export interface Status {
 	api_version: number;
 	version: string;
@@ -46,6 +66,8 @@ export interface Status {
 	failed: FailedUnit[];
 	/** Absent from daemons that predate it. */
 	unreadable?: UnreadableNote[];
+	/** Absent from daemons that predate it. */
+	backlog?: Backlog;
 }
 
 export type DecisionAction =
@@ -54,6 +76,8 @@ export type DecisionAction =
 	| "REFINE"
 	| "CORRECT"
 	| "UNDO"
+	| "REDO"
+	| "RELINK"
 	| "SKIP"
 	| "FAILED";
 
@@ -68,6 +92,8 @@ export interface Decision {
 	diff: string;
 	undone: boolean;
 	undoable: boolean;
+	/** Undone, and can be brought back (POST /redo). Absent from older daemons. */
+	redoable?: boolean;
 }
 
 /** A reference to another digest node, as /note lists them. */
@@ -114,4 +140,20 @@ export interface RerunResult {
 export interface UndoResult {
 	undone: number;
 	decision: Decision;
+	/** Every journal row of the undo group (a cascade has several). */
+	ids?: number[];
+}
+
+export interface RedoResult {
+	redone: number;
+	decision: Decision;
+	ids?: number[];
+}
+
+/** A later decision an undo would also have to revert (409 `needs`, see --cascade). */
+export interface UndoNeed {
+	id: number;
+	action: string;
+	path: string;
+	why: string;
 }

@@ -3,7 +3,16 @@
 // daemon that drifts from the contract shows "bad response" instead of a
 // blank or broken panel.
 
-import type { Decision, NodeRef, NoteInfo, RerunResult, Status, UndoResult } from "./types";
+import type {
+	Decision,
+	NodeRef,
+	NoteInfo,
+	RedoResult,
+	RerunResult,
+	Status,
+	UndoNeed,
+	UndoResult,
+} from "./types";
 
 type Obj = Record<string, unknown>;
 
@@ -49,7 +58,9 @@ export function isStatus(x: unknown): x is Status {
 		arrayOf(x.queue, (q) => isObj(q) && isStr(q.path)) &&
 		arrayOf(x.failed, (f) => isObj(f) && isStr(f.unit) && isStr(f.error)) &&
 		// absent from daemons older than the field: still api_version 1
-		(x.unreadable === undefined || arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason)))
+		(x.unreadable === undefined || arrayOf(x.unreadable, (u) => isObj(u) && isStr(u.path) && isStr(u.reason))) &&
+		(x.backlog === undefined ||
+			(isObj(x.backlog) && isNum(x.backlog.waiting) && isNum(x.backlog.queued) && isNum(x.backlog.eta_seconds)))
 	);
 }
 
@@ -86,6 +97,19 @@ export function isRerunResult(x: unknown): x is RerunResult {
 
 export function isUndoResult(x: unknown): x is UndoResult {
 	return isObj(x) && isNum(x.undone) && isDecision(x.decision);
+}
+
+export function isRedoResult(x: unknown): x is RedoResult {
+	return isObj(x) && isNum(x.redone) && isDecision(x.decision);
+}
+
+/** The `needs` of a 409 undo refusal (the decisions --cascade would revert too). */
+export function needsOf(x: unknown): UndoNeed[] | undefined {
+	if (!isObj(x) || !Array.isArray(x.needs)) return undefined;
+	const ok = x.needs.every(
+		(n) => isObj(n) && isNum(n.id) && isStr(n.action) && isStr(n.path) && isStr(n.why),
+	);
+	return ok ? (x.needs as UndoNeed[]) : undefined;
 }
 
 /** The `error` field of a documented error body, if there is one. */

@@ -7,8 +7,10 @@ import type { Decision } from "../api/types";
 export interface PanelActions {
 	/** Open a vault-relative note in the editor. */
 	openNote(path: string): void;
-	/** POST /undo for this decision, then refresh. */
+	/** POST /undo for this decision (asking before a cascade), then refresh. */
 	undo(decision: Decision): void;
+	/** POST /redo for this undone decision, then refresh. */
+	redo(decision: Decision): void;
 	/** POST /rerun {path}, then refresh. */
 	rerun(path: string): void;
 	/** Ask the daemon again (used by the error states' Retry button). */

@@ -4,6 +4,7 @@
 import { ItemView, Notice, WorkspaceLeaf } from "obsidian";
 import type { DaemonClient } from "../api/client";
 import type { PanelActions } from "./actions";
+import { modalConfirm } from "./confirm-modal";
 import { makePanelActions } from "./panel-actions";
 import { renderNoteResult } from "./render-note";
 import { NO_NOTE, renderEmpty, renderLoading } from "./render-state";
@@ -26,6 +27,7 @@ export class VaultlinkPanelView extends ItemView {
 		this.actions = makePanelActions({
 			client,
 			notify: (m) => new Notice(m),
+			confirm: modalConfirm(this.app),
 			openNote: (p) => void this.app.workspace.openLinkText(p, this.path ?? "", false),
 			// After an undo or re-run, redraw even if the answer is unchanged
 			// (a refused undo): that re-enables the button that was clicked.

@@ -53,6 +53,7 @@ export function renderDecision(
 	const foot = card.createDiv({ cls: "vaultlink-decision-foot" });
 	if (d.undone) {
 		foot.createSpan({ cls: "vaultlink-badge", text: "undone" });
+		if (d.redoable) button(foot, "Redo", "vaultlink-redo", () => actions.redo(d), true);
 	} else if (d.undoable) {
 		button(foot, "Undo", "vaultlink-undo", () => actions.undo(d), true);
 	}

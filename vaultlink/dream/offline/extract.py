@@ -1,336 +1,249 @@
-"""The offline extractor: memory units from a note's own structure, with no model.
+"""The offline extractor: a unit per subject of a note, in the note's own sentences.
 
-Only sections the checkpoint does not know yet (``SourceNote.sections`` marked new)
-are read. A section is cut into blocks (a paragraph, or a lead-in line with the list
-or steps it introduces); neighbouring blocks that share vocabulary are merged, so a
-section about one thing gives one rich unit and a "Notes" section about three things
-gives up to three. Blocks without substance (short asides, TODO lists, logistics
-headings such as Lunch or Weather) give nothing: extract is the only gate on what is
-worth remembering.
+A note is read as blocks (``blocks``) and grouped into subjects (``subjects``); each
+subject becomes one unit. Its summary is a short note in the note's own words, one
+sentence, list item or step per line, blank lines between paragraphs:
 
-Everything a unit says is copied from the note. The summary is a handful of the
-block's own sentences (list items count as sentences), one per line, so the text can
-never claim what the user did not write; numbered steps keep their number, so the
-integrator can tell a runbook from prose. Deterministic: same notes, same units.
+* a document subject: the opening sentences, then each aspect (a section of the note)
+  as ``## Heading`` with the opening of that section;
+* a subject of a day note: everything its paragraphs say, up to a cap.
+
+Sentences are taken as runs from the start of a paragraph, so a node never starts in
+the middle of a thought ("where rank_r(d) is ...", "This is why ..."). Every block of a
+new section that no unit quotes is reported in ``passed`` with its reason: the user can
+see what was left in the note and why. Deterministic: same notes, same units.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from vaultlink.dream.context import SourceNote
-from vaultlink.dream.offline.text import (
-    STEP_MARK,
-    content_words,
-    delink,
-    split_sentences,
-    stem,
-    words,
-)
-from vaultlink.dream.units import Unit, slugify
-from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
+from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.offline.blocks import Block, parse_blocks
+from vaultlink.dream.offline.naming import FUNCTION, IMPERATIVE, name_words
+from vaultlink.dream.offline.subjects import Subject, read_note
+from vaultlink.dream.offline.text import STEP_MARK, split_sentences, words
+from vaultlink.dream.units import MAX_CONTEXT, Unit, slugify
+from vaultlink.markdown.text import LIST_MARK
 
 log = logging.getLogger(__name__)
 
-MIN_WORDS = 25          # fewer words than this is an aside, not a memory
-MAX_SENTENCES = 4       # prose summaries: a few sentences, not a copy of the note
-MAX_STEPS = 6           # a runbook cut after four steps would be wrong, so steps get more
-MERGE_OVERLAP = 0.12    # neighbouring blocks sharing this much vocabulary are one topic
-
-# Headings that announce logistics or chatter rather than knowledge.
-TRIVIA_HEADINGS = frozenset("""todo to-do tasks action-items follow-ups followups agenda
-attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
-personal-admin errands standup stand-up status check-in""".split())
-# Headings too generic to name a unit: a key phrase of the text names it instead.
-GENERIC_HEADINGS = frozenset("""notes note standup stand-up decisions decision reading
-summary log ideas thoughts today journal update updates what-went-well what-didn-t
-what-didnt open-questions discussion context background details learnings misc
-preferences observations research""".split())
-
-IMPERATIVE = frozenset("""add announce apply ask avoid back build call change check clean
-close commit compare configure confirm copy create delete deploy disable do don't drain
-edit enable ensure export fill find fix follow generate get give go install keep kill
-lock log look make merge mount move never open pause pin post pull purge push put read
-reboot record remove rename replace restart restore resume revoke roll rotate run save
-schedule send set ship skip start stop swap switch tag terminate test turn type unlock
-update upgrade use verify wait watch write""".split())
-
+RULES = "offline-2"   # bump when a rule change may let a note give what it did not
+LEAD_LINES = 3        # opening sentences of a document
+ASPECT_LINES = 2      # sentences per aspect of a document
+ASPECT_ITEMS = 8      # list items per aspect (or opening) of a document
+MAX_ASPECTS = 6
+NOTE_LINES = 16       # a subject of a day note keeps everything up to this many sentences
+NOTE_ITEMS = 16       # ... and list items
+MAX_DESCRIPTION = 280
+# Words that point back to something said before: no node starts with them.
+REFERRING = frozenset("""this that these those it its they them so also however but and thus
+therefore here such then which where hence""".split())
+# ... and words that lean on what came before, which a node's first sentence cannot do.
+_STRICT = REFERRING | frozenset("""there additionally alternatively finally instead
+otherwise doing once another each both either one none same whereas while unless although
+because since if when as moreover furthermore likewise similarly now still yet first second
+next lastly below above following note thank thanks""".split())
 PROCEDURE_HEADING = re.compile(r"\b(how to|how we|how i|steps?|runbook|procedure|checklist|"
-                               r"playbook|setup|install)\b", re.IGNORECASE)
-# "we" only with prefer/always/never: "so we avoid X" is usually technical, not a habit.
+                               r"playbook|setup|install|rotate|deploy|rebuild)\b", re.IGNORECASE)
 PREFERENCE = re.compile(
     r"\b(?:I|we) (?:really |usually |still |also )?(?:prefer|always|never)\b"
     r"|\bI (?:really |usually |still |also )?(?:like|love|hate|avoid|protect|refuse)\b"
     r"|\bnote to self\b|\bmy (?:[\w-]+ ){0,3}(?:preference|rule|habit|routine)s?\b"
     r"|\bI(?:'d| would) rather\b|\bI(?:'m| am) keeping\b|\bworks for me\b",
     re.IGNORECASE)
-
-CHECKBOX = re.compile(r"^\s*[-*+]\s+\[[ xX]\]")
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^#{1,6}\s")
-
-
-# -- blocks ------------------------------------------------------------------------------
+# A sentence that tells the reader to do something says nothing of what the node is.
+_ADDRESSES = IMPERATIVE | frozenset("visit check see read enable consider let please".split())
+_DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
 
 
-@dataclass
-class Block:
-    """A run of a section: its sentences (list items whole), which of them are steps."""
-
-    sentences: list[str]
-    steps: set[int]
-
-    def text(self) -> str:
-        """The block's text, for word statistics."""
-        return " ".join(self.sentences)
-
-    def extend(self, other: Block) -> None:
-        """Append another block's sentences, keeping step marks."""
-        base = len(self.sentences)
-        self.sentences += other.sentences
-        self.steps |= {base + i for i in other.steps}
+def starts_sentence(line: str, strict: bool = False) -> bool:
+    """Whether a line can open a node (or, not strict, a paragraph of one)."""
+    text = STEP_MARK.sub("", LIST_MARK.sub("", line)).lstrip("*_\"'“([")
+    if not text:
+        return False
+    if strict and text.startswith("`"):
+        return False
+    head = text.lstrip("`")
+    if head[:1].islower():
+        return False
+    first = words(head)[:1]
+    return not (first and first[0] in (_STRICT if strict else REFERRING))
 
 
-def _paragraphs(text: str) -> list[list[str]]:
-    """Blank-line separated groups of lines, without headings, code and checkboxes."""
-    groups: list[list[str]] = [[]]
-    in_fence = in_indented = False
-    for line in text.split("\n"):
-        if FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        indented = line.startswith(("    ", "\t")) and not LIST_MARK.match(line)
-        # Indented code starts after a blank line; indented lines inside a paragraph
-        # or list item are its continuation.
-        in_indented = indented and (in_indented or not groups[-1])
-        if in_fence or in_indented:
-            continue  # code is not prose: never quoted as a sentence
-        if not line.strip() or HEADING.match(line) or CHECKBOX.match(line) \
-                or line.strip().startswith(("|", ">")):
-            groups.append([])
-            continue
-        groups[-1].append(line)
-    return [g for g in groups if g]
+def bucket_of(heading: str, lines: list[str]) -> str:
+    """procedure, personal or wiki, from cues in the lines and their heading.
 
-
-def _block(lines: list[str]) -> Block:
-    sentences: list[str] = []
-    steps: set[int] = set()
-    prose: list[str] = []
-    for line in lines:
-        if LIST_MARK.match(line):
-            if prose:
-                sentences += split_sentences(" ".join(prose))
-                prose = []
-            if STEP_MARK.match(line):
-                steps.add(len(sentences))
-                sentences.append(" ".join(line.split()))
-            else:
-                sentences.append(" ".join(LIST_MARK.sub("", line).split()))
-        elif sentences and not prose and line.startswith((" ", "\t")):
-            sentences[-1] += " " + " ".join(line.split())  # a list item's continuation
-        else:
-            prose.append(line)
-    if prose:
-        sentences += split_sentences(" ".join(prose))
-    return Block([s for s in sentences if s], steps)
-
-
-def blocks_of(text: str) -> list[Block]:
-    """A section's blocks; a paragraph ending in ':' joins the list it introduces."""
-    out: list[Block] = []
-    lead_in = False
-    for para in _paragraphs(text):
-        block = _block(para)
-        if not block.sentences:
-            continue
-        if out and lead_in:
-            out[-1].extend(block)
-        else:
-            out.append(block)
-        lead_in = block.sentences[-1].rstrip().endswith(":")
-    return out
-
-
-def _overlap(a: Block, b: Block) -> float:
-    wa, wb = set(content_words(a.text())), set(content_words(b.text()))
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / min(len(wa), len(wb))
-
-
-def segments(blocks: list[Block]) -> list[Block]:
-    """Merge neighbouring blocks about the same thing (shared vocabulary)."""
-    out: list[Block] = []
-    for block in blocks:
-        if out and _overlap(out[-1], block) >= MERGE_OVERLAP:
-            out[-1].extend(block)
-        else:
-            out.append(Block(list(block.sentences), set(block.steps)))
-    return out
-
-
-# -- cues --------------------------------------------------------------------------------
-
-
-def _first_word(sentence: str) -> str:
-    found = words(STEP_MARK.sub("", sentence))
-    return found[0] if found else ""
-
-
-def bucket_of(heading: str, block: Block) -> str:
-    """procedure, personal or wiki, from cues in the block and its heading.
-
-    Numbered steps, or several lines led by an imperative verb, make a procedure
-    (unless the list is a list of the user's own rules); first-person preference
-    wording ("I prefer", "I always", "note to self") makes a personal note; anything
-    else is general knowledge.
+    Numbered steps, or several lines led by an imperative verb, make a procedure (unless
+    the list is the user's own rules); first-person preference wording ("I prefer", "I
+    always", "note to self") makes a personal note; anything else is general knowledge.
     """
-    text = block.text()
+    text = " ".join(lines)
     prefs = len(PREFERENCE.findall(text)) + (2 if "preference" in heading.lower() else 0)
-    imperative = sum(_first_word(s) in IMPERATIVE for s in block.sentences)
-    steps = len(block.steps)
+    firsts = [name_words(STEP_MARK.sub("", LIST_MARK.sub("", s)))[:1] for s in lines]
+    imperative = sum(1 for f in firsts if f and f[0] in IMPERATIVE)
+    steps = sum(1 for s in lines if STEP_MARK.match(s))
     if steps >= 2 and prefs < 2:
         return "procedure"
     if prefs >= 1:
         return "personal"
-    # A purpose list ("VACUUM exists to: update statistics ...") has a verb or two up
-    # front; a runbook is mostly instructions.
-    if imperative >= 3 or (imperative >= 2 and 2 * imperative >= len(block.sentences)) \
+    if imperative >= 3 or (imperative >= 2 and 2 * imperative >= len(lines)) \
             or (PROCEDURE_HEADING.search(heading) and imperative >= 1):
         return "procedure"
     return "wiki"
 
 
-def key_phrase(text: str, max_words: int = 3) -> str:
-    """The text's most salient phrase, from word frequencies.
+_META = re.compile(r"\b(?:digest|(?:our|the|this) [\w' -]{0,40}?(?:note|node|wiki|runbook))\b"
+                   r"[^.]{0,80}?\b(?:still says|says|is wrong|(?:is )?out of date|needs updating)"
+                   r"\b", re.IGNORECASE)
+_NOTICE = re.compile(r"^(?:correction|update|fix|note)(?: to [^:]{1,60})?:\s*", re.IGNORECASE)
 
-    A run of 2-3 content words that recurs whole ("golden query set") wins when it
-    holds the most frequent word; otherwise the most frequent words (seen at least
-    twice), in the order they first appear ("cross-encoder rerank candidates").
-    """
-    tokens = words(text)
 
-    def plain(tok: str) -> bool:
-        return tok not in STOP_WORDS and len(tok) > 2 and not re.fullmatch(r"[\d.:,–-]+", tok)
-
-    freq = Counter(stem(t) for t in tokens if plain(t))
-    if not freq:
-        return ""
-    grams: Counter[tuple[str, ...]] = Counter()
-    shown: dict[tuple[str, ...], str] = {}
-    run: list[str] = []
-    for tok in [*tokens, "the"]:
-        if plain(tok):
-            run.append(tok)
+def tidy(items: list[str]) -> list[str]:
+    """A block's lines as a node keeps them: a remark about the digest itself ("our note
+    still says ...") is no fact about the subject and goes; a "Correction to the X note:"
+    lead goes, the correction stays."""
+    out = []
+    for item in items:
+        if _META.search(item):
             continue
-        for n in range(2, min(len(run), max_words) + 1):
-            for i in range(len(run) - n + 1):
-                key = tuple(stem(w) for w in run[i:i + n])
-                grams[key] += 1
-                shown.setdefault(key, " ".join(run[i:i + n]))
-        run = []
-    first: dict[str, int] = {}
-    for i, tok in enumerate(tokens):
-        first.setdefault(stem(tok), i)
-    top = sorted(freq, key=lambda w: (-freq[w], first[w]))
-    repeated = [k for k in grams if grams[k] >= 2 and top[0] in k]
-    if repeated:
-        best = max(repeated, key=lambda k: (grams[k] * sum(freq[w] for w in k), -first[k[0]]))
-        return shown[best]
-    picked = [w for w in top[:max_words] if freq[w] >= 2] or top[:2]
-    surface = {stem(t): t for t in reversed(tokens)}  # first spelling of each stem
-    return " ".join(surface[w] for w in sorted(picked, key=lambda w: first[w]))
+        bare = _NOTICE.sub("", item)
+        out.append(bare[:1].upper() + bare[1:] if bare != item else item)
+    return out
 
 
-def unit_name(crumb: str, block: Block, own_heading: bool) -> str:
-    """A kebab-case handle: the heading when it is specific, else a key phrase.
+@dataclass
+class Picked:
+    """Lines taken from some blocks, the blocks they come from, and the blocks only part
+    of which is taken (with what was left out)."""
 
-    A one-word heading ("Cost", "Pairing") is qualified by the note's title or
-    parent heading when that is specific ("cross-encoder-reranking-cost"), else by
-    the text's key phrase.
+    lines: list[str] = field(default_factory=list)
+    used: list[Block] = field(default_factory=list)
+    partial: list[tuple[Block, str]] = field(default_factory=list)
+
+    def aspects(self) -> list[str]:
+        """The headings of the parts taken."""
+        return [ln[3:] for ln in self.lines if ln.startswith("## ")]
+
+    def add(self, other: Picked, heading: str) -> None:
+        """Another pick, under its own heading."""
+        self.lines += (["", f"## {heading}"] if self.lines else []) + other.lines
+        self.used += other.used
+        self.partial += other.partial
+
+
+def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
+         follow_on: bool = False) -> Picked:
+    """Sentences and list items from the start of each block, in order, while the budgets
+    last (a sentence and an item count apart: a list keeps its facts).
+
+    A block that does not start a sentence is quoted from its first sentence that does,
+    or skipped (it continues something that is not quoted); a lead-in ending in ':' is
+    kept only when what it introduces comes with it.
     """
-    parts = [p.strip() for p in crumb.split(" > ")]
-    head = re.sub(r"^(how (we|i|to)|changes to( the)?|notes on|on|about)\s+", "", parts[-1],
-                  flags=re.IGNORECASE)
+    got = Picked()
+    room = {"sentence": sentences, "item": items}
+    for n, block in enumerate(blocks):
+        lines = tidy(block.items)
+        at = 0
+        # a paragraph right after one quoted may lean on it ("This API is synchronous.")
+        next_to = bool(got.used) and block.start <= got.used[-1].end + 2
+        if not ((follow_on or next_to) and got.lines and lines
+                and not lines[0][:1].islower()):
+            # a node, or a part of one, opens on a sentence that stands on its own
+            found = next((i for i, it in enumerate(lines)
+                          if starts_sentence(it, strict=strict_first and not got.lines)), None)
+            if found is None:
+                continue
+            at = found
+        take: list[str] = []
+        for line in lines[at:]:
+            kind = "item" if LIST_MARK.match(line) else "sentence"
+            if room[kind] <= 0:
+                break
+            room[kind] -= 1
+            take.append(line)
+        follows = blocks[n + 1] if n + 1 < len(blocks) else None
+        while take and take[-1].rstrip().endswith(":") and not (
+                len(take) < len(lines) - at or (follows is not None and follows.kind in
+                                                ("list", "steps") and room["item"] > 0)):
+            take = take[:-1]
+        if not take:
+            continue
+        got.lines += ([""] if got.lines else []) + take
+        got.used.append(block)
+        if at:
+            got.partial.append((block, "its opening sentence is left out: the node starts on "
+                                       "what it introduces"))
+        elif at + len(take) < len(lines):
+            got.partial.append((block, "condensed: the node keeps the start of this paragraph"))
+    return got
 
-    def generic(text: str) -> bool:
-        key = slugify(text)
-        return (key in GENERIC_HEADINGS or key in TRIVIA_HEADINGS or not content_words(text)
-                or re.fullmatch(r"[\d-]+", key) is not None)
 
-    phrase = key_phrase(delink(block.text()))
-    if not own_heading or generic(head):
-        return slugify(phrase or head)
-    if len(content_words(head)) >= 2:
-        return slugify(head)
-    # The file's own name names a resource best; a long H1 title only as a fallback.
-    parents = [parts[0], *reversed(parts[1:-1])] if len(parts) > 1 else []
-    parent = next((p for p in parents if not generic(p)), "")
-    parent = re.sub(r"(^on[-_ ]|[-_ ]notes?$)", "", parent, flags=re.IGNORECASE)
-    parent = " ".join(w for w in re.split(r"[\W_]+", parent) if w)  # kebab file names
-    parent = " ".join(parent.split()[:3])
-    if parent:
-        return slugify(f"{parent} {head}")
-    if phrase and stem(head.lower()) not in {stem(w) for w in words(phrase)}:
-        return slugify(f"{head} {phrase}")
-    return slugify(phrase or head)
-
-
-# -- summary -----------------------------------------------------------------------------
+def summary_of(subject: Subject) -> Picked:
+    """The unit's lines, the blocks they come from, and those only partly quoted."""
+    if not subject.document:  # the user's own flow: later paragraphs may say "It ..."
+        return pick(subject.blocks, NOTE_LINES, NOTE_ITEMS, strict_first=True, follow_on=True)
+    level = subject.aspect_level
+    lead = [b for b in subject.blocks if b.head_at(level) in ("", subject.opening)]
+    parts: dict[str, list[Block]] = {}
+    for b in subject.blocks:
+        if b not in lead:
+            parts.setdefault(b.head_at(level), []).append(b)
+    got = pick(lead, LEAD_LINES, ASPECT_ITEMS, strict_first=True)
+    for heading, blocks in list(parts.items()):
+        if len([ln for ln in got.lines if ln.startswith("## ")]) >= MAX_ASPECTS \
+                or heading.strip().lower() == "sources":  # a node's own section
+            continue
+        part = pick(blocks, ASPECT_LINES if got.lines else LEAD_LINES, ASPECT_ITEMS,
+                    strict_first=not got.lines)
+        if part.lines:
+            got.add(part, heading)
+    return got
 
 
-def choose_sentences(block: Block, bucket: str) -> list[str]:
-    """The block's most central sentences, in their original order.
+def describe(title: str, lines: list[str], bucket: str) -> str:
+    """One whole sentence on what the unit is about: its best opening sentence, else a
+    sentence built from its name and aspects."""
+    prose = [split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln)))[0] for ln in lines
+             if ln and not ln.startswith("## ") and not STEP_MARK.match(ln)]
+    whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith(".")
+             and 6 <= len(s.split()) <= 45 and name_words(s)[0] not in _ADDRESSES]
+    def stems(text: str) -> set[str]:
+        return {w.removesuffix("s") for w in name_words(text)} - FUNCTION
 
-    Central = made of the block's frequent words. Lead-in lines ending in ':' and
-    very short fragments say little on their own and are taken last. A procedure
-    keeps its numbered steps first.
-    """
-    sents = block.sentences
-    freq = Counter(content_words(block.text()))
-
-    def score(i: int) -> float:
-        cw = set(content_words(sents[i]))
-        if not cw:
-            return -1.0
-        value: float = sum(freq[w] for w in cw) / len(cw) ** 0.5
-        if sents[i].rstrip().endswith(":") or len(words(sents[i])) < 5:
-            value *= 0.2
-        elif i not in block.steps and not re.search(r"[.!?)\"'`”*]$", sents[i].rstrip()):
-            value *= 0.4  # cut off (a formula or code followed): weak on its own
-        if sents[i][:1].islower():
-            value *= 0.3  # a list fragment ("update the statistics;") needs its lead-in
-        return value + (0.5 if i == 0 else 0.0)  # openings tend to state the point
-
-    chosen: list[int] = []
-    if bucket == "procedure" and block.steps:
-        chosen = sorted(block.steps)[:MAX_STEPS]
-        room = max(0, MAX_STEPS - len(chosen))
-        rest = [i for i in range(len(sents)) if i not in block.steps and score(i) > 0]
-        chosen += sorted(rest, key=lambda i: (-score(i), i))[:min(room, 1)]
-    else:
-        ranked = sorted(range(len(sents)), key=lambda i: (-score(i), i))
-        chosen = [i for i in ranked if score(i) > 0][:MAX_SENTENCES]
-    return [sents[i] for i in sorted(chosen)]
+    own = stems(title)
+    # a definition of the subject itself says best what it is, then a sentence naming it
+    whole.sort(key=lambda s: (0 if bucket == "wiki" and _DEFINITION.search(s)
+                              and own & stems(s) else 1, 0 if own & stems(s) else 1))
+    if whole:
+        return whole[0] if len(whole[0]) <= MAX_DESCRIPTION else \
+            whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
+    aspects = [ln[3:] for ln in lines if ln.startswith("## ")][:3]
+    kind = {"procedure": "Steps for", "personal": "What holds for"}.get(bucket, "Notes on")
+    if aspects:
+        listed = ", ".join(aspects[:-1]) + (" and " if len(aspects) > 1 else "") + aspects[-1]
+        return f"{kind} {title}: {listed}."
+    return f"{kind} {title}."
 
 
 class OfflineExtractor:
-    """``Extractor`` with no model: units from the structure of the notes' new sections."""
+    """``Extractor`` with no model: a unit per subject of each note's new sections."""
 
-    def __init__(self, min_words: int = MIN_WORDS) -> None:
-        self.min_words = min_words
-        self.passes_over = (
-            f"the offline extractor keeps passages of at least {min_words} words and "
-            "passes over logistics sections (Standup, Status, TODO, Agenda, Weekend, ...); "
-            "a model reads everything (see vaultlink doctor)")
+    rules = RULES
+
+    def __init__(self) -> None:
+        self.passes_over = ("the offline extractor found no subject in it: only logistics, "
+                            "open tasks, code or tables (see `vaultlink status`); a model "
+                            "reads it differently (see vaultlink doctor)")
+        self.passed: list[PassedOver] = []
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units from every note, in note order; a unit's only path is its note."""
+        self.passed = []
         units: list[Unit] = []
         for note in notes:
             found = self.extract_note(note)
@@ -339,28 +252,90 @@ class OfflineExtractor:
         return units
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
-        """The units of one note's new sections."""
+        """The units of one note's new sections; what they leave out goes to ``passed``."""
+        text = note.text or rebuilt(note)
+        blocks = parse_blocks(text)
+        reading = read_note(blocks, note.path, new_lines(note, text))
         units: list[Unit] = []
-        seen: set[str] = set()
-        for crumb, text, is_new in note.sections:
-            if not is_new or self._trivia(crumb):
+        passed = list(reading.passed)
+        for subject in reading.subjects:
+            unit, left = unit_of(subject, note.path, reading.title)
+            passed += left
+            if unit is None:
                 continue
-            segs = [s for s in segments(blocks_of(text)) if self._substantial(s)]
-            for seg in segs:
-                bucket = bucket_of(crumb, seg)
-                summary = choose_sentences(seg, bucket)
-                if not summary:
-                    continue
-                name = unit_name(crumb, seg, own_heading=len(segs) == 1)
-                if name in seen:  # two blocks of one note named alike: keep both, apart
-                    name = slugify(f"{name}-{len(units) + 1}")
-                seen.add(name)
-                units.append(Unit(name, bucket, "\n".join(summary), [note.path]))
+            if unit.name in {u.name for u in units}:  # two subjects named alike: kept apart
+                unit.name = slugify(f"{unit.name}-{len(units) + 1}")
+            units.append(unit)
+        for unit in units:
+            unit.siblings = [u.title for u in units if u is not unit]
+        self.passed += [PassedOver(note.path, b.start, b.end, excerpt(b), why)
+                        for b, why in sorted(passed, key=lambda p: p[0].start)]
         return units
 
-    def _trivia(self, crumb: str) -> bool:
-        return slugify(crumb.rsplit(" > ", 1)[-1]) in TRIVIA_HEADINGS
 
-    def _substantial(self, block: Block) -> bool:
-        n = len(words(block.text()))
-        return n >= self.min_words and (len(block.sentences) >= 2 or n >= 2 * self.min_words)
+def unit_of(subject: Subject, path: str, title: str) -> tuple[Unit | None, list[tuple[Block, str]]]:
+    """The unit of one subject, and the subject's blocks it does not quote, with why."""
+    got = summary_of(subject)
+    lines = got.lines
+    if not [ln for ln in lines if ln and not ln.startswith("## ")]:
+        return None, [(b, "no sentence to open a node with") for b in subject.blocks]
+    left = [(b, left_out(b, subject)) for b in subject.blocks if b not in got.used]
+    left += got.partial
+    heading = " ".join(h for b in subject.blocks for h in b.heads[-1:])
+    prose = [ln for ln in lines if ln and not ln.startswith("## ")]
+    if subject.procedure:
+        bucket = "procedure"
+    elif subject.document:  # a page about a thing is knowledge, unless it says how to
+        bucket = bucket_of(subject.name, prose[:LEAD_LINES])
+        if bucket == "procedure" and got.aspects() and not PROCEDURE_HEADING.search(title):
+            bucket = "wiki"  # a page with a runbook among its parts is still about its thing
+    else:
+        bucket = bucket_of(heading, prose)
+    unit = Unit(slugify(subject.name), bucket, "\n".join(lines), [path], title=subject.name,
+                description=describe(subject.name, lines, bucket),
+                context=subject.text()[:MAX_CONTEXT])
+    return unit, left
+
+
+def left_out(block: Block, subject: Subject) -> str:
+    """Why a block of a subject is not quoted in its unit."""
+    if block.items and all(i.rstrip().endswith(":") for i in block.items):
+        return "introduces code or a table, which a node does not keep"
+    if block.items and not any(starts_sentence(i) for i in block.items):
+        return "goes on from a passage the node does not quote"
+    if subject.document:
+        return "condensed: the node keeps the opening of each part; the rest stays in the note"
+    return "condensed: past the length of a node"
+
+
+def excerpt(block: Block) -> str:
+    """The start of a block as the user wrote it, on one line."""
+    text = " ".join(" ".join(block.lines).split())
+    return text if len(text) <= 80 else text[:80].rsplit(" ", 1)[0] + " …"
+
+
+def rebuilt(note: SourceNote) -> str:
+    """A note's text from its sections alone (a SourceNote built without its text)."""
+    parts = []
+    for crumb, text, _ in note.sections:
+        heading = crumb.split(" > ", 1)[1].rsplit(" > ", 1)[-1] if " > " in crumb else ""
+        parts.append(f"## {heading}\n\n{text}" if heading else text)
+    return "\n\n".join(parts) + "\n"
+
+
+def new_lines(note: SourceNote, text: str) -> set[int] | None:
+    """File lines (1-based) of the note's new sections; None when every section is new."""
+    if all(new for _, _, new in note.sections):
+        return None
+    out: set[int] = set()
+    pos = 0
+    for _, chunk, new in note.sections:
+        at = text.find(chunk, pos)
+        if at < 0:
+            continue
+        first = text.count("\n", 0, at) + 1
+        last = first + chunk.count("\n")
+        if new:
+            out.update(range(first, last + 1))
+        pos = at + len(chunk)
+    return out

@@ -39,21 +39,30 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
+from vaultlink.dream.offline.naming import name_words, same_name
 from vaultlink.dream.offline.text import (
     STEP_MARK,
     Turn,
     content_words,
     delink,
-    edit_pair,
-    links_text,
     read_turns,
     read_unit,
     short,
     summary_lines,
     title_of,
+)
+from vaultlink.dream.offline.update import Linkable, covered, plan_update
+from vaultlink.dream.offline.writing import (
+    also_covered,
+    aspects,
+    paragraphs,
+    render,
+    source_sentence,
+    unit_lines,
+    weave,
+    what_it_backs,
 )
 from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import Refusal
@@ -66,27 +75,23 @@ from vaultlink.vault.notes import parse_note
 log = logging.getLogger(__name__)
 
 SEARCH_LIMIT = 20
-MAX_RELATED = 3       # links woven into a new node (best F1 in bench.quality); an update: 2
+MAX_RELATED = 3       # links in a new node beyond its mentions (bench.quality's best F1)
+SAME_THING = 0.85     # a sibling of the unit's note, or a page, merges only this close
 MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
-COVERED = 0.7         # share of a sentence's words the node must hold to already say it
 MAX_DESCRIPTION = 280
 # Same abstraction below same_threshold (a young digest scores the same topic from
 # another angle at 0.45-0.6): a close best hit with nothing near it, or a close namesake.
 CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
-REPLAY_READS = 2     # closest related nodes read to find a unit already integrated
+REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
 RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
-_WHY = re.compile(r"\bbecause\b|\bthe only way\b|^(that's|this is) why\b|^the reason\b",
-                  re.IGNORECASE)
-_HOW = re.compile(r"^(if|when|whenever)\b", re.IGNORECASE)  # a condition: how to apply
 # A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
 # only: another path (not a node path, or taken), or no links (a link it refused).
 _TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING})
 _LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
                            Refusal.NOT_ADDITIVE})
 _RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH}) | _TAKEN | _LINK_TROUBLE
-_DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
 
 
 def unit_query(unit: Unit) -> str:
@@ -167,10 +172,32 @@ class OfflinePolicy:
                      and not self._fresh(unit, texts[p])), None)
         if done is not None:
             return self._update(unit, turns, done, texts[done], hits, classes)
-        target = next((p for p in same if p in texts), None)
+        for p in [p for p in same if p in texts and not self._may_grow(unit, p, texts[p], hits)]:
+            classes[p] = "related"
+        target = next((p for p in same if p in texts and classes[p] == "same_abstraction"), None)
         if target is not None:
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
+
+    def _may_grow(self, unit: Unit, path: str, text: str,
+                  hits: dict[str, dict[str, Any]]) -> bool:
+        """Whether a same-abstraction node may take this unit. Never a node named as another
+        subject of the unit's note (the extractor kept them apart); a page with sections
+        of its own is its own subject, so it merges only when very close or when the node
+        carries its name (a node that is a page itself: its very name, not a part of it,
+        so "Environment configuration" stays out of "Advanced environment configuration")."""
+        sim = float(hits[path]["similarity"])
+        name = str(hits[path].get("name") or "")
+        mine = unit.title or unit.name.replace("-", " ")
+        if any(same_name(name, other) for other in unit.siblings):
+            return False  # the note's other subject: the extractor kept them apart
+        if sim >= SAME_THING:
+            return True
+        if not aspects(unit.summary):
+            return True
+        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
+                   for ln in split_frontmatter(text)[1].split("\n"))
+        return same_name(name, mine, whole=page)
 
     # -- recall ------------------------------------------------------------------------
 
@@ -188,28 +215,6 @@ class OfflinePolicy:
         if similarity >= self.same_threshold:
             return "same_abstraction"
         return "related" if similarity >= self.related_threshold else "unrelated"
-
-    def _related(self, hits: dict[str, dict[str, Any]], exclude: str,
-                 already: set[str]) -> list[str]:
-        """Related-node sentences, most similar first, for nodes not yet linked."""
-        ranked = sorted((h for p, h in hits.items() if p != exclude and p not in already
-                         and h["similarity"] >= self.related_threshold),
-                        key=lambda h: -h["similarity"])[:MAX_RELATED]
-        out = []
-        for h in ranked:
-            path, name = h["path"], short(str(h.get("name") or ""), 80) or h["path"]
-            # a short gloss: a long one would pull this node's embedding towards its neighbours
-            about = f"{name}: {short(str(h.get('description') or ''), 60)}".rstrip(": ")
-            kind = path.split("/")[1] if path.count("/") == 2 else "wiki"
-            if h["similarity"] >= self.same_threshold:
-                out.append(f"It overlaps closely with [[{path}]] ({about}).")
-            elif kind == "procedure":
-                out.append(f"A related procedure is [[{path}]] ({about}).")
-            elif kind == "personal":
-                out.append(f"A related preference is recorded in [[{path}]] ({about}).")
-            else:
-                out.append(f"Related background is in [[{path}]] ({about}).")
-        return out
 
     # -- update (CORROBORATE / REFINE) ---------------------------------------------------
 
@@ -238,69 +243,32 @@ class OfflinePolicy:
                 hits: dict[str, dict[str, Any]], classes: dict[str, str]
                 ) -> ToolCall | dict[str, Any]:
         _, body, _ = split_frontmatter(text)
-        missing = [p for p in unit.paths if p not in cited_sources(text)]
-        fresh = self._fresh(unit, text)
+        meta = parse_note(path, text.encode("utf-8")).frontmatter
+        title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
+        cites = set(unit.paths) <= cited_sources(text)
+        plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
+                           Linkable(tuple(self._named(hits, exclude=path)),
+                                    frozenset(self._context(unit))))
         sim = hits[path]["similarity"]
-        if not missing and not fresh:
+        if plan is None:
             return self._receipt("CORROBORATE", path, "offline: already integrated; the node "
                                  "cites this source and holds its sentences", classes)
-        action = "REFINE" if fresh else "CORROBORATE"
-        linked = {link.target for link in find_wikilinks(body)}
         writes = [t for t in turns if t.name in ("edit", "write") and t.args.get("path") == path]
         if writes and writes[-1].ok:
-            did = (f"added {len(fresh)} sentence(s) and the source" if fresh
-                   else "added the source")
-            return self._receipt(action, path, f"offline: same abstraction (similarity "
-                                 f"{sim:.2f}); {did}", classes)
+            return self._receipt(plan.action, path, f"offline: same abstraction (similarity "
+                                 f"{sim:.2f}); {plan.did}", classes)
         if len(writes) >= 2:
-            return self._give_up(action, path, writes[-1].error, classes)
-        related = [] if writes or not fresh else self._related(hits, path, linked)[:2]
-        old, new = edit_pair(body, self._insertion(unit, fresh, related),
-                              self._source_line(action, missing))
-        if not writes and old:
-            return ToolCall("edit", {"path": path, "old": old, "new": new})
+            return self._give_up(plan.action, path, writes[-1].error, classes)
+        if not writes and body.strip():
+            return ToolCall("edit", {"path": path, "old": body, "new": plan.body})
         # adapt once: the whole body in one write (an edit's `old` can go stale)
-        meta = parse_note(path, text.encode("utf-8")).frontmatter
-        return ToolCall("write", {"path": path, "name": str(meta.get("name") or title_of(
-            path.rsplit("/", 1)[-1][:-3])), "description": str(meta.get("description") or
-            self._description(unit)), "content": body.replace(old, new, 1) if old else new})
+        return ToolCall("write", {"path": path, "name": title, "description": str(
+            meta.get("description") or self._description(unit)), "content": plan.body})
 
     def _fresh(self, unit: Unit, text: str) -> list[str]:
         """The unit's sentences the node does not already say."""
         have = set(content_words(delink(split_frontmatter(text)[1])))
-        return [line for line in summary_lines(unit.summary) if not self._covered(line, have)]
-
-    @staticmethod
-    def _covered(line: str, have: set[str]) -> bool:
-        words = set(content_words(delink(STEP_MARK.sub("", line))))
-        if len(words) < 3:
-            return True  # too little to be worth adding on its own
-        return len(words & have) >= COVERED * len(words)
-
-    def _insertion(self, unit: Unit, fresh: list[str], related: list[str]) -> str:
-        if not fresh:
-            return ""
-        steps = [STEP_MARK.sub("", delink(s)) for s in fresh if STEP_MARK.match(s)]
-        prose = [delink(s) for s in fresh if not STEP_MARK.match(s)]
-        parts = []
-        if prose:
-            parts.append(f"Added from {links_text(unit.paths)}: " + " ".join(prose))
-        if steps:
-            parts.append(f"Further steps from {links_text(unit.paths)}:\n\n"
-                         + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)))
-        if related:
-            parts.append(" ".join(related))
-        return "\n\n".join(parts)
-
-    @staticmethod
-    def _source_line(action: str, paths: list[str]) -> str:
-        if not paths:
-            return ""
-        if action == "CORROBORATE":
-            return f"- The same point came up again in {links_text(paths)}."
-        if action == "REFINE":
-            return f"- The added detail comes from {links_text(paths)}."
-        return f"- The points above are taken from {links_text(paths)}."
+        return [line for line in unit_lines(unit.summary) if not covered(line, have)]
 
     # -- create --------------------------------------------------------------------------
 
@@ -339,49 +307,48 @@ class OfflinePolicy:
         if not path:
             return self._give_up("CREATE", f"{digest}/{unit.bucket}/{base}.md",
                                  "no free slug", classes)
-        related = [] if code in _LINK_TROUBLE else self._related(hits, path, set())
-        return ToolCall("write", {"path": path, "name": title_of(base),
+        linkable = [] if code in _LINK_TROUBLE else [h for p, h in hits.items() if p != path]
+        return ToolCall("write", {"path": path, "name": unit.title or title_of(base),
                                   "description": self._description(unit),
-                                  "content": self._body(unit, related)})
+                                  "content": self._body(unit, linkable)})
 
     def _description(self, unit: Unit) -> str:
+        if unit.description:
+            return unit.description
         lines = summary_lines(unit.summary)
-        prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")]
-        if unit.bucket == "wiki":  # a definition says best what the node is
-            prose.sort(key=lambda s: 0 if _DEFINITION.search(s) else 1)
+        prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")
+                 and not s.startswith("## ")]
         if prose:
             return short(prose[0], MAX_DESCRIPTION)
         first = STEP_MARK.sub("", lines[0]) if lines else unit.name
         return short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
                       MAX_DESCRIPTION)
 
-    def _body(self, unit: Unit, related: list[str]) -> str:
-        """The new node's body in the bucket's shape, quoting only the unit's sentences."""
-        lines = [delink(s) for s in summary_lines(unit.summary)]
-        steps = [STEP_MARK.sub("", s) for s in lines if STEP_MARK.match(s)]
-        prose = [s for s in lines if not STEP_MARK.match(s)]
-        parts: list[str] = []
-        if unit.bucket == "personal":
-            why = [s for s in prose if _WHY.search(s)]
-            how = [s for s in prose if _HOW.search(s) and s not in why]
-            rule = [s for s in prose if s not in why and s not in how] or (why + how)[:1]
-            why, how = [s for s in why if s not in rule], [s for s in how if s not in rule]
-            parts.append(" ".join(rule))
-            if why:
-                parts.append("**Why:** " + " ".join(why))
-            if how:
-                parts.append("**How to apply:** " + " ".join(how))
-        else:
-            if unit.bucket == "wiki":  # definition first
-                prose.sort(key=lambda s: 0 if _DEFINITION.search(s) else 1)
-            if prose:
-                parts.append(" ".join(prose))
-        if steps:
-            parts.append("\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)))
-        if related:
-            parts.append(" ".join(related))
-        parts.append("## Sources\n\n" + self._source_line("CREATE", unit.paths))
-        return "\n\n".join(p for p in parts if p.strip()) + "\n"
+    def _body(self, unit: Unit, hits: list[dict[str, Any]]) -> str:
+        """The new node: the unit's lines as paragraphs, a link where the text names another
+        node, one sentence on nodes its note names that the text leaves out, and Sources."""
+        blocks = render(paragraphs(unit.summary))
+        named = self._named({str(h["path"]): h for h in hits}, exclude="")
+        blocks, linked = weave(blocks, named, self._context(unit))
+        also = also_covered(unit.context, [c for c in named if c[0] not in linked])
+        if also:
+            lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
+            blocks.insert(lead, also)
+        title = unit.title or title_of(unit.name)
+        source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths)
+        blocks.append(f"## Sources\n\n{source}")
+        return "\n\n".join(b for b in blocks if b.strip()) + "\n"
+
+    def _named(self, hits: dict[str, dict[str, Any]], exclude: str) -> list[tuple[str, str]]:
+        """(path, name) of the recalled nodes a text may link where it names them."""
+        return [(p, str(h.get("name") or "")) for p, h in hits.items()
+                if p != exclude and h.get("name") and h["similarity"] >= self.related_threshold]
+
+    @staticmethod
+    def _context(unit: Unit) -> set[str]:
+        """What the unit's note belongs to: its folders and the first word of its title."""
+        return {w for p in unit.paths for w in p.lower().split("/")[1:-1]} | set(
+            name_words(unit.title)[:1])
 
     # -- endings -------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
-from vaultlink.markdown.sections import find_sources_section
 from vaultlink.markdown.text import STOP_WORDS
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
@@ -49,6 +48,21 @@ def content_words(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def readable(target: str) -> str:
+    """A note's path as words in a sentence: ``daily/2026-06-17/retro.md`` -> "the
+    2026-06-17 retro", ``daily/2026-06-20.md`` -> "the note of 2026-06-20",
+    ``resource/rrf-paper-notes.md`` -> "rrf paper notes"."""
+    stem = target.rsplit("/", 1)[-1].removesuffix(".md")
+    day = _DAY.search(target)
+    if day:
+        rest = " ".join(w for w in re.split(r"[-_ ]+", _DAY.sub("", stem)) if w)
+        return f"the {day.group(0)} {rest}" if rest else f"the note of {day.group(0)}"
+    return " ".join(w for w in re.split(r"[-_ ]+", stem) if w)
+
+
 def delink(text: str) -> str:
     """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
 
@@ -59,8 +73,10 @@ def delink(text: str) -> str:
     def show(m: re.Match[str]) -> str:
         if m.group(2):
             return m.group(2).strip()
-        return m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md")
-    return _WIKILINK.sub(show, text)
+        return readable(m.group(1).strip())
+    # inline code is left as written: `[[x]]` in code is no link
+    return "".join(part if part.startswith("`") else _WIKILINK.sub(show, part)
+                   for part in re.split(r"(`[^`]*`)", text))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -107,50 +123,10 @@ def title_of(handle: str) -> str:
     return " ".join(out) or "Note"
 
 
-def links_text(paths: list[str]) -> str:
-    """``[[a]]``, ``[[a]] and [[b]]``, ``[[a]], [[b]] and [[c]]``."""
-    links = [f"[[{p}]]" for p in paths]
-    return links[0] if len(links) == 1 else ", ".join(links[:-1]) + " and " + links[-1]
-
-
 def short(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, cut at a word."""
     text = " ".join(delink(text).split())
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
-
-
-def edit_pair(body: str, insertion: str, source_line: str) -> tuple[str, str]:
-    """An ``edit`` (old, new) that puts ``insertion`` before ``## Sources`` and
-    ``source_line`` at its end (making the section if missing).
-
-    ``old`` is the Sources section (or the body's last line), widened upwards until it
-    occurs exactly once, as ``edit`` requires; ``""`` when the body is empty.
-    """
-    new_section: list[str]
-    if not body.strip():
-        tail = f"## Sources\n\n{source_line}" if source_line else ""
-        return "", "\n\n".join(p for p in (insertion, tail) if p) + "\n"
-    lines = body.rstrip("\n").split("\n")
-    sec = find_sources_section(body)
-    if sec is None:
-        anchor = end = len(lines)
-        first = end - 1
-        while first > 0 and not lines[first].strip():
-            first -= 1
-        new_section = ["## Sources", "", source_line] if source_line else []
-    else:
-        anchor, end = sec.start, min(sec.end, len(lines))  # lines lost the trailing blanks
-        while end > sec.start + 1 and not lines[end - 1].strip():
-            end -= 1
-        first = anchor
-        new_section = lines[sec.start:end]
-        if source_line:
-            listed = new_section[-1].lstrip().startswith(("- ", "* "))
-            new_section = new_section + ([source_line] if listed else ["", source_line])
-    while first > 0 and body.count("\n".join(lines[first:end])) > 1:
-        first -= 1  # widen upwards until the old text occurs once
-    head = "\n".join(lines[first:anchor]).rstrip()
-    new = "\n\n".join(p for p in (head, insertion, "\n".join(new_section)) if p)
-    return "\n".join(lines[first:end]), new
 
 
 # -- the conversation --------------------------------------------------------------

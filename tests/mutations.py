@@ -1,0 +1,185 @@
+"""Break one promise at a time and check the suite notices: a mutation test.
+
+Each mutation is a one-line change to the code that keeps a promise of the README
+(rollback, the queue's compare-and-swap, the guard's checks, fsync, the hash compare,
+undo's link check, recovery after a kill...). For each, the package is copied to a
+scratch folder, the line changed, and the tests that guard that promise run against
+the copy (``PYTHONPATH`` points at it, so processes the tests start run it too). A
+mutation the tests do not catch *survives*; the script exits 1 if any does.
+
+    python -m tests.mutations              # all, about 6 minutes on 2 cores
+    python -m tests.mutations --only fsync-dropped --keep
+    python -m tests.mutations --list
+
+Weakening a test should make a mutation survive: that is how this script is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+COPIED = ("vaultlink", "tests", "sample_vault", "pyproject.toml")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """Replace ``old`` (exactly once in ``file``) by ``new``; ``tests`` must then fail."""
+
+    name: str
+    promise: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = [
+    Mutation("rollback-noop", "a failed attempt leaves nothing behind",
+             "vaultlink/dream/tools.py",
+             "        if self.dry_run:\n            self.current.clear()\n            return\n",
+             "        if True:\n            self.current.clear()\n            return\n",
+             ("tests/test_rollback.py",)),
+    Mutation("dequeue-cas-dropped", "a note edited during its run is run again",
+             "vaultlink/vault/state.py",
+             '"DELETE FROM queue WHERE path=? AND changed_at=?",\n'
+             "                           [(i.path, i.changed_at) for i in items])",
+             '"DELETE FROM queue WHERE path=?",\n'
+             "                           [(i.path,) for i in items])",
+             ("tests/test_daemon_faults.py::test_a_note_edited_while_its_run_is_in_progress"
+              "_is_run_again",)),
+    Mutation("guard-link-resolution-dropped", "every written link resolves",
+             "vaultlink/dream/guard.py",
+             "            if link.target in resolver:\n                continue",
+             "            if True:\n                continue",
+             ("tests/test_guard_tools.py",)),
+    Mutation("guard-additive-dropped", "an update never removes a link or source",
+             "vaultlink/dream/guard.py",
+             "            lost = removed_links(old_text, new_text)",
+             "            lost = []",
+             ("tests/test_guard_tools.py",)),
+    Mutation("guard-bare-lines-dropped", "every source link sits in a sentence",
+             "vaultlink/dream/guard.py",
+             "        bare = bare_link_lines(note.body)",
+             "        bare = []",
+             ("tests/test_guard_tools.py",)),
+    Mutation("fsync-dropped", "the new text is on disk before it takes the name",
+             "vaultlink/vault/atomic.py",
+             "            os.fsync(fh.fileno())",
+             "            pass",
+             ("tests/test_atomic_safety.py",)),
+    Mutation("cas-compare-inverted", "a user's edit is never overwritten",
+             "vaultlink/vault/atomic.py",
+             "        if _current_hash(aside) != expected_hash:",
+             "        if _current_hash(aside) == expected_hash:",
+             ("tests/test_vault.py",)),
+    Mutation("create-overwrites", "CREATE never overwrites a file",
+             "vaultlink/vault/atomic.py",
+             "        os.link(src, path)\n    except FileExistsError:",
+             "        os.replace(src, path)\n    except FileExistsError:",
+             ("tests/test_vault.py",)),
+    Mutation("writes-outside-digest", "only digest/ and .vaultlink/ are written",
+             "vaultlink/vault/notes.py",
+             '        return "/" in rel and top in (self.digest, STATE_DIR)',
+             '        return "/" in rel',
+             ("tests/test_vault.py",)),
+    Mutation("failed-paths-checkpointed", "a failed unit's notes are retried",
+             "vaultlink/dream/finish.py",
+             "    held = run.failed_paths | run.deferred_paths",
+             "    held = run.deferred_paths",
+             ("tests/test_integrate_adversarial.py",)),
+    Mutation("undo-link-check-dropped", "undo never leaves a broken link",
+             "vaultlink/dream/history.py",
+             '        """Revert or prune until no file links to a file the plan removes."""\n',
+             '        """Revert or prune until no file links to a file the plan removes."""\n'
+             "        return\n",
+             ("tests/test_history.py",)),
+    Mutation("undo-cas-dropped", "undo never throws away a later edit",
+             "vaultlink/dream/history.py",
+             "        while self.text(e.target) != e.after_text:",
+             "        while False:",
+             ("tests/test_history.py",)),
+    Mutation("recovery-dropped", "a write killed before its journal row is rolled back",
+             "vaultlink/dream/upkeep.py",
+             "        if now != intent.before_text and mark in intent.written:",
+             "        if False:",
+             ("tests/test_history.py",)),
+    Mutation("salvage-keeps-nothing", "a damaged state.sqlite keeps its journal",
+             "vaultlink/vault/salvage.py",
+             "                kept[table] = _copy_table(old, new, table)",
+             "                kept[table] = 0",
+             ("tests/test_state_faults.py::test_a_damaged_page_loses_no_journal_row_and_"
+              "nothing_is_integrated_twice",)),
+    Mutation("aside-not-restored", "a node set aside by a killed write comes back",
+             "vaultlink/vault/atomic.py",
+             '                if m["kind"] == "old" and not os.path.lexists(target):',
+             '                if False:',
+             ("tests/test_atomic_safety.py",)),
+]
+
+
+def run(m: Mutation, keep: bool) -> tuple[bool, float, str]:
+    """Apply ``m`` in a scratch copy and run its tests; (caught, seconds, output tail)."""
+    work = Path(tempfile.mkdtemp(prefix=f"vaultlink-mutant-{m.name}-"))
+    try:
+        for name in COPIED:
+            src = REPO / name
+            if src.is_dir():
+                shutil.copytree(src, work / name, ignore=shutil.ignore_patterns(
+                    "__pycache__", ".vaultlink", ".pytest_cache"))
+            else:
+                shutil.copy2(src, work / name)
+        target = work / m.file
+        text = target.read_text()
+        if text.count(m.old) != 1:
+            raise SystemExit(f"{m.name}: the line to change occurs {text.count(m.old)} "
+                             f"times in {m.file}; update the mutation")
+        target.write_text(text.replace(m.old, m.new))
+        env = {**os.environ, "PYTHONPATH": str(work), "VAULTLINK_PROPERTY_SEQUENCES": "60"}
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
+                               "no:cacheprovider", *m.tests], cwd=work, env=env,
+                              capture_output=True, text=True)
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        return proc.returncode != 0, time.monotonic() - t0, tail
+    finally:
+        if keep:
+            print(f"    kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", action="append", help="run these mutations (by name)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = ap.parse_args()
+    chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    if args.list or not chosen:
+        for m in MUTATIONS:
+            print(f"{m.name:32} {m.promise}")
+        return 0 if chosen else 2
+    survivors = []
+    for m in chosen:
+        caught, seconds, tail = run(m, args.keep)
+        print(f"{'caught  ' if caught else 'SURVIVED'} {m.name:32} {seconds:5.0f} s  "
+              f"({m.promise})", flush=True)
+        if not caught:
+            survivors.append(m.name)
+            print("    " + tail.replace("\n", "\n    "))
+    print(f"\n{len(chosen) - len(survivors)} of {len(chosen)} mutations caught, "
+          f"{len(survivors)} survived" + (f": {', '.join(survivors)}" if survivors else ""))
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""The offline extractor: units by subject, names that say it, bodies in whole sentences,
+and nothing a note holds passed over without its reason (issue #16, rules 1 to 3).
+
+Real sample notes and small fixtures written here; no model, no index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from vaultlink.dream.context import SourceNote
+from vaultlink.dream.extract import source_note
+from vaultlink.dream.offline import OfflineExtractor
+from vaultlink.dream.offline.blocks import parse_blocks
+from vaultlink.dream.offline.extract import starts_sentence
+from vaultlink.dream.offline.naming import name_flaw
+from vaultlink.dream.units import Unit
+from vaultlink.errors import NoteUnreadable
+from vaultlink.vault.notes import Vault
+
+SAMPLE = Path(__file__).parent.parent / "sample_vault"
+CASES = json.loads((Path(__file__).parent / "fixtures" / "sample_vault_cases.json").read_text())
+
+
+def note(path: str, text: str) -> SourceNote:
+    """A note as extract hands it over: every section new."""
+    from vaultlink.vault.notes import parse_note
+
+    return source_note(parse_note(path, text.encode()), frozenset())[0]
+
+
+def extract(path: str, text: str) -> tuple[list[Unit], OfflineExtractor]:
+    ex = OfflineExtractor()
+    return ex.extract([note(path, text)]), ex
+
+
+def flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def sample_notes() -> list[tuple[str, SourceNote]]:
+    vault = Vault(SAMPLE)
+    out = []
+    for info in vault.scan(["daily", "resource"]):
+        try:
+            n = vault.read_note(info.path)
+        except NoteUnreadable:
+            continue  # the sample's broken-YAML note
+        out.append((n.text, source_note(n, frozenset())[0]))
+    return out
+
+
+def only_section(path: str, heading: str) -> SourceNote:
+    """A sample note with only the section under ``heading`` marked new."""
+    n = Vault(SAMPLE).read_note(path)
+    src = source_note(n, frozenset())[0]
+    sections = [(c, t, c.rsplit(" > ", 1)[-1] == heading) for c, t, _ in src.sections]
+    assert any(new for _, _, new in sections), heading
+    return SourceNote(src.path, src.title, sections, src.text)
+
+
+def test_every_unit_line_is_the_notes_own_words_and_opens_on_a_sentence() -> None:
+    checked = 0
+    for text, src in sample_notes():
+        said = flat(" ".join(i for b in parse_blocks(text) for i in b.items))
+        for unit in OfflineExtractor().extract([src]):
+            assert unit.paths == [src.path] and unit.title and unit.description
+            lines = [ln for ln in unit.summary.split("\n") if ln and not ln.startswith("## ")]
+            assert starts_sentence(lines[0], strict=True), (src.path, lines[0])
+            for line in lines:
+                bare = re.sub(r"^(- |\d+\. )", "", line)
+                assert flat(bare) in said, (src.path, line)
+                checked += 1
+    assert checked > 100
+
+
+def test_a_page_is_one_unit_whose_headings_are_its_aspects() -> None:
+    """"Key formula" and "What the paper claims" name no subject: they are parts of the
+    paper's one node, named by its title."""
+    n = Vault(SAMPLE).read_note("resource/rrf-paper-notes.md")
+    (unit,) = OfflineExtractor().extract([source_note(n, frozenset())[0]])
+    assert unit.title == "Reciprocal rank fusion"  # "(Cormack et al., 2009)" dropped
+    assert unit.description.startswith("Reciprocal rank fusion (RRF) is a very simple way")
+    assert "## Key formula" in unit.summary and "## Why it works" in unit.summary
+    # the formula keeps the lead-in that introduces it, and the "where ..." after it
+    assert "For a document d and a set of rankings R: RRF(d)" in " ".join(
+        unit.summary.split("\n"))
+
+
+def test_sections_of_one_subject_merge_and_other_subjects_stay_apart() -> None:
+    units, _ = extract("daily/2026-07-01.md", (
+        "## Notes\n\nThe build cache lives on the NAS. Cache entries expire after 14 days, "
+        "and the cache is cleaned every Sunday night.\n\n"
+        "## Decisions\n\nThe build cache keeps entries for 14 days; after that the cache "
+        "cleaner removes them and the NAS gets its space back.\n\n"
+        "## Garden\n\nThe tomatoes need staking before the first truss sets fruit, and "
+        "the basil goes next to them against aphids.\n"))
+    assert len(units) == 2
+    cache, garden = units
+    assert "Cache entries expire" in cache.summary and "cache cleaner" in cache.summary
+    assert cache.title == "Build cache" and garden.title == "Garden"
+    assert cache.siblings == ["Garden"] and garden.siblings == ["Build cache"]
+
+
+def test_the_25_word_decision_under_standup_is_a_unit() -> None:
+    decision = ("We decided to run the nightly re-embedding job on the read replica from "
+                "now on, because on the primary it blocked autovacuum twice this sprint.")
+    (unit,), ex = extract("daily/2026-06-22.md", f"# Standup\n\n{decision}\n")
+    assert unit.summary == decision and ex.passed == []
+    assert unit.title == "Nightly re-embedding job" and not name_flaw(unit.title)
+
+
+@pytest.mark.parametrize("block, reason", [
+    ("```python\nprint('hi')\n```", "code block"),
+    ("```mermaid\nsequenceDiagram\nAlice->>John: Hello\n```", "diagram"),
+    ("| a | b |\n| --- | --- |\n| 1 | 2 |", "table"),
+    ("![[diagram.png]]", "image"),
+    ("- [docs](https://example.org/a)\n- [api](https://example.org/b)", "list of links"),
+    ("- [ ] call the bank\n- [ ] book the dentist", "open tasks (checkboxes)"),
+])
+def test_no_unit_from_code_diagrams_tables_images_or_link_lists(block: str, reason: str) -> None:
+    text = ("---\ntags: [x]\n---\n## Backups\n\nThe backup job copies the vault to the NAS "
+            f"every night at two, and keeps thirty days of copies.\n\n{block}\n")
+    (unit,), ex = extract("daily/2026-07-01.md", text)
+    assert "Alice" not in unit.summary and "print" not in unit.summary
+    assert [p.reason for p in ex.passed] == [reason]
+    assert ex.passed[0].line == text.split("\n").index(block.split("\n")[0]) + 1
+    assert "tags" not in unit.summary  # frontmatter is never a unit
+
+
+def test_nothing_is_lost_without_a_reason_and_logistics_alone_give_nothing() -> None:
+    text = ("## Standup\n\n- Me: working on the export.\n- Jonas: reviewing PRs.\n\n"
+            "## Lunch\n\nRamen with Priya, too salty.\n\n## TODO\n\n- [ ] buy milk\n")
+    units, ex = extract("daily/2026-07-01.md", text)
+    assert units == []
+    assert [(p.line, p.reason) for p in ex.passed] == [
+        (3, "status update (who is doing what)"), (4, "status update (who is doing what)"),
+        (8, "logistics (the 'Lunch' section)"), (12, "open tasks (checkboxes)")]
+
+
+def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
+    for text, src in sample_notes():
+        ex = OfflineExtractor()
+        units = ex.extract([src])
+        said = flat(" ".join(u.summary for u in units))
+        reported = {line for p in ex.passed for line in range(p.line, p.end_line + 1)}
+        for block in parse_blocks(text):
+            if block.kind == "heading" or (not block.items and block.kind in ("prose", "list")):
+                continue
+            fed = block.items and any(flat(re.sub(r"^(- |\d+\. )", "", i))[:40] in said
+                                      for i in block.items)
+            assert fed or block.start in reported, (src.path, block.start, block.lines[0])
+
+
+@pytest.mark.parametrize("line, opens", [
+    ("The constant k dampens the top ranks.", True),
+    ("where rank_r(d) is the position of d.", False),
+    ("This is especially important because ranks differ.", False),
+    ("It is robust to one weak input list.", False),
+    ("1. Generate a new key.", True),
+])
+def test_a_node_opens_on_a_sentence_that_stands_alone(line: str, opens: bool) -> None:
+    assert starts_sentence(line, strict=True) is opens
+
+
+def test_bodies_carry_no_embeds_or_site_links_and_keep_lists_and_numbers() -> None:
+    (unit,), _ = extract("resource/tools/backup.md", (
+        "# Restic backups\n\nRestic keeps encrypted snapshots ![[logo.png]] of the vault "
+        "on the NAS, see [the guide](../guide.md) and [home](/index.html).[^1]\n\n"
+        "- Snapshots run every 6 hours.\n- 30 daily and 12 monthly snapshots are kept.\n\n"
+        "[^1]: From the restic docs.\n"))
+    assert "![[" not in unit.summary and "](" not in unit.summary and "[^1]" not in unit.summary
+    assert "see the guide and home" in unit.summary
+    assert "- Snapshots run every 6 hours." in unit.summary
+    assert "- 30 daily and 12 monthly snapshots are kept." in unit.summary
+
+
+@pytest.mark.parametrize("path, text, title", [
+    ("resource/fastify/guides-getting-started.md",
+     "<h1 align=\"center\">Fastify</h1>\n\n## Getting Started\n\nFastify is a web framework "
+     "for Node.js that is fast and has low overhead.\n", "Getting started with Fastify"),
+    ("resource/fastify/reference-plugins.md", "<h1 align=\"center\">Fastify</h1>\n\n"
+     "## Plugins\n\nFastify can be extended with plugins, which can be a set of routes.\n",
+     "Fastify plugins"),
+    ("resource/python-markdown/abbr.md", "Abbreviations\n=============\n\nSummary\n"
+     "-------\n\nThe Abbreviations extension adds the ability to define abbreviations.\n",
+     "Python-Markdown abbreviations"),
+    ("daily/2026-06-18/incident.md", "# Incident: search API key in debug logs\n\n## What "
+     "happened\n\nThe staging logs held the full API key, so it was treated as leaked.\n",
+     "Search API key in debug logs"),
+])
+def test_a_name_says_the_subject(path: str, text: str, title: str) -> None:
+    (unit,), _ = extract(path, text)
+    assert unit.title == title and not name_flaw(unit.title, title=True)
+
+
+def test_the_checkpoint_known_sections_are_not_extracted_again() -> None:
+    n = Vault(SAMPLE).read_note("daily/2026-06-18/standup.md")
+    src = source_note(n, frozenset(source_note(n, frozenset())[1]))[0]
+    assert not any(new for _, _, new in src.sections)
+    assert OfflineExtractor().extract([src]) == []
+
+
+@pytest.mark.parametrize("entry", [t for t in CASES["trivia"]
+                                   if not t.startswith(CASES["broken_yaml"])])
+def test_trivia_sections_give_no_unit(entry: str) -> None:
+    path, heading = entry.split(" ", 1)
+    ex = OfflineExtractor()
+    assert ex.extract([only_section(path, heading)]) == []
+    assert ex.passed and all(p.reason.startswith("logistics") for p in ex.passed)
+
+
+@pytest.mark.parametrize("text, bucket", [
+    ("Restart the cache safely:\n\n1. Drain the node from the pool.\n2. Run `cache restart`."
+     "\n3. Check the hit rate for ten minutes before you put it back.\n", "procedure"),
+    ("I prefer written updates over status meetings, because I can read them when it suits "
+     "me. I never schedule a meeting without an agenda.\n", "personal"),
+    ("A bloom filter is a compact probabilistic set. It answers membership queries with "
+     "possible false positives but never false negatives.\n", "wiki"),
+])
+def test_buckets_from_cues(text: str, bucket: str) -> None:
+    (unit,), _ = extract("daily/2026-07-01.md", f"## Something worth keeping\n\n{text}")
+    assert (unit.bucket, unit.name) == (bucket, "something-worth-keeping")
+
+
+def test_extraction_is_deterministic() -> None:
+    notes = [src for _, src in sample_notes()]
+    assert OfflineExtractor().extract(notes) == OfflineExtractor().extract(notes)

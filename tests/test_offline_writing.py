@@ -1,0 +1,161 @@
+"""What the offline integrator writes, rule by rule (issue #16, rules 4 to 7): updates that
+edit instead of append, a changed value replaced and kept once as "Earlier", links where
+the text names a node, Sources lines that say what they back, topics named by subject.
+
+Pure functions on small texts; the CORRECT case also goes through the real guard.
+"""
+
+from __future__ import annotations
+
+from vaultlink.dream.guard import Guard
+from vaultlink.dream.offline.update import Linkable, plan_update, value_changes
+from vaultlink.dream.offline.writing import also_covered, source_sentence, weave
+from vaultlink.dream.topics import keywords
+from vaultlink.dream.units import Receipt, Unit
+
+NODE = """Hybrid search runs BM25 and a vector index and fuses them with reciprocal rank fusion.
+
+- Fusion: RRF with k = 60.
+- Candidate depth: the top 100 from BM25 and the top 100 from the vector index are fused.
+- Latency: HNSW at `ef_search=40` costs about 35 ms and BM25 about 10 ms.
+
+## Rollout
+
+It ships behind the `hybrid_search` feature flag.
+
+## Sources
+
+- The design was decided in [[daily/2026-06-10.md]].
+"""
+SOURCE = "daily/2026-06-20.md"
+
+
+def test_refine_puts_each_fact_in_its_section_cited_there_never_added_from() -> None:
+    summary = ("The feature flag goes to 10% of production traffic on Monday.\n"
+               "- Exact ticket IDs bypass fusion and pin to the top of the results.")
+    plan = plan_update(NODE, summary, SOURCE, "Hybrid search", cites_source=False)
+    assert plan is not None and plan.action == "REFINE"
+    body = plan.body
+    assert "Added from" not in body and body.count("## Sources") == 1
+    rollout = body.split("## Rollout")[1].split("## Sources")[0]
+    assert "10% of production traffic on Monday. ([[daily/2026-06-20.md|the note of " \
+           "2026-06-20]])" in rollout  # next to the flag, cited there
+    lead = body.split("## Rollout")[0]
+    # a list item joins the list it belongs to, right after its last item
+    assert "about 10 ms.\n- Exact ticket IDs bypass fusion" in lead
+    assert body.rstrip().endswith("2026-06-20]].")  # the Sources line comes last
+    assert NODE.split("## Sources")[1].strip() in body  # every old source kept
+
+
+def test_a_changed_value_is_replaced_and_kept_once_as_earlier() -> None:
+    summary = ("We agreed to take the top 200 from BM25 and the top 200 from the vector "
+               "index before fusion.")
+    plan = plan_update(NODE, summary, SOURCE, "Hybrid search", cites_source=False)
+    assert plan is not None and plan.action == "CORRECT"
+    line = next(ln for ln in plan.body.split("\n") if ln.startswith("- Candidate depth"))
+    assert line.startswith("- Candidate depth: the top 200 from BM25 and the top 200 from the "
+                           "vector index are fused. Earlier: Candidate depth: the top 100")
+    assert "Corrected in [[daily/2026-06-20.md|" in line and plan.body.count("Earlier:") == 1
+    assert "- Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|" \
+        in plan.body
+    # the guard accepts it as a CORRECT: the old claim is still there, marked, with its source
+    unit = Unit("hybrid-search", "wiki", summary, [SOURCE])
+    path = "digest/wiki/hybrid-search.md"
+    before = f"---\nname: Hybrid search\ndescription: d\n---\n{NODE}"
+    after = f"---\nname: Hybrid search\ndescription: d\n---\n{plan.body}"
+    guard = Guard(unit, frozenset({path}), lambda: [path, "daily/2026-06-10.md", SOURCE])
+    guard.check_write(path, before, after)
+    guard.accept_write(path, created=False)
+    assert guard.check_result(Receipt("CORRECT", path), before, after).action == "CORRECT"
+    # read again, the same note changes nothing: no second "Earlier"
+    assert plan_update(plan.body, summary, SOURCE, "Hybrid search", cites_source=True) is None
+
+
+def test_another_number_in_other_words_is_no_correction() -> None:
+    """"adds about 8 ms" is not "costs about 35 ms": the words around the numbers differ."""
+    extra = ("Fetching 200 instead of 100 candidates from the vector index adds about 8 ms at "
+             "the same ef_search.")
+    latency = next(ln for ln in NODE.split("\n") if ln.startswith("- Latency"))
+    assert value_changes([extra], latency) == []
+
+
+def test_a_repeat_only_adds_a_sources_line_saying_what_it_confirms() -> None:
+    summary = "- Fusion: RRF with k = 60.\n- It ships behind the `hybrid_search` feature flag."
+    plan = plan_update(NODE, summary, "resource/again.md", "Hybrid search", cites_source=False)
+    assert plan is not None and plan.action == "CORROBORATE"
+    added = [ln for ln in plan.body.split("\n") if ln not in NODE.split("\n")]
+    assert added == ["- Hybrid search: confirmed again by [[resource/again.md|again]]."]
+
+
+def test_added_text_links_the_nodes_it_names() -> None:
+    summary = "Reciprocal rank fusion needs no score calibration at all."
+    plan = plan_update(NODE.replace("reciprocal rank fusion", "RRF"), summary, SOURCE,
+                       "Hybrid search", cites_source=False,
+                       linkable=Linkable((("digest/wiki/rrf.md", "Reciprocal rank fusion"),)))
+    assert plan is not None
+    assert "[[digest/wiki/rrf.md|Reciprocal rank fusion]] needs no score calibration" in plan.body
+
+
+def test_a_mention_becomes_the_link_longest_name_first_code_left_alone() -> None:
+    blocks = ["Set `environment configuration` first. The environment configuration and "
+              "the environments it makes are described below.", "## Environments"]
+    out, linked = weave(blocks, [("digest/wiki/env.md", "Environments"),
+                                 ("digest/wiki/env-config.md", "Environment configuration")],
+                        set())
+    assert out[0] == ("Set `environment configuration` first. The [[digest/wiki/env-config.md|"
+                      "environment configuration]] and the [[digest/wiki/env.md|environments]]"
+                      " it makes are described below.")
+    assert out[1] == "## Environments" and linked == ["digest/wiki/env-config.md",
+                                                       "digest/wiki/env.md"]
+
+
+def test_a_name_without_its_qualifier_counts_only_when_the_text_keeps_using_it() -> None:
+    node = [("digest/wiki/fastify-plugins.md", "Fastify plugins")]
+    once = ["Decorators can be shared with plugins."]
+    often = ["Plugins wrap routes. Register plugins early; plugins load in order."]
+    assert weave(once, node, {"fastify"})[1] == []
+    assert weave(often, node, {"fastify"})[1] == ["digest/wiki/fastify-plugins.md"]
+    assert weave(often, node, set())[1] == []  # not the text's own qualifier
+
+
+def test_nodes_the_note_names_elsewhere_get_one_sentence_worded_from_the_mention() -> None:
+    page = "Options support context formatting. See also the build configuration page."
+    sentence = also_covered(page, [("digest/wiki/ctx.md", "Context formatting"),
+                                   ("digest/wiki/build.md", "Build configuration"),
+                                   ("digest/wiki/other.md", "Lockfiles")])
+    assert sentence == ("Context formatting and build configuration are covered in "
+                        "[[digest/wiki/ctx.md|Context formatting]] and "
+                        "[[digest/wiki/build.md|Build configuration]].")
+    assert also_covered(page, [("digest/wiki/other.md", "Lockfiles")]) == ""
+
+
+def test_a_sources_line_opens_with_what_its_source_backs() -> None:
+    assert source_sentence("CREATE", "Retry limit of 3", ["daily/2026-06-10.md"]) == \
+        "- Retry limit of 3: taken from [[daily/2026-06-10.md|the note of 2026-06-10]]."
+    assert source_sentence("CORROBORATE", "Golden query set", ["daily/2026-06-21/sync.md"]) \
+        == "- Golden query set: confirmed again by [[daily/2026-06-21/sync.md|the " \
+           "2026-06-21 sync]]."
+
+
+def test_topic_keywords_are_content_words_two_to_five() -> None:
+    words = keywords("The top 100 from BM25 and the top 200 from the vector index, every "
+                     "time: vector recall 0.91 and vector latency 35 ms.", first="Hybrid search")
+    assert words[:2] == ["hybrid", "search"] and 2 <= len(words) <= 5
+    assert not {"the", "top", "every", "100", "200", "0.91"} & set(words)
+    assert "vector" in words
+
+
+def test_an_older_note_read_later_never_puts_an_old_value_back() -> None:
+    """A replay or a backlog reads the 10 June note after the 20 June correction: the node
+    keeps 200, and the 100 stays where it is, in its "Earlier" sentence."""
+    corrected = plan_update(NODE, "We agreed to take the top 200 from BM25 and the top 200 "
+                            "from the vector index.", SOURCE, "Hybrid search", False)
+    assert corrected is not None
+    older = plan_update(corrected.body, "Candidate depth: the top 100 from BM25 and the top "
+                        "100 from the vector index, fuse them.", "daily/2026-06-10/review.md",
+                        "Hybrid search", cites_source=False)
+    assert older is not None and older.action != "CORRECT"
+    assert "the top 200 from BM25 and the top 200 from the vector index are fused" in older.body
+    undated = plan_update(NODE, "We agreed to take the top 200 from BM25 and the top 200 from "
+                          "the vector index.", "resource/notes.md", "Hybrid search", False)
+    assert undated is not None and undated.action != "CORRECT"  # no date, no say on values

@@ -1,0 +1,103 @@
+"""Exact vector search from state.sqlite: the matrix, the migration of an index built
+before it, and a CLI query that never imports chromadb."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_index import NODES, Counting, Opened, write
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.vectors import VectorMatrix
+from vaultlink.vault.notes import Vault
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def unit(*xs: float) -> list[float]:
+    v = np.asarray(xs, dtype=np.float32)
+    return (v / np.linalg.norm(v)).tolist()
+
+
+def test_the_matrix_finds_the_exact_nearest_and_forgets_removed_ids() -> None:
+    m = VectorMatrix()
+    assert m.search(unit(1, 0), 3) == []
+    m.add([1, 2, 3], [unit(1, 0), unit(1, 1), unit(0, 1)])
+    assert [i for i, _ in m.search(unit(1, 0.1), 3)] == [1, 2, 3]
+    assert m.search(unit(1, 0), 1)[0] == (1, pytest.approx(1.0))
+    m.remove([1])
+    assert [i for i, _ in m.search(unit(1, 0.1), 3)] == [2, 3]
+    m.add([4], [unit(1, 0)])  # compacted past a quarter dead, ids stay right
+    m.remove([3])
+    assert [i for i, _ in m.search(unit(1, 0), 5)] == [4, 2] and len(m) == 2
+    m.add([2], [unit(0, 1)])  # an id added again replaces its vector
+    assert [i for i, _ in m.search(unit(0, 1), 1)] == [2] and len(m) == 2
+
+
+def test_an_index_built_before_the_vector_table_takes_its_vectors_from_chroma(
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    root = tmp_path / "vault"
+    for rel, text in NODES.items():
+        write(root, rel, text)
+    vault = Vault(root)
+    opened = Opened(vault, Counting(minilm))
+    assert opened.index is not None
+    opened.index.sync()
+    opened.close()
+    db = sqlite3.connect(vault.state_dir / "state.sqlite")
+    db.execute("DROP TABLE idx_nodes_vec")  # as an older vaultlink left it
+    db.commit()
+    db.close()
+    opened.embedder.reset()
+    index = opened.open()
+    assert opened.embedder.texts == []  # nothing embedded again
+    assert index.node_search("autovacuum dead tuples", limit=1)[0].path == \
+        "digest/wiki/postgres-autovacuum.md"
+    report = index.sync()
+    assert (report.unchanged, report.embedded) == (4, 0)
+    opened.close()
+
+
+@pytest.mark.slow
+def test_a_cli_query_with_nothing_changed_never_imports_chromadb(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    for rel, text in NODES.items():
+        write(root, rel, text)
+    (root / "daily").mkdir()
+    probe = (
+        "import sys, json\n"
+        "from typer.testing import CliRunner\n"
+        "from vaultlink.cli import app\n"
+        "r = CliRunner().invoke(app, ['node-search', 'autovacuum', '--json', '--vault', "
+        f"{str(root)!r}])\n"
+        "print(json.dumps({'out': r.output, 'chromadb': 'chromadb' in sys.modules}))\n")
+    first = json.loads(subprocess.run([sys.executable, "-c", probe], check=True,
+                                      capture_output=True, text=True).stdout)
+    assert first["chromadb"]  # the first query builds the index: Chroma is written
+    again = json.loads(subprocess.run([sys.executable, "-c", probe], check=True,
+                                      capture_output=True, text=True).stdout)
+    assert not again["chromadb"]
+    assert json.loads(again["out"])["hits"][0]["path"] == "digest/wiki/postgres-autovacuum.md"
+    assert json.loads(again["out"]) == json.loads(first["out"])
+
+
+def test_the_cached_optimised_model_gives_the_same_vectors(tmp_path: Path,
+                                                           minilm: MiniLMEmbedder) -> None:
+    texts = ["rebuild the search index", "Postgres autovacuum falls behind on big tables."]
+    first = MiniLMEmbedder(cache_dir=tmp_path)  # optimises and keeps the graph
+    assert first.embed(texts) == minilm.embed(texts)
+    [kept] = list(tmp_path.glob("minilm-*.onnx"))
+    again = MiniLMEmbedder(cache_dir=tmp_path)  # loads it, optimising nothing
+    assert again.embed(texts) == minilm.embed(texts)
+    kept.write_bytes(b"torn")  # a broken cache is rebuilt, never trusted
+    assert MiniLMEmbedder(cache_dir=tmp_path).embed(texts) == minilm.embed(texts)
+    assert kept.stat().st_size > 1000

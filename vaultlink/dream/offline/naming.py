@@ -1,0 +1,285 @@
+"""Names that say a subject, built from a note's title, its headings and its own phrases.
+
+A name is never a bag of frequent words: it is the note's title, a heading, the thing a
+definition defines ("A golden query set is ..."), or a run of words that stands together
+in the text. Every candidate passes ``name_flaw`` before it is used; the first sound
+one wins, so a heading like "Key formula" or "Notes" never names a node on its own.
+Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from vaultlink.dream.offline.text import stem, words
+from vaultlink.markdown.text import STOP_WORDS
+
+MAX_NAME_WORDS = 7
+# Words that name no subject on their own: a heading made only of these is a part of the
+# note ("Summary", "Key formula", "Practical guidance"), not a subject.
+GENERIC = frozenset("""overview introduction intro description descriptions example examples
+note notes usage summary key formula practical guidance paper claims claim background
+detail details context misc miscellaneous general basics basic reference tips caveats
+conclusion discussion question questions open decision decisions todo to-do standup
+stand-up status update updates log ideas thoughts today journal every document documents
+section sections page part things stuff info information option options setting settings
+installation install setup configuration config getting started start quick first steps
+step other case cases preferences preference observations observation research learnings
+reading went well didn didn't wrong right results result highlights changes change
+considerations caveat pitfalls faq more further notes-for-us""".split())
+FUNCTION = frozenset("""a an the of to in on at by for from with and or but as is are was
+be you your i me my we our us it its this that these those he she they them their there
+here where when which who what how why if then so not no do does did""".split())
+_CONTRACTION_BITS = frozenset("ll t s re ve d m".split())
+_QUESTION = frozenset("why how what when which who".split())
+_EVENT = re.compile(r"\b(design review|review|incident|retro|retrospective|stand-?up|sync|"
+                    r"meeting|1:1|one-on-one|post-?mortem|clipping|transcript|minutes)\b",
+                    re.IGNORECASE)
+_DEFINES = re.compile(r"^(?:(?:an?|the)\s+)?([A-Za-z][\w\s./+-]{1,50}?)\s*(?:\([^)]{1,30}\)\s*)?"
+                      r"(?:is|are|means|refers to)\s+(?:an?|the|our|one|used)\b", re.IGNORECASE)
+_LEADS = re.compile(r"^(?:how (?:we|i|to)|changes to(?: the)?|notes on|more on|about|"
+                    r"on using|the|a|an)\s+", re.IGNORECASE)
+_TRAILS = re.compile(r"\s*(?:\((?:[^()]*)\)|[:?!.]+)\s*$", re.IGNORECASE)
+_PAST = re.compile(r"^[a-z]+ed\b")
+IMPERATIVE = frozenset("""add announce apply ask avoid back build call change check clean
+close commit compare configure confirm copy create delete deploy disable do don't drain
+edit enable ensure export fill find fix follow generate get give go install keep kill
+lock log look make merge mount move never open pause pin post pull purge push put read
+reboot record remove rename replace restart restore resume revoke roll rotate run save
+schedule send set ship skip start stop swap switch tag terminate test turn type unlock
+update upgrade use verify wait watch write""".split())
+
+
+def name_words(name: str) -> list[str]:
+    """Lowercase words of a name; hyphenated words and contractions stay whole."""
+    return re.findall(r"[a-z0-9]+(?:['’-][a-z0-9]+)*", name.lower())
+
+
+def is_generic(text: str) -> bool:
+    """Whether a heading or title names no subject (only generic or function words)."""
+    ws = [w for w in name_words(text) if w not in FUNCTION]
+    return not ws or all(w in GENERIC or re.fullmatch(r"[\d-]+", w) for w in ws)
+
+
+def is_event(title: str) -> bool:
+    """A title that names a meeting or kind of note rather than a subject."""
+    return bool(_EVENT.search(title))
+
+
+def name_flaw(name: str, title: bool = False) -> str:
+    """Why ``name`` cannot name a node ('' when it can). A title may open with a question
+    word ("Why Hatch"): the author named the page so."""
+    ws = name_words(name)
+    if not ws:
+        return "empty"
+    if len(ws) > MAX_NAME_WORDS:
+        return "too long"
+    if any(w in _CONTRACTION_BITS for w in ws):
+        return "a broken contraction"
+    if any(ws.count(w) > 1 for w in ws if w not in FUNCTION):
+        return "a repeated word"
+    if (ws[0] in FUNCTION and not (title and ws[0] in _QUESTION)) or ws[-1] in FUNCTION:
+        return "a function word at an edge"
+    if is_generic(name):
+        return "generic"
+    return ""
+
+
+def clean_heading(text: str) -> str:
+    """A heading or title as a name: no 'How we'/'Notes on' lead, no '(excerpt)' tail, no
+    code ticks; 'How we rotated the key' becomes 'Rotate the key'."""
+    raw = text.strip().replace("`", "")
+    how = re.match(r"^how (?:we|i)\s+", raw, re.IGNORECASE)
+    out = raw
+    for _ in range(3):
+        out = _TRAILS.sub("", _LEADS.sub("", out)).strip()
+    if how:  # a past-tense account of a procedure names the procedure
+        out = _PAST.sub(lambda m: _present(m.group(0)), out, count=1)
+    return out[:1].upper() + out[1:] if out else out
+
+
+def _present(word: str) -> str:
+    """``rotated`` -> ``rotate``, ``fixed`` -> ``fix``: only to a verb of IMPERATIVE."""
+    for base in (word[:-1], word[:-2], word[:-3] + "y", word[:-3]):
+        if base in IMPERATIVE:
+            return base
+    return word
+
+
+def subject_of_title(title: str) -> str:
+    """What a note's title says the note is about ('' for a meeting with no subject):
+    'Design review: hybrid search' -> 'hybrid search'; 'Sprint 14 retro' -> ''."""
+    head, sep, tail = title.partition(":")
+    if sep and is_event(head) and tail.strip() and not is_event(tail):
+        return clean_heading(tail)
+    if is_event(title) and len(name_words(title)) <= 6:
+        return ""
+    return clean_heading(title)
+
+
+def qualified(name: str, site: str) -> str:
+    """A one-word or generic title qualified by the site it belongs to: 'Plugins' of the
+    fastify pages -> 'Fastify plugins'; 'Getting Started' -> 'Getting started with Fastify'."""
+    if not site or site.lower() in name.lower():
+        return name
+    ws = [w for w in name_words(name) if w not in FUNCTION]
+    if is_generic(name):
+        if name_words(name)[0] in ("introduction", "intro", "overview"):
+            return f"{site} {name.lower()}"  # "Hatch introduction"
+        return f"{name[:1].upper()}{name[1:].lower()} with {site}"
+    if len(ws) == 1:
+        plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals
+        return f"{site} {name[:1].lower() if plain else name[:1]}{name[1:]}"
+    return name
+
+
+def defined_term(sentence: str) -> str:
+    """The thing a definition sentence defines: 'A golden query set is a ...' ->
+    'golden query set' ('' when the sentence is no definition)."""
+    m = _DEFINES.match(sentence.strip().lstrip("*_"))
+    if not m:
+        return ""
+    term = m.group(1).strip(" ,")
+    ws = name_words(term)
+    if not ws or len(ws) > 4 or ws[0] in FUNCTION or ws[-1] in FUNCTION:
+        return ""
+    return term
+
+
+def key_phrase(sentences: list[str]) -> str:
+    """The run of two to four content words that recurs most, as written ('' if none
+    recurs). Runs never cross a stop word or punctuation, so the phrase is one the text
+    says ("golden query set"), never words picked from here and there."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    shown: dict[tuple[str, ...], str] = {}
+    first: dict[tuple[str, ...], int] = {}
+    for sentence in sentences:
+        for run in _runs(sentence):
+            for size in range(2, min(4, len(run)) + 1):
+                for i in range(len(run) - size + 1):
+                    key = tuple(stem(w.lower()) for w in run[i:i + size])
+                    counts[key] += 1
+                    shown.setdefault(key, " ".join(run[i:i + size]))
+                    first.setdefault(key, len(first))
+    repeated = [k for k in counts if counts[k] >= 2]
+    if not repeated:
+        return ""
+    best = max(repeated, key=lambda k: (counts[k] * (1 + 0.8 * (len(k) - 1)), -first[k]))
+    return shown[best]
+
+
+def opening_phrase(sentence: str) -> str:
+    """The first run of two to four content words of a sentence: usually what it is
+    about ("The embedding model is ..." -> "embedding model")."""
+    for run in _runs(sentence):
+        if len(run) >= 2:
+            return " ".join(run[:4])
+    return ""
+
+
+def subject_name(items: list[str], headings: list[str]) -> str:
+    """A name for a run of sentences with no heading of its own: what a definition defines,
+    a phrase the text repeats, the phrase it opens with, else a heading above it."""
+    candidates = [defined_term(i) for i in items[:3]]
+    candidates += [key_phrase(items), *(opening_phrase(i) for i in items[:2])]
+    candidates += [clean_heading(h) for h in headings]
+    return first_sound(candidates)
+
+
+def _runs(sentence: str) -> list[list[str]]:
+    """Maximal runs of content words (as written) between stop words and punctuation."""
+    out: list[list[str]] = []
+    run: list[str] = []
+    after_date = False  # "the 2026-06-10 design review" names a note, not a subject
+    tokens = re.findall(r"`[^`]*`|[A-Za-z0-9][\w'’.-]*[A-Za-z0-9]|[A-Za-z]|[^\w\s]", sentence)
+    if tokens and tokens[0].lower() in IMPERATIVE:
+        tokens = tokens[1:]  # "Run the rebuild": the verb of an instruction names nothing
+    for token in tokens:
+        word = token.lower()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", word):
+            after_date = True
+            if run:
+                out.append(run)
+            run = []
+            continue
+        if after_date:
+            after_date = word[:1].isalpha() and word not in STOP_WORDS
+            continue
+        possessive = re.fullmatch(r"[a-z0-9-]+['’]s", word) is not None
+        plain = (token[0].isalnum() and word not in STOP_WORDS and word not in FUNCTION
+                 and len(word) > 2 and not re.fullmatch(r"[\d.:,–-]+", word)
+                 and (("'" not in word and "’" not in word) or possessive))
+        if plain and run and _VERBISH.match(word):  # a verb ends a phrase
+            out.append(run)
+            run = []
+        elif plain and not (run and possessive):
+            run.append(token)
+        else:
+            if run:
+                out.append(run)
+            run = [token] if plain else []
+    if run:
+        out.append(run)
+    return [t for t in (_trim(r) for r in out) if t and not all(w.lower() in GENERIC for w in t)]
+
+
+_PAST_IRREGULAR = frozenset("""ran went got took made did said began came found gave left kept
+set put saw told felt thought brought bought built sent spent stood won wrote broke chose
+done gone seen known shown begun written treats works makes takes uses needs runs
+today yesterday tomorrow morning afternoon evening tonight now""".split())
+
+
+_VERBISH = re.compile(r"^(?:treats|works|makes|takes|uses|needs|runs|adds|gives|shows|says|"
+                      r"keeps|holds|sees|gets|puts|lets|means|lives|sits|stays|goes|comes|"
+                      r"becomes|seems|looks|happens|returns|contains|requires|supports|allows|"
+                      r"provides|includes|expires|ran|went|got|took|made|did)$")
+
+
+def _trim(run: list[str]) -> list[str]:
+    """A run without the verbs at its edges: 'Hybrid search ran' -> 'Hybrid search'."""
+    def verb(w: str) -> bool:
+        low = w.lower()
+        return low in _PAST_IRREGULAR or (low.endswith("ed") and len(low) > 4)
+    while run and verb(run[-1]):
+        run = run[:-1]
+    while run and verb(run[0]) and len(run) > 1:
+        run = run[1:]
+    return run
+
+
+def same_name(a: str, b: str, whole: bool = False) -> bool:
+    """Whether two names name the same thing: the same words, or (unless ``whole``) one's
+    two or more words all in the other ("Reciprocal rank fusion" and "Reciprocal rank
+    fusion paper"), word endings aside ("reranker", "reranking")."""
+    def key(name: str) -> set[str]:
+        out = set()
+        for w in name_words(name.replace("-", " ")):
+            if w in FUNCTION:
+                continue
+            for suffix in ("ings", "ing", "ers", "er", "es", "s"):
+                if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+                    w = w[:-len(suffix)]
+                    break
+            out.add(w)
+        return out
+    ka, kb = key(a), key(b)
+    if whole:
+        return bool(ka) and ka == kb
+    return bool(ka) and (ka == kb or (min(len(ka), len(kb)) >= 2 and (ka <= kb or kb <= ka)))
+
+
+def first_sound(candidates: list[str], title: bool = False) -> str:
+    """The first candidate name without a flaw ('' if none)."""
+    for name in candidates:
+        name = " ".join(name.split()).strip(" ,;:-")
+        if name and not name_flaw(name, title):
+            return name[:1].upper() + name[1:]
+    return ""
+
+
+def common_words(a: str, b: str) -> set[str]:
+    """Stems two texts share (content words only)."""
+    def stems(t: str) -> set[str]:
+        return {stem(w) for w in words(t) if w not in STOP_WORDS and len(w) > 2}
+    return stems(a) & stems(b)

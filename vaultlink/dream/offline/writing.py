@@ -1,0 +1,242 @@
+"""How the offline integrator writes: a unit's summary as a node body, links woven in
+where the text mentions another node, and Sources sentences that say what they back.
+
+The summary of an offline unit is a small Markdown document, one sentence, item or step
+per line, blank lines between paragraphs and ``## Heading`` lines for the aspects of a
+document. Rendering only regroups those lines (sentences of a paragraph on one line,
+steps numbered in order); it never adds a claim. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vaultlink.dream.offline.naming import (
+    FUNCTION,
+    GENERIC,
+    key_phrase,
+    name_words,
+    opening_phrase,
+)
+from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
+from vaultlink.markdown.text import LIST_MARK
+
+MAX_MENTIONS = 5      # links woven into one node's text by mention
+MAX_SEE_ALSO = 2      # nodes in the one sentence on what the source note also names
+_PROTECTED = re.compile(r"`[^`]*`|\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)|https?://\S+")
+
+
+@dataclass
+class Para:
+    """A paragraph of a summary: a heading, prose sentences, list items or steps."""
+
+    kind: str
+    lines: list[str]
+
+
+def paragraphs(summary: str) -> list[Para]:
+    """The summary's paragraphs, in order (a lead-in and its list stay apart)."""
+    out: list[Para] = []
+    for raw in summary.split("\n"):
+        line = raw.strip()
+        if not line:
+            out.append(Para("break", []))
+            continue
+        kind = ("heading" if line.startswith("## ") else "steps" if STEP_MARK.match(line)
+                else "list" if LIST_MARK.match(line) else "prose")
+        if out and out[-1].kind == kind and kind != "heading":
+            out[-1].lines.append(line)
+        else:
+            out.append(Para(kind, [line]))
+    return [p for p in out if p.kind != "break"]
+
+
+def render(paras: list[Para]) -> list[str]:
+    """Paragraphs as Markdown blocks (one string per block)."""
+    blocks: list[str] = []
+    for p in paras:
+        if p.kind == "heading":
+            blocks.append(p.lines[0])
+        elif p.kind == "prose":
+            blocks.append(" ".join(delink(s) for s in p.lines))
+        elif p.kind == "steps":
+            blocks.append("\n".join(f"{i}. {delink(STEP_MARK.sub('', s))}"
+                                    for i, s in enumerate(p.lines, 1)))
+        else:
+            blocks.append("\n".join(f"- {delink(LIST_MARK.sub('', s))}" for s in p.lines))
+    return blocks
+
+
+def aspects(summary: str) -> list[str]:
+    """The ``## Heading`` lines of a summary, as written."""
+    return [line.strip()[3:] for line in summary.split("\n") if line.strip().startswith("## ")]
+
+
+def alias(path: str) -> str:
+    """How a source reads inside a sentence: ``daily/2026-06-17/retro.md`` -> "the
+    2026-06-17 retro", ``resource/rrf-paper-notes.md`` -> "rrf paper notes"."""
+    return readable(path)
+
+
+def cite(path: str) -> str:
+    """A source link with its reading as alias."""
+    return f"[[{path}|{alias(path)}]]"
+
+
+def listing(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def lower_first(text: str) -> str:
+    """A name inside a sentence: its first letter in lower case unless it is a name."""
+    word = text.split(" ", 1)[0]
+    return text if word[1:] != word[1:].lower() or len(word) <= 1 else text[:1].lower() + text[1:]
+
+
+def plain_case(heading: str) -> str:
+    """A Title Case heading in a sentence: "Getters and Setters" -> "getters and setters";
+    names with capitals inside ("CodeHilite", "API") keep them."""
+    return " ".join(w if w[1:] != w[1:].lower() else w.lower() for w in heading.split())
+
+
+def what_it_backs(title: str, summary: str) -> str:
+    """The part of a node a source supports: its subject and the aspects it covers."""
+    parts = [plain_case(a) for a in aspects(summary)[:3]]
+    if parts:
+        return f"{title} ({'; '.join(parts)})"
+    return title
+
+
+def source_sentence(action: str, what: str, paths: list[str], extra: str = "") -> str:
+    """One ``## Sources`` line that says what its source backs, opening with it:
+    "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."."""
+    links = listing([cite(p) for p in paths])
+    what = what[:1].upper() + what[1:]
+    said = {"CORROBORATE": "confirmed again by", "CORRECT": "corrected in"}.get(
+        action, "taken from")
+    return f"- {what}: {said} {links}{extra}."
+
+
+def phrase_of(lines: list[str]) -> str:
+    """What some added sentences are about, in a few of their own words."""
+    plain = [delink(STEP_MARK.sub("", LIST_MARK.sub("", ln))) for ln in lines]
+    return key_phrase(plain) or (opening_phrase(plain[0]) if plain else "")
+
+
+# -- links by mention -------------------------------------------------------------------
+#
+# Measured on the real documents of bench/quality (links hidden, then compared with the
+# authors' own): a node's full name in the text is right four times in five; its name
+# without the qualifier it shares with the text ("plugins" for "Fastify plugins") only
+# when the text keeps coming back to it (three times or more) and the word names
+# something (never "configuration"); similarity alone was right one time in three.
+
+SHORT_MENTIONS = 3   # times a name without its qualifier must recur to count as a mention
+
+
+def mention_forms(name: str, context: set[str], text: str) -> list[str]:
+    """The ways ``text`` mentions a node named ``name``: the name, singular or plural, and,
+    when its first word is a qualifier the text shares ("Fastify" in a page of the
+    fastify docs, given in ``context``), its other words if the text keeps using them."""
+    ws = name.split()
+    forms = [name] if [w for w in name_words(name) if w not in FUNCTION] else []
+    if len(ws) >= 2 and ws[0].lower() in context:
+        rest = " ".join(ws[1:])
+        named = [w for w in name_words(rest) if w not in FUNCTION and w.rstrip("s") not in
+                 _GENERIC_STEMS]
+        if named and len(_pattern(rest).findall(text)) >= SHORT_MENTIONS:
+            forms.append(rest)
+    return forms
+
+
+_GENERIC_STEMS = frozenset(w.rstrip("s") for w in GENERIC)
+
+
+def _pattern(form: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in form.split()]
+    words[-1] = words[-1].removesuffix("s") + "s?"
+    return re.compile(r"(?<![\w\[|/-])" + r"\s+".join(words) + r"(?![\w\]-])", re.IGNORECASE)
+
+
+def part_forms(name: str, taken: set[str]) -> list[str]:
+    """Runs of two or more words inside a longer name that name something on their own
+    ("focus time" in "Morning focus time", "search index" in "Rebuild the search index"),
+    longest first; never another node's whole name (``taken``, lowercased)."""
+    ws = name.split()
+    out = []
+    for size in range(len(ws) - 1, 1, -1):
+        for i in range(len(ws) - size + 1):
+            part = ws[i:i + size]
+            low = [w.lower().strip(",:") for w in part]
+            if low[0] in FUNCTION or low[-1] in FUNCTION or " ".join(low) in taken:
+                continue
+            if all(w in FUNCTION or w.rstrip("s") in _GENERIC_STEMS for w in low):
+                continue
+            out.append(" ".join(part))
+    return out
+
+
+def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
+          limit: int = MAX_MENTIONS) -> tuple[list[str], list[str]]:
+    """Turn the first mention of each candidate node (path, name) in the prose blocks
+    into a link ``[[path|mention]]``; headings, code and existing links are left alone.
+    Whole names come first, longest first ("environment configuration" before
+    "environment"), then names without their qualifier, then runs inside a name.
+    Returns the blocks and the paths linked."""
+    linked: list[str] = []
+    out = list(blocks)
+    text = " ".join(b for b in blocks if not b.startswith("#"))
+    taken = {name.lower() for _, name in candidates}
+    ranked = sorted(candidates, key=lambda c: -len(c[1]))
+    rounds = [[(p, [n]) for p, n in ranked],
+              [(p, mention_forms(n, context, text)[1:]) for p, n in ranked],
+              [(p, part_forms(n, taken)) for p, n in ranked]]
+    for forms_of in rounds:
+        for path, forms in forms_of:
+            if len(linked) >= limit or path in linked:
+                continue
+            for form in forms:
+                hit = next((i for i, b in enumerate(out) if not b.startswith("#")
+                            and _link_first(b, _pattern(form), path) != b), None)
+                if hit is not None:
+                    out[hit] = _link_first(out[hit], _pattern(form), path)
+                    linked.append(path)
+                    break
+    return out, linked
+
+
+def _link_first(text: str, pattern: re.Pattern[str], path: str) -> str:
+    """``text`` with the first match of ``pattern`` outside code and links made a link."""
+    spans = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+    for m in pattern.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in spans):
+            continue
+        return f"{text[:m.start()]}[[{path}|{m.group(0)}]]{text[m.end():]}"
+    return text
+
+
+def also_covered(page: str, candidates: list[tuple[str, str]]) -> str:
+    """One sentence for nodes the source note names where the node's own text does not:
+    "Context formatting is covered in [[...|Context formatting]]." Worded from the
+    mention itself; '' when the note names none of ``candidates`` (path, name)."""
+    found: list[tuple[str, str, str]] = []
+    for path, name in candidates:
+        m = _pattern(name).search(page) if name_words(name) else None
+        if m is not None:
+            found.append((path, name, " ".join(m.group(0).split())))
+        if len(found) == MAX_SEE_ALSO:
+            break
+    if not found:
+        return ""
+    said = listing([lower_first(f) if i else f[:1].upper() + f[1:]
+                    for i, (_, _, f) in enumerate(found)])
+    links = listing([f"[[{p}|{n}]]" for p, n, _ in found])
+    verb = "is" if len(found) == 1 else "are"
+    return f"{said} {verb} covered in {links}."
+
+
+def unit_lines(summary: str) -> list[str]:
+    """The unit's sentences, items and steps (headings left out)."""
+    return [ln for ln in summary_lines(summary) if not ln.startswith("## ")]

@@ -1,0 +1,96 @@
+"""Exact vector search over an index's vectors, kept in SQLite and in memory.
+
+Every vector an index embeds is stored in its ``idx_<kind>_vec`` table, in the same
+transaction as its doc and FTS rows, so the three can never disagree. Queries read a
+:class:`VectorMatrix`: the vectors as one float32 matrix, loaded from that table on the
+first query of a process and kept in step by every write after it. A query is one
+matrix-vector product and a partial sort: exact cosine (the vectors are unit length),
+where an HNSW graph is approximate.
+
+Why not ask Chroma: opening it costs ``import chromadb`` (0.8 s of CPU) and its client,
+which a CLI query paid on every call; exact search over 10,000 nodes is one 15 MB
+product of about a millisecond, and over 40,000 chunks a few. Chroma is still written
+(``tables.IndexTables``), so a Chroma server (``index.chroma.mode: http``) holds the
+vault's vectors for other tools, and is opened only when the index changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+# A deleted row stays in the matrix (masked) until this share of it is dead.
+COMPACT_AT = 0.25
+
+
+def to_blob(vector: Sequence[float] | npt.NDArray[np.float32]) -> bytes:
+    """A vector as the bytes the table stores (float32, native order)."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+class VectorMatrix:
+    """The vectors of one index by doc id; exact top-k by cosine similarity."""
+
+    def __init__(self) -> None:
+        self._ids = np.empty(0, dtype=np.int64)
+        self._mat = np.empty((0, 0), dtype=np.float32)
+        self._alive = np.empty(0, dtype=bool)
+        self._row: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def load(self, db: sqlite3.Connection, table: str) -> None:
+        """Replace the contents with every row of ``table`` (id, vec)."""
+        rows = db.execute(f"SELECT id, vec FROM {table}").fetchall()
+        self._ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        flat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        width = len(rows[0][1]) // 4 if rows else 0
+        self._mat = flat.reshape(len(rows), width).copy()
+        self._alive = np.ones(len(rows), dtype=bool)
+        self._row = {int(i): n for n, i in enumerate(self._ids)}
+
+    def add(self, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
+        """Add vectors under new ids (an id already present is replaced)."""
+        if not ids:
+            return
+        self.remove(i for i in ids if i in self._row)
+        start = len(self._ids)
+        new = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1)
+        self._ids = np.concatenate([self._ids, np.asarray(ids, dtype=np.int64)])
+        self._mat = np.concatenate([self._mat, new]) if len(self._mat) else new
+        self._alive = np.concatenate([self._alive, np.ones(len(ids), dtype=bool)])
+        self._row.update((int(i), start + n) for n, i in enumerate(ids))
+
+    def remove(self, ids: Iterable[int]) -> None:
+        """Forget vectors; the matrix is compacted once enough of it is dead."""
+        for i in ids:
+            row = self._row.pop(int(i), None)
+            if row is not None:
+                self._alive[row] = False
+        if len(self._ids) and len(self._row) < (1 - COMPACT_AT) * len(self._ids):
+            keep = self._alive
+            self._ids, self._mat = self._ids[keep], self._mat[keep]
+            self._alive = np.ones(len(self._ids), dtype=bool)
+            self._row = {int(i): n for n, i in enumerate(self._ids)}
+
+    def clear(self) -> None:
+        """Forget every vector."""
+        self.__init__()  # type: ignore[misc]
+
+    def search(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        """The ``k`` nearest ids with their cosine similarity, best first (ties by id)."""
+        if not self._row or k <= 0:
+            return []
+        # einsum, not ``@``: the BLAS behind ``@`` spreads one product over threads that
+        # wait for each other on a busy machine (p50 35-51 ms against 1.0-1.1 ms for
+        # 10,000 x 384 at load 20; the same on a quiet one).
+        sims = np.einsum("ij,j->i", self._mat, np.asarray(vector, dtype=np.float32))
+        sims[~self._alive] = -np.inf
+        k = min(k, len(self._row))
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        order = sorted(top.tolist(), key=lambda n: (-float(sims[n]), int(self._ids[n])))
+        return [(int(self._ids[n]), float(sims[n])) for n in order if self._alive[n]]
