@@ -52,13 +52,23 @@ def say(what: str, value: str) -> None:
     print(f"{what:<48} {value}   ({load()})", flush=True)
 
 
+LAST_CPU = [0.0]  # CPU seconds of the last `cli` command
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def cli(root: Path, *args: str, timeout: float = 7200) -> tuple[float, str]:
-    """Wall seconds and stdout of one ``vaultlink`` command on the vault."""
-    started = time.perf_counter()
+    """Wall seconds and stdout of one ``vaultlink`` command on the vault (its CPU
+    seconds in ``LAST_CPU``: what it costs whatever else the machine runs)."""
+    started, cpu = time.perf_counter(), children_cpu()
     done = subprocess.run([PY, "-m", "vaultlink", *args, "--vault", str(root)],
                           capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode not in (0, 1):
         raise SystemExit(f"vaultlink {' '.join(args)} failed: {done.stderr[-2000:]}")
+    LAST_CPU[0] = children_cpu() - cpu
     return time.perf_counter() - started, done.stdout
 
 
@@ -153,16 +163,20 @@ def journal_size(root: Path) -> int:
         state.close()
 
 
-def percentiles(fn: Callable[[str], object], queries: list[str]) -> tuple[float, float]:
+def percentiles(fn: Callable[[str], object], queries: list[str]) -> tuple[float, float, float]:
+    """p50 and p95 wall milliseconds, and the mean CPU milliseconds (what a query costs
+    whatever the load; wall time on a busy machine is mostly waiting for a core)."""
     for q in queries[:10]:
         fn(q)
     times = []
+    cpu0 = time.process_time()
     for q in queries:
         t0 = time.perf_counter()
         fn(q)
         times.append((time.perf_counter() - t0) * 1000)
+    cpu = (time.process_time() - cpu0) * 1000 / len(queries)
     times.sort()
-    return statistics.median(times), times[int(len(times) * 0.95) - 1]
+    return statistics.median(times), times[int(len(times) * 0.95) - 1], cpu
 
 
 def busy() -> list[subprocess.Popen[bytes]]:
@@ -170,7 +184,31 @@ def busy() -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(2)]
 
 
-def search_latency(tmp: Path, nodes: int, seed: int) -> None:
+class HashVectors:
+    """Unit vectors from a text's hash: an index of the right size, built in seconds.
+
+    A query's cost does not depend on what the stored vectors are (one product over all
+    of them), so ``--search-vectors hash`` measures node_search at 10,000 nodes without
+    the minutes of embedding them; the query itself is still embedded by MiniLM.
+    """
+
+    model_id = "minilm-l6-v2-int8"
+    dimension = 384
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        import hashlib
+
+        import numpy as np
+
+        out = []
+        for text in texts:
+            seed = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+            v = np.random.default_rng(seed).normal(size=self.dimension)
+            out.append((v / np.linalg.norm(v)).tolist())
+        return out
+
+
+def search_latency(tmp: Path, nodes: int, seed: int, vectors: str) -> None:
     from bench.bench_index import make_vault as make_nodes
     from vaultlink.index.embed import MiniLMEmbedder
     from vaultlink.index.recall import open_indexes
@@ -178,24 +216,29 @@ def search_latency(tmp: Path, nodes: int, seed: int) -> None:
 
     root = tmp / "nodes"
     make_nodes(root, nodes, 0, seed)
-    indexes = open_indexes(Vault(root), MiniLMEmbedder())
+    minilm = MiniLMEmbedder()
+    indexes = open_indexes(Vault(root), HashVectors() if vectors == "hash" else minilm)
     try:
         t0 = time.perf_counter()
         indexes.nodes.sync()
-        say(f"node index build, {nodes} nodes", f"{time.perf_counter() - t0:.1f} s")
+        indexes.nodes.embedder = minilm  # queries are embedded by the real model
+        say(f"node index build, {nodes} nodes ({vectors} vectors)",
+            f"{time.perf_counter() - t0:.1f} s")
         rng = random.Random(seed)
         queries = [" ".join(rng.choice(ADJ + NOUN) for _ in range(rng.randint(2, 8)))
                    for _ in range(200)]
-        p50, p95 = percentiles(lambda q: indexes.nodes.node_search(q, 20), queries)
-        say(f"node_search at {nodes} nodes, in-process", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+        p50, p95, cpu = percentiles(lambda q: indexes.nodes.node_search(q, 20), queries)
+        say(f"node_search at {nodes} nodes, in-process", f"p50 {p50:.1f} ms, p95 {p95:.1f} "
+            f"ms wall; {cpu:.1f} ms CPU per query")
         spinners = busy()
         try:
-            p50, p95 = percentiles(lambda q: indexes.nodes.node_search(q, 20), queries)
+            p50, p95, cpu = percentiles(lambda q: indexes.nodes.node_search(q, 20), queries)
         finally:
             for p in spinners:
                 p.kill()
                 p.wait()
-        say("  the same beside two busy processes", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+        say("  the same beside two busy processes", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+            f"wall; {cpu:.1f} ms CPU per query")
     finally:
         indexes.close()
 
@@ -207,13 +250,21 @@ def run(root: Path, args: argparse.Namespace) -> None:
     say(f"vault: {args.notes} notes, {args.nodes} digest nodes", f"written in "
         f"{time.perf_counter() - t0:.1f} s")
 
-    seconds, out = cli(root, "reindex", "--full", "--json")
-    report = json.loads(out)
+    if args.backfill_days is not None:
+        with (root / ".vaultlink" / "config.yaml").open("a", encoding="utf-8") as fh:
+            fh.write(f"backfill:\n  days: {args.backfill_days}\n")
+    if args.no_chunks:  # the node index only (what dream and node-search use)
+        seconds, _ = cli(root, "node-search", "first build", "--json")
+        say("first build, node index only (node-search)", f"{seconds:.0f} s for "
+            f"{args.nodes} nodes; the section index is left to `search`")
+    else:
+        seconds, out = cli(root, "reindex", "--full", "--json")
+        report = json.loads(out)
+        texts = report["nodes"]["embedded"] + report["chunks"]["embedded"]
+        say("first build (reindex --full)", f"{seconds:.0f} s = {seconds / 60:.1f} min, "
+            f"{texts} texts embedded ({report['chunks']['embedded']} chunks), "
+            f"{texts / seconds:.1f} texts/s")
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    texts = report["nodes"]["embedded"] + report["chunks"]["embedded"]
-    say("first build (reindex --full)", f"{seconds:.0f} s = {seconds / 60:.1f} min, "
-        f"{texts} texts embedded ({report['chunks']['embedded']} chunks), "
-        f"{texts / seconds:.1f} texts/s")
     say("index size (.vaultlink)", f"{size_mb(root / '.vaultlink'):.0f} MB; peak RSS "
         f"{rss:.0f} MB")
 
@@ -230,19 +281,25 @@ def run(root: Path, args: argparse.Namespace) -> None:
     say("dream, nothing changed (in-process)", f"{seconds:.2f} s, {read} notes read, "
         f"scanned {counts['scanned']}, changed {counts['changed']}")
     seconds, _ = cli(root, "dream", "--json")
-    say("  the same, `vaultlink dream`", f"{seconds:.2f} s wall")
+    say("  the same, `vaultlink dream`", f"{seconds:.2f} s wall, {LAST_CPU[0]:.2f} s CPU")
     touch_note(root, sources[-1], rng)
     seconds, read, counts = in_process_dream(root)
     say("dream, one note changed (in-process)", f"{seconds:.2f} s, {read} notes read, "
         f"changed {counts['changed']}, integrated {counts['integrated']}")
 
-    times = [cli(root, "node-search", "stale cache query", "--json")[0] for _ in range(3)]
+    times, cpus = [], []
+    for _ in range(3):
+        times.append(cli(root, "node-search", "stale cache query", "--json")[0])
+        cpus.append(LAST_CPU[0])
     say("`vaultlink node-search`, no daemon", f"median {statistics.median(times):.2f} s "
-        f"wall (runs {', '.join(f'{t:.2f}' for t in times)})")
+        f"wall (runs {', '.join(f'{t:.2f}' for t in times)}), "
+        f"{statistics.median(cpus):.2f} s CPU")
 
     daemon = Daemon(root)
     try:
-        say("daemon: no-change restart to serving", f"{daemon.serving():.2f} s")
+        serving = daemon.serving()
+        say("daemon: no-change restart to serving", f"{serving:.2f} s wall, "
+            f"{cpu_seconds(daemon.proc.pid):.2f} s CPU")
         daemon.idle()
         pid = daemon.proc.pid
         cpu0, w0 = cpu_seconds(pid), time.perf_counter()
@@ -265,7 +322,7 @@ def run(root: Path, args: argparse.Namespace) -> None:
     finally:
         daemon.stop()
     if args.search_nodes:
-        search_latency(root.parent, args.search_nodes, args.seed)
+        search_latency(root.parent, args.search_nodes, args.seed, args.search_vectors)
 
 
 def main() -> None:
@@ -274,6 +331,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1_000, help="digest nodes in the vault")
     parser.add_argument("--search-nodes", type=int, default=10_000,
                         help="nodes of the separate node_search latency index (0: skip)")
+    parser.add_argument("--search-vectors", choices=("minilm", "hash"), default="minilm",
+                        help="how the latency index's nodes are embedded (hash: seconds)")
+    parser.add_argument("--only-search", action="store_true",
+                        help="measure node_search latency only")
+    parser.add_argument("--no-chunks", action="store_true",
+                        help="build only the node index first (a faster run)")
+    parser.add_argument("--backfill-days", type=int,
+                        help="backfill.days of the vault (default 14: about 128 notes of "
+                             "10,000 integrated at the first start)")
     parser.add_argument("--idle", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the generated vault")
@@ -281,7 +347,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="vaultlink-scale-"))
     say("machine", f"{os.cpu_count()} cores")
     try:
-        run(tmp / "vault", args)
+        if args.only_search:
+            search_latency(tmp, args.search_nodes, args.seed, args.search_vectors)
+        else:
+            run(tmp / "vault", args)
     finally:
         if args.keep:
             print(f"vault kept in {tmp / 'vault'}")

@@ -44,7 +44,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     d = Daemon(root, settings.daemon())
     d.start()
     wait_for(lambda: not d.state.queue() and d.state.last_run() and d.status()["state"] == "idle",
-             timeout=120, what="the sample vault to be integrated")
+             timeout=600, what="the sample vault to be integrated")  # a loaded CI box
     yield d
     d.stop()
 
@@ -417,6 +417,54 @@ def test_decisions(daemon: Daemon) -> None:
     assert call(daemon, "GET", "/decisions?path=../x.md")[0] == 400
 
 
+def test_cli_undo_goes_through_the_daemon(daemon: Daemon) -> None:
+    """A CREATE other nodes link to since: refused (naming them), then undone with
+    --cascade as one group without a broken link, then brought back by redo."""
+    root = daemon.vault.root
+    graph = build_graph(daemon.vault)
+    newest: dict[str, Any] = {}
+    for e in daemon.state.journal(limit=500):  # newest first
+        newest.setdefault(e.target, e)
+    def linked_by_later_decisions(e: Any) -> bool:
+        # nodes link to it, and each of them was last changed by a later decision (a link
+        # no decision wrote, e.g. in a hand-written node, cannot be cascaded: refused)
+        sources = {b.source for b in graph.backlinks.get(e.target, [])
+                   if b.source.startswith("digest/") and "/topics/" not in b.source}
+        return bool(sources) and all(
+            s in newest and newest[s].id > e.id and newest[s].undone_by is None
+            and newest[s].action in ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
+            for s in sources)
+
+    entry = next(e for e in newest.values() if e.public()["undoable"] and e.action == "CREATE"
+                 and "user added" not in (root / e.target).read_text()  # test_undo's edit
+                 and linked_by_later_decisions(e))
+    before = digest_files(root)
+    refused = cli("undo", str(entry.id), "--vault", str(root))
+    assert isinstance(refused.exception, DaemonError), refused.output
+    assert "--cascade" in str(refused.exception)
+    assert digest_files(root) == before  # refused: nothing written
+    status, body = call(daemon, "POST", "/undo", body={"id": entry.id})
+    assert status == 409 and body["needs"], body
+    assert all(isinstance(n["id"], int) and n["path"].startswith("digest/")
+               for n in body["needs"])
+
+    result = cli("undo", str(entry.id), "--cascade", "--vault", str(root))
+    assert result.exit_code == 0, result.output
+    assert f"undid decision #{entry.id}" in result.output
+    assert not (root / entry.target).exists()  # a CREATE undone is removed
+    assert [p for p in check_vault(daemon.vault) if p.level == "error"] == []
+    name = entry.target.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+    assert entry.target not in [h.path for h in daemon.parts.index.node_search(name)]
+    again = cli("undo", str(entry.id), "--vault", str(root))
+    assert isinstance(again.exception, DaemonError) and "refused" in str(again.exception)
+
+    redone = cli("redo", str(entry.id), "--vault", str(root))
+    assert redone.exit_code == 0, redone.output
+    assert digest_files(root) == before  # every file of the group is back
+    assert [p for p in check_vault(daemon.vault) if p.level == "error"] == []
+    assert entry.target in [h.path for h in daemon.parts.index.node_search(name)]
+
+
 @pytest.mark.slow
 def test_undo(daemon: Daemon) -> None:
     # updates: undoing one puts the node's text back (undoing a CREATE deletes the node)
@@ -473,7 +521,7 @@ def test_search_answers_nodes_and_sections(daemon: Daemon) -> None:
                         timeout=120)
     assert status == 200 and body["hits"]
     assert set(body["hits"][0]) == {"path", "score", "breadcrumb", "text", "line",
-                                    "similarity", "outlinks", "inlinks"}
+                                    "similarity", "keyword_rank", "outlinks", "inlinks"}
     assert all(set(r) == NODE_REF for h in body["hits"] for r in h["outlinks"] + h["inlinks"])
     for bad in ("/search", "/search?q=+", "/search?q=x&in=files", "/search?q=x&limit=0",
                 "/search?q=x&limit=501"):
@@ -522,45 +570,6 @@ def test_cli_dream_and_reindex_refuse_while_the_daemon_runs(daemon: Daemon) -> N
 
 
 @pytest.mark.slow
-def test_cli_undo_goes_through_the_daemon(daemon: Daemon) -> None:
-    """A CREATE other nodes link to since: refused (naming them), then undone with
-    --cascade as one group without a broken link, then brought back by redo."""
-    root = daemon.vault.root
-    graph = build_graph(daemon.vault)
-    newest: dict[str, Any] = {}
-    for e in daemon.state.journal(limit=500):  # newest first
-        newest.setdefault(e.target, e)
-    entry = next(e for e in newest.values() if e.public()["undoable"] and e.action == "CREATE"
-                 and "user added" not in (root / e.target).read_text()  # test_undo's edit
-                 and any(b.source.startswith("digest/") and "/topics/" not in b.source
-                         for b in graph.backlinks.get(e.target, [])))
-    before = digest_files(root)
-    refused = cli("undo", str(entry.id), "--vault", str(root))
-    assert isinstance(refused.exception, DaemonError), refused.output
-    assert "--cascade" in str(refused.exception)
-    assert digest_files(root) == before  # refused: nothing written
-    status, body = call(daemon, "POST", "/undo", body={"id": entry.id})
-    assert status == 409 and body["needs"], body
-    assert all(isinstance(n["id"], int) and n["path"].startswith("digest/")
-               for n in body["needs"])
-
-    result = cli("undo", str(entry.id), "--cascade", "--vault", str(root))
-    assert result.exit_code == 0, result.output
-    assert f"undid decision #{entry.id}" in result.output
-    assert not (root / entry.target).exists()  # a CREATE undone is removed
-    assert [p for p in check_vault(daemon.vault) if p.level == "error"] == []
-    name = entry.target.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
-    assert entry.target not in [h.path for h in daemon.parts.index.node_search(name)]
-    again = cli("undo", str(entry.id), "--vault", str(root))
-    assert isinstance(again.exception, DaemonError) and "refused" in str(again.exception)
-
-    redone = cli("redo", str(entry.id), "--vault", str(root))
-    assert redone.exit_code == 0, redone.output
-    assert digest_files(root) == before  # every file of the group is back
-    assert [p for p in check_vault(daemon.vault) if p.level == "error"] == []
-    assert entry.target in [h.path for h in daemon.parts.index.node_search(name)]
-
-
 def digest_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for p in (root / "digest").rglob("*.md")}

@@ -6,7 +6,7 @@ Run from the repository root (llama-cpp-python installed, see requirements.txt):
 
 It answers what the official ``ollama`` Python client uses: ``GET /api/version``,
 ``GET /api/tags``, ``POST /api/show``, ``POST /api/chat`` (messages, tools, format,
-options, stream) and ``POST /api/ps``-free basics; ``POST /api/embed`` answers 501.
+options, stream), ``GET /api/ps`` and ``GET /``; ``POST /api/embed`` answers 501.
 What it does the way Ollama does (see the Ollama sources named in each docstring):
 
 - the prompt is the model's own chat template (``tokenizer.chat_template`` from the

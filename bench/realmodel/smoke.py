@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -142,8 +143,12 @@ def run(client: ollama.Client, name: str, num_ctx: int) -> None:
         ask = [{"role": "system", "content": SYSTEM},
                {"role": "user", "content": "Which of my notes mention the Rust port? "
                                            "Use the node_search tool."}]
-        r = client.chat(model=name, messages=ask, tools=[NODE_SEARCH], options=opts,
-                        stream=False)
+        try:
+            r = client.chat(model=name, messages=ask, tools=[NODE_SEARCH], options=opts,
+                            stream=False)
+        except ollama.ResponseError as exc:  # a model whose template has no tools
+            print(f"refused: {exc.status_code} {exc.error}")
+            return
         print("content:", repr(r.message.content))
         print("tool_calls:", [tc.model_dump() for tc in r.message.tool_calls or []])
         print(counts(r))
@@ -199,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--ctx", type=int, default=8192)
     args = p.parse_args(argv)
+    # a SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the server is stopped too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     path = fetch(args.model, Path(os.environ.get(CACHE_ENV, DEFAULT_CACHE)).expanduser())
     port = free_port()
     host = f"http://127.0.0.1:{port}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server-arg", action="append", default=[],
                    help="extra argument for the server, e.g. --server-arg=--extra-bufts")
     args = p.parse_args(argv)
+    # a SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so the server is stopped too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     path = fetch(args.model, Path(os.environ.get(CACHE_ENV, DEFAULT_CACHE)).expanduser())
     port = free_port()
     host = f"http://127.0.0.1:{port}"

@@ -85,7 +85,10 @@ class VectorMatrix:
         """The ``k`` nearest ids with their cosine similarity, best first (ties by id)."""
         if not self._row or k <= 0:
             return []
-        sims = self._mat @ np.asarray(vector, dtype=np.float32)
+        # einsum, not ``@``: the BLAS behind ``@`` spreads one product over threads that
+        # wait for each other on a busy machine (p50 35-51 ms against 1.0-1.1 ms for
+        # 10,000 x 384 at load 20; the same on a quiet one).
+        sims = np.einsum("ij,j->i", self._mat, np.asarray(vector, dtype=np.float32))
         sims[~self._alive] = -np.inf
         k = min(k, len(self._row))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
