@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 
 MAX_UNITS = 3  # per note and call: few, rich units
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
-MIN_WORDS = 6  # a summary shorter than this is a to-do item or a fragment
 SECTION_CHARS = 4000
 # Sections never worth a unit: told to skip them, small models still extract each item.
 SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
@@ -180,9 +179,8 @@ def _merged(items: list[Any]) -> list[dict[str, Any]]:
 def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
     """A unit from one answer item, its source the note, its name made specific."""
     summary = " ".join(str(raw.get("summary") or "").split())
-    if len(summary.split()) < MIN_WORDS:  # a to-do item or an empty line, not a memory
-        log.info("dropping unit %r of %s: summary %r is too thin", raw.get("name"), path,
-                 summary)
+    if not summary:
+        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
         return None
     return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
                 normalize_bucket(raw.get("bucket")), summary, [path])
