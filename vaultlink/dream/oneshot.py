@@ -30,6 +30,7 @@ from vaultlink.dream.nodetext import (
     coverage,
     insert_before_sources,
     links_text,
+    says_correction,
     strike,
     title_of,
 )
@@ -285,9 +286,13 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
             _, old_body, _ = split_frontmatter(toolbox.text_of(path))
             held = coverage(unit.summary, without_sources(old_body))
             action = "CORROBORATE" if held >= HOLDS else "REFINE"
+            if says_correction(unit.summary):
+                action, held = "CORRECT", 0.0  # the unit says so: it corrects the node
             if action != d.action:
-                outcome.warnings.append(f"the model said {d.action}; {path} holds "
-                                        f"{held:.0%} of the unit's words: {action}")
+                outcome.warnings.append(
+                    f"the model said {d.action}; the unit says it corrects {path}: CORRECT"
+                    if action == "CORRECT" else f"the model said {d.action}; {path} holds "
+                    f"{held:.0%} of the unit's words: {action}")
                 d = replace(d, action=action)
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
@@ -326,9 +331,11 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) ->
         body = insert_before_sources(body, compose(new, related, ""))
     elif d.action == "CORRECT":
         fixed = clip(new, 500)
-        struck = strike(body, d.old, f"Corrected: {fixed} ({links_text(unit.paths)}).")
+        said = f"Corrected: {fixed} ({links_text(unit.paths)})."
+        struck = (strike(body, d.old, said) if d.old
+                  else strike(body, unit.summary, said, within=True))
         body = struck if struck is not None else insert_before_sources(
-            body, f"Corrected: {fixed} ({links_text(unit.paths)}).")
+            body, said)
     return append_source_sentence(body, line)
 
 
