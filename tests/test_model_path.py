@@ -372,3 +372,24 @@ def test_what_reads_as_a_correction() -> None:
     assert says_correction("Staging has 2.0M documents, not 1.2M as noted before.")
     assert not says_correction("RRF needs ranks, not scores, so nothing is normalised.")
     assert not says_correction("The meeting was declined and moved to the afternoon.")
+
+
+def test_oneshot_a_correct_with_nothing_to_supersede_is_judged_as_an_update(
+        tmp_path: Path) -> None:
+    """The 1.5B answered CORRECT for a restatement, its `old` a copy of the unit: no
+    sentence of the node is superseded, so it is no correction (here a REFINE)."""
+    root = vault(tmp_path, node=True)
+    more = {**UNIT_A, "summary": "The index rebuild with the service stopped takes 25 "
+                                 "minutes on staging; announce it in #sift-ops first."}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            return decision(action="CORRECT", target=NODE, old=more["summary"])
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [more])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.status, r.action) for r in run.results] == [("integrated", "REFINE")]
+    assert "~~" not in (root / NODE).read_text() and "Corrected" not in (root / NODE).read_text()

@@ -282,11 +282,15 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
             return (f"the target of {d.action} must be one of {', '.join(targets)}; or "
                     'answer CREATE with target ""')
         path = named
-        if d.action in ("CORROBORATE", "REFINE"):
-            _, old_body, _ = split_frontmatter(toolbox.text_of(path))
+        _, old_body, _ = split_frontmatter(toolbox.text_of(path))
+        # A CORRECT needs a claim to supersede: the unit says it corrects, or the model's
+        # `old` is a sentence of the node. Else it is judged like the other updates.
+        evident = says_correction(unit.summary) or (
+            d.action == "CORRECT" and bool(d.old) and strike(old_body, d.old, "") is not None)
+        if d.action != "CORRECT" or not evident:
             held = coverage(unit.summary, without_sources(old_body))
             action = "CORROBORATE" if held >= HOLDS else "REFINE"
-            if says_correction(unit.summary):
+            if evident:
                 action, held = "CORRECT", 0.0  # the unit says so: it corrects the node
             if action != d.action:
                 outcome.warnings.append(
