@@ -77,6 +77,14 @@ def says_correction(text: str) -> bool:
     return CORRECTION.search(text) is not None
 
 
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def new_values(summary: str, text: str) -> set[str]:
+    """The numbers ``summary`` states that ``text`` does not (a changed value)."""
+    return set(_NUMBER.findall(summary)) - set(_NUMBER.findall(text))
+
+
 def coverage(summary: str, text: str) -> float:
     """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
     want = set(subject_words(summary))

@@ -30,6 +30,7 @@ from vaultlink.dream.nodetext import (
     coverage,
     insert_before_sources,
     links_text,
+    new_values,
     says_correction,
     strike,
     title_of,
@@ -284,9 +285,12 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         path = named
         _, old_body, _ = split_frontmatter(toolbox.text_of(path))
         # A CORRECT needs a claim to supersede: the unit says it corrects, or the model's
-        # `old` is a sentence of the node. Else it is judged like the other updates.
+        # `old` is a sentence of the node and the unit brings a value the node lacks (the
+        # 1.5B also answered CORRECT, with a real `old`, for plain restatements). Else it
+        # is judged like the other updates.
         evident = says_correction(unit.summary) or (
-            d.action == "CORRECT" and bool(d.old) and strike(old_body, d.old, "") is not None)
+            d.action == "CORRECT" and bool(d.old) and strike(old_body, d.old, "") is not None
+            and new_values(unit.summary, old_body))
         if d.action != "CORRECT" or not evident:
             held = coverage(unit.summary, without_sources(old_body))
             action = "CORROBORATE" if held >= HOLDS else "REFINE"
