@@ -59,6 +59,10 @@ BODY_CHARS = 600
 # "refine" whatever node is listed first. With no node this close the unit is created
 # without asking the model: it could only answer CREATE.
 TARGET_FLOOR = 0.45
+# Only nodes this close to the best one are offered as the target: on the same labelled
+# pairs the same-abstraction node is the best hit for 56 of 59 units and within 0.05 of
+# it for all 59, while the 1.5B model picked a lower-ranked node now and then.
+TARGET_MARGIN = 0.05
 MAX_LINKS = 3
 # Share of the unit's content words the target already holds from which the unit adds
 # nothing (CORROBORATE) and below which it adds something (REFINE). The model's word is
@@ -202,7 +206,9 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
     usage = outcome.usage
     floor = min(TARGET_FLOOR, same)
     candidates = recall(toolbox, unit, floor)
-    targets = [c.path for c in candidates if c.similarity >= floor]
+    best = max((c.similarity for c in candidates), default=0.0)
+    targets = [c.path for c in candidates
+               if c.similarity >= floor and c.similarity >= best - TARGET_MARGIN]
     if not targets:  # nothing close enough to update: CREATE, linking the related nodes
         links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
         problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", links, ""),
@@ -293,7 +299,9 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
             and new_values(unit.summary, old_body))
         if d.action != "CORRECT" or not evident:
             held = coverage(unit.summary, without_sources(old_body))
-            action = "CORROBORATE" if held >= HOLDS else "REFINE"
+            # a value the node lacks ("25 minutes") is news, however many words it shares
+            repeats = held >= HOLDS and not new_values(unit.summary, old_body)
+            action = "CORROBORATE" if repeats else "REFINE"
             if evident:
                 action, held = "CORRECT", 0.0  # the unit says so: it corrects the node
             if action != d.action:
