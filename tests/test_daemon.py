@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.competent import unit_of
+from tests.fakes.competent import extract_request, unit_of
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from tests.fakes.ports import HeldPort
@@ -42,16 +42,14 @@ NOTE = "daily/2026-07-01.md"
 
 
 def note_model(request: dict[str, Any]) -> Any:
-    """Extract one unit per note sent (named after the note); integrate by CREATE."""
+    """Extract one unit per note (named after the note); integrate by CREATE."""
     if request.get("format"):
-        units = []
-        for block in re.split(r"^### ", request["messages"][-1]["content"], flags=re.M)[1:]:
-            path, _, text = block.partition("\n")
-            stem = path.strip().rsplit("/", 1)[-1].removesuffix(".md")
-            summary = " ".join(re.sub(r"#+ .*", "", text).split())[:200]
-            if summary:
-                units.append({"name": f"note-{stem}", "bucket": "wiki", "summary": summary,
-                              "paths": [path.strip()]})
+        path, _ = extract_request(request)
+        text = request["messages"][1]["content"].split("\n", 1)[1]
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+        summary = " ".join(re.sub(r"#+ .*", "", text).split())[:200]
+        units = [{"name": f"note-{stem}", "bucket": "wiki", "summary": summary}] \
+            if summary else []
         return reply(json.dumps({"units": units}))
     return note_integrate(request)
 
@@ -122,7 +120,8 @@ def make_vault(root: Path) -> Path:
 def settings_for(root: Path, host: str, **overrides: Any) -> DaemonOptions:
     return load_settings(root, environ={}).with_overrides({
         "llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
-        "llm.timeout_seconds": 5, "api.port": 0, "watch.quiet_seconds": 0.3, **overrides}
+        "llm.silence_seconds": 5, "llm.integrate_mode": "tools", "api.port": 0,
+        "watch.quiet_seconds": 0.3, **overrides}
     ).daemon()
 
 
@@ -406,7 +405,7 @@ def test_bad_model_answers_lose_nothing_and_work_resumes(tmp_path: Path, started
                                                          bad: Any) -> None:
     root = make_vault(tmp_path)
     with FakeOllama(model=Flaky(3, bad)) as server:
-        d = started(root, settings_for(root, server.url, **{"llm.timeout_seconds": 1}),
+        d = started(root, settings_for(root, server.url, **{"llm.silence_seconds": 1}),
                     retry_backoff=(0.2, 1.0))
         wait_for(lambda: integrated(d, "daily/2026-06-01.md"), timeout=60,
                  what="integration after the model recovers")
@@ -468,7 +467,8 @@ def test_stop_finishes_the_current_unit_and_keeps_the_rest(tmp_path: Path,
     fake.model = slow
     d = Daemon(root, settings_for(root, fake.url))
     d.start()
-    wait_for(lambda: d.status()["current"], what="a unit to start")
+    wait_for(lambda: (d.status()["current"] or {}).get("stage") == "integrate",
+             what="a unit to start")
     d.stop()  # the current unit finishes; the ones not started wait (asserted below)
     state = State(root / ".vaultlink/state.sqlite")
     try:
@@ -549,7 +549,7 @@ def test_a_model_not_pulled_is_retried_with_backoff_not_in_a_loop(tmp_path: Path
             # every failed try is followed by a longer wait, never a tight loop
             assert waits[:3] == [0.3, 0.6, 1.0], waits
             assert d.state.queue() and not d.state.checkpoints()
-            server.models = [ModelSpec("qwen3:4b")]  # `ollama pull qwen3:4b`
+            server.models = [ModelSpec("qwen2.5-coder:1.5b")]  # `ollama pull` the default
             wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="work to resume")
         finally:
             d.stop()

@@ -341,3 +341,55 @@ def test_oneshot_tells_a_restatement_from_an_addition_by_the_words_it_adds(
     text = (root / NODE).read_text()
     assert text.count("run the index rebuild") == 1 and "25 minutes" in text
     assert f"[[{A}]]" in text and f"[[{B}]]" in text
+
+
+def test_oneshot_corrects_when_the_unit_says_so_and_strikes_the_old_sentence(
+        tmp_path: Path) -> None:
+    root = vault(tmp_path, node=True)
+    fix = {**UNIT_A, "summary": "The index rebuild no longer needs to stop the service: "
+                                "since v2.3 it runs online, so do not stop the service."}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            return decision(action="REFINE", target=NODE)  # small models' usual word
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [fix])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.status, r.action) for r in run.results] == [("integrated", "CORRECT")]
+    text = (root / NODE).read_text()
+    assert "~~Stop the service, run the index rebuild, start the service again.~~ Corrected:" \
+        in text and f"[[{A}]]" in text
+
+
+def test_what_reads_as_a_correction() -> None:
+    from vaultlink.dream.nodetext import says_correction
+
+    assert says_correction("Focus time is no longer 9:00 to 11:00.")
+    assert says_correction("The k = 60 setting is outdated.")
+    assert says_correction("Staging has 2.0M documents, not 1.2M as noted before.")
+    assert not says_correction("RRF needs ranks, not scores, so nothing is normalised.")
+    assert not says_correction("The meeting was declined and moved to the afternoon.")
+
+
+def test_oneshot_a_correct_with_nothing_to_supersede_is_judged_as_an_update(
+        tmp_path: Path) -> None:
+    """The 1.5B answered CORRECT for a restatement, its `old` a copy of the unit: no
+    sentence of the node is superseded, so it is no correction (here a REFINE)."""
+    root = vault(tmp_path, node=True)
+    more = {**UNIT_A, "summary": "The index rebuild with the service stopped takes 25 "
+                                 "minutes on staging; announce it in #sift-ops first."}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            return decision(action="CORRECT", target=NODE, old=more["summary"])
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [more])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.status, r.action) for r in run.results] == [("integrated", "REFINE")]
+    assert "~~" not in (root / NODE).read_text() and "Corrected" not in (root / NODE).read_text()

@@ -46,6 +46,7 @@ class Outcome:
 
     case: str
     kind: str
+    heldout: bool
     mode: str
     expected: str
     got: str
@@ -68,9 +69,9 @@ def load_cases(ids: list[str] | None = None) -> list[dict[str, Any]]:
 
 
 def case_vault(root: Path, case: dict[str, Any]) -> Path:
-    """sample_vault's digest plus the case's source note."""
-    shutil.copytree(REPO / "sample_vault" / "digest", root / "digest")
-    (root / "daily").mkdir(parents=True)
+    """sample_vault (its notes, so the digest's links resolve) plus the case's note."""
+    shutil.copytree(REPO / "sample_vault", root, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
     (root / SOURCE).write_text(case["source"], encoding="utf-8")
     return root
 
@@ -103,7 +104,8 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
              and (expected["action"] == "CREATE" or got_target == expected["target"]))
     usage = result.usage
     return Outcome(
-        case["id"], case["kind"], mode, f"{expected['action']} {expected['target']}".strip(),
+        case["id"], case["kind"], bool(case.get("heldout")), mode,
+        f"{expected['action']} {expected['target']}".strip(),
         f"{result.action} {got_target}".strip(), right, result.status,
         round(time.monotonic() - started, 1), round(usage.seconds, 1) if usage else 0.0,
         sum(usage.prompt_tokens) if usage else 0, usage.answer_tokens if usage else 0,
@@ -113,19 +115,25 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
 
 def table(outcomes: list[Outcome]) -> list[str]:
     """A Markdown table: accuracy, seconds and tokens per unit, by mode."""
-    lines = ["| mode | right | integrated | s/unit (median) | prompt tok/unit | "
-             "answer tok/unit | refusals | check errors |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| mode | cases | right | integrated | s/unit (median) | prompt tok/unit | "
+             "answer tok/unit | refusals | check errors |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for mode in sorted({o.mode for o in outcomes}):
-        rows = [o for o in outcomes if o.mode == mode]
-        secs = sorted(o.seconds for o in rows)
-        n = len(rows)
-        lines.append(
-            f"| {mode} | {sum(o.right for o in rows)}/{n} | "
+        for heldout in (False, True):
+            rows = [o for o in outcomes if o.mode == mode and o.heldout == heldout]
+            if rows:
+                lines.append(_row(mode, "held out" if heldout else "first set", rows))
+    return lines
+
+
+def _row(mode: str, which: str, rows: list[Outcome]) -> str:
+    secs = sorted(o.seconds for o in rows)
+    n = len(rows)
+    return (f"| {mode} | {which} | {sum(o.right for o in rows)}/{n} | "
             f"{sum(o.status == 'integrated' for o in rows)}/{n} | {secs[n // 2]:.0f} | "
             f"{sum(o.prompt_tokens for o in rows) // n} | "
             f"{sum(o.answer_tokens for o in rows) // n} | "
             f"{sum(len(o.refusals) for o in rows)} | {sum(o.check_errors for o in rows)} |")
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--host", help="use this server instead of starting one")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    p.add_argument("--keep", type=Path, help="copy each vault there afterwards, to read")
     args = p.parse_args(argv)
     with tempfile.TemporaryFile() as log:
         return _serve_and_run(args, log)
@@ -223,6 +224,8 @@ def _serve_and_run(args: argparse.Namespace, log: Any) -> int:
                     print(f"{corpus} run {n + 1}: exit {code}, {wall:.0f} s, "
                           f"{data.get('counts')}", flush=True)
                 rep = report_run(corpus, spec.ollama_name, root, before, runs)
+                if args.keep:
+                    shutil.copytree(root, args.keep / corpus, dirs_exist_ok=True)
             args.out.mkdir(parents=True, exist_ok=True)
             stem = f"realmodel-{corpus}-{args.model}"
             (args.out / f"{stem}.json").write_text(json.dumps(rep, indent=1) + "\n")

@@ -22,7 +22,13 @@ from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.units import Unit
-from vaultlink.errors import ModelError, ModelUnavailable, NoteUnreadable, VaultError
+from vaultlink.errors import (
+    ModelError,
+    ModelOutputError,
+    ModelUnavailable,
+    NoteUnreadable,
+    VaultError,
+)
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note
@@ -162,10 +168,14 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
     recorded and the run goes on."""
     fresh: list[Unit] = []
     for i, note in enumerate(notes, start=1):
-        if len(fresh) >= room:
+        stopping = ctx.should_stop is not None and ctx.should_stop()
+        if len(fresh) >= room or stopping:  # the rest waits, unchecked, for the next run
             later = [n.path for n in notes[i - 1:]]
             run.deferred_paths.update(later)
-            ctx.report("notes_deferred", count=len(later))
+            if stopping:
+                ctx.report("stopped", remaining=len(later))
+            else:
+                ctx.report("notes_deferred", count=len(later))
             break
         ctx.report("note_started", index=i, total=len(notes), path=note.path)
         failure = failures.get(note.path)
@@ -180,9 +190,12 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             run.failed_notes[note.path] = str(exc)
             parked = False
             if not ctx.dry_run:
+                # Only an answer that does not work counts towards parking: a server
+                # that fails or times out is retried for as long as it takes.
                 parked = ctx.state.record_failure(
                     run.run_id, {"name": note.path, "paths": [note.path],
-                                 "hash": run.changed[note.path]}, str(exc), kind="note",
+                                 "hash": run.changed[note.path]}, str(exc),
+                    attempts=int(isinstance(exc, ModelOutputError)), kind="note",
                     failure_id=failure.id if failure else None, park_after=ctx.park_after)
             (run.parked_paths if parked else run.failed_paths).add(note.path)
             log.warning("extract %s failed: %s", note.path, exc)

@@ -25,13 +25,13 @@ from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
+from vaultlink.markdown.links import RAW_WIKILINK
 from vaultlink.markdown.text import STOP_WORDS, stem
 
 log = logging.getLogger(__name__)
 
 MAX_UNITS = 3  # per note and call: few, rich units
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
-MIN_WORDS = 6  # a summary shorter than this is a to-do item or a fragment
 SECTION_CHARS = 4000
 # Sections never worth a unit: told to skip them, small models still extract each item.
 SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
@@ -181,13 +181,21 @@ def _merged(items: list[Any]) -> list[dict[str, Any]]:
 
 def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
     """A unit from one answer item, its source the note, its name made specific."""
-    summary = " ".join(str(raw.get("summary") or "").split())
-    if len(summary.split()) < MIN_WORDS:  # a to-do item or an empty line, not a memory
-        log.info("dropping unit %r of %s: summary %r is too thin", raw.get("name"), path,
-                 summary)
+    # A summary is plain words: a link copied from the note ([[2026-06-31]]) may name no
+    # note, and links are the integrator's to write (checked by the guard).
+    summary = RAW_WIKILINK.sub(_label, " ".join(str(raw.get("summary") or "").split()))
+    if not summary:
+        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
         return None
     return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
                 normalize_bucket(raw.get("bucket")), summary, [path])
+
+
+def _label(m: re.Match[str]) -> str:
+    """A wikilink's words: its alias, else its target's last part without ``.md``."""
+    body = m.group(2)
+    target, _, alias = body.partition("|")
+    return alias.strip() or target.split("#")[0].rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def subject_name(name: str, summary: str, headings: set[str]) -> str:

@@ -27,7 +27,7 @@ from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Unit
-from vaultlink.errors import ModelError, ModelUnavailable, VaultlinkError
+from vaultlink.errors import ModelError, ModelOutputError, ModelUnavailable, VaultlinkError
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
@@ -111,6 +111,7 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                    retry: Retry | None = None) -> UnitResult:
     """Up to two attempts at one unit; the outcome is journaled either way."""
     errors: list[str] = []
+    served_badly = 0
     usage = Usage()
     hint = retry.error[:200] if retry is not None else ""
     modes = modes_for(ctx, retry.tries if retry is not None else 0)
@@ -129,6 +130,9 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             raise  # the server is gone: the run stops, nothing of this unit is lost
         except (ModelError, VaultlinkError) as exc:
             outcome = SessionOutcome("error", error=str(exc))
+            # the server failed or timed out: not the model's answer, not a try
+            served_badly += isinstance(exc, ModelError) and not isinstance(exc,
+                                                                          ModelOutputError)
         if mode != "oneshot":
             outcome.usage.refusals += toolbox.refusals
         usage.merge(outcome.usage)
@@ -159,8 +163,9 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
     parked = False
     if not ctx.dry_run:
         parked = ctx.state.record_failure(
-            run_id, unit.to_dict(), message, codes=usage.refusals,
-            failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
+            run_id, unit.to_dict(), message, attempts=int(served_badly < len(modes)),
+            codes=usage.refusals, failure_id=retry.id if retry is not None else None,
+            park_after=ctx.park_after)
     result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", usage,
                      ctx.integrator_name, error=message)
     result.parked = parked

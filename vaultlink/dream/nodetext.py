@@ -36,9 +36,10 @@ def insert_before_sources(body: str, text: str) -> str:
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-def strike(body: str, old: str, correction: str) -> str | None:
+def strike(body: str, old: str, correction: str, within: bool = False) -> str | None:
     """The body with the sentence ``old`` names struck through and the correction after
-    it; None when no sentence of the body matches well enough."""
+    it; None when no sentence of the body matches well enough. ``within``: ``old`` is
+    the correcting text itself, so the sentence whose words it holds most is meant."""
     want = set(re.findall(r"\w+", old.lower()))
     if not want:
         return None
@@ -51,7 +52,7 @@ def strike(body: str, old: str, correction: str) -> str | None:
             continue
         for sentence in SENTENCE.split(line.strip()):
             have = set(re.findall(r"\w+", sentence.lower()))
-            score = len(want & have) / max(len(want | have), 1)
+            score = len(want & have) / max(len(have) if within else len(want | have), 1)
             if sentence and score > best[0]:
                 best = (score, i, sentence)
     score, i, sentence = best
@@ -59,6 +60,29 @@ def strike(body: str, old: str, correction: str) -> str | None:
         return None
     lines[i] = lines[i].replace(sentence, f"~~{sentence}~~ {correction}", 1)
     return "\n".join(lines)
+
+
+# How a unit says that it corrects something (the extract prompt asks it to say what is
+# true now): "no longer", "outdated", "not X as noted before", "changed from".
+CORRECTION = re.compile(
+    r"\b(no longer|not any ?more|out of date|outdated|obsolete|superseded|correct(ed|ion)|"
+    r"(was|were|is|are) wrong|changed (from|to)|used to be|"
+    r"not (?:[^.;:]|\.(?=\d)){1,60}? (as|like) "
+    r"(noted|stated|written|said|before|previously|earlier))\b",
+    re.IGNORECASE)
+
+
+def says_correction(text: str) -> bool:
+    """Whether ``text`` says that something known before is no longer true."""
+    return CORRECTION.search(text) is not None
+
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def new_values(summary: str, text: str) -> set[str]:
+    """The numbers ``summary`` states that ``text`` does not (a changed value)."""
+    return set(_NUMBER.findall(summary)) - set(_NUMBER.findall(text))
 
 
 def coverage(summary: str, text: str) -> float:

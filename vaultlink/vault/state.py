@@ -338,9 +338,10 @@ class State(JournalTables):
                        attempts: int = 1, *, kind: str = "unit", codes: Iterable[str] = (),
                        failure_id: int | None = None, park_after: int = 0) -> bool:
         """A unit (or a note's extraction, ``kind="note"``) that failed this run; its paths
-        stay unchecked and it is retried. Failing again updates ``failure_id``'s row (one
-        more try); at ``park_after`` tries (0: never) it is parked, waiting for the user.
-        Returns whether it is parked now."""
+        stay unchecked and it is retried. Failing again updates ``failure_id``'s row with
+        ``attempts`` more tries (0 when the server, not the answer, failed); at
+        ``park_after`` tries (0: never) it is parked, waiting for the user. Returns
+        whether it is parked now."""
         codes = list(codes)
         with self.transaction() as db:
             row = None
