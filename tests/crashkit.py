@@ -18,7 +18,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import is_topics_request, topics_by_bucket, unit_of
+from tests.fakes.competent import (
+    is_decision_request,
+    is_topics_request,
+    oneshot_unit,
+    topics_by_bucket,
+    unit_of,
+)
 from tests.fakes.ollama_server import reply
 from vaultlink.dream.extract import source_note
 from vaultlink.dream.offline import OfflineExtractor
@@ -79,20 +85,38 @@ class CrashModel:
     def __call__(self, request: dict[str, Any]) -> Any:
         if is_topics_request(request):
             return topics_by_bucket(request)
+        if is_decision_request(request):
+            return self.decide(request["messages"])
         if request.get("format"):
             return self.extract(request["messages"][-1]["content"])
         return self.integrate(request["messages"])
 
     @staticmethod
     def extract(text: str) -> Any:
-        units = []
-        for block in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
-            path = block.split("\n", 1)[0].strip()
-            for crumb in re.findall(r"^#### (.*?) \[new\]$", block, flags=re.MULTILINE):
-                title = crumb.split(" > ")[-1]
-                units.append({"name": slugify(title), "bucket": "wiki", "paths": [path],
-                              "summary": f"{title}: what the note decided and why."})
+        # The extractor sends one note: "Note <path>" and its new sections, each under
+        # its own heading. A unit named after its heading would be renamed by the
+        # extractor (headings are where, not what): the name adds "-decision".
+        path = re.match(r"Note (\S+)", text)
+        units = [{"name": unit_name(title), "bucket": "wiki",
+                  "summary": f"{title}: what the note decided and why."}
+                 for title in re.findall(r"^#+ (.*)$", text, flags=re.MULTILINE)]
+        assert path is not None, text[:200]
         return reply(json.dumps({"units": units}))
+
+    @staticmethod
+    def decide(messages: list[dict[str, Any]]) -> Any:
+        """The one-shot decision (a retry's other mode): refine the index node, else
+        create the unit's node, or corroborate it when a killed run already wrote it."""
+        name = oneshot_unit(messages)
+        prompt = messages[1]["content"]
+        own = f"digest/wiki/{name}.md"
+        if name.startswith("index-rebuild"):
+            decision = {"target": BASE_NODE, "action": "REFINE"}
+        elif f"- {own} " in prompt:
+            decision = {"target": own, "action": "CORROBORATE"}
+        else:
+            decision = {"target": "", "action": "CREATE"}
+        return reply(json.dumps({**decision, "old": "", "links": []}))
 
     @staticmethod
     def integrate(messages: list[dict[str, Any]]) -> Any:
@@ -218,5 +242,10 @@ def expected_units(vault: Vault, path: str, provider: str) -> set[str]:
     src, _ = source_note(vault.read_note(path), frozenset())
     if provider == "offline":
         return {u.name for u in OfflineExtractor().extract_note(src)}
-    return {slugify(crumb.split(" > ")[-1]) for crumb, _, _ in src.sections
+    return {unit_name(crumb.split(" > ")[-1]) for crumb, _, _ in src.sections
             if crumb.split(" > ")[-1] != src.title}
+
+
+def unit_name(heading: str) -> str:
+    """The name ``CrashModel`` gives the unit of a section."""
+    return f"{slugify(heading)}-decision"

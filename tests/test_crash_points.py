@@ -70,7 +70,7 @@ def test_dream_killed_at_every_point_loses_nothing(
         assert whole(root, before) == [], point
     done = subprocess.run(vaultlink("dream", "--vault", str(root), "--max-units", "50",
                                     *flags), env=env(), capture_output=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
     assert settled(root, name) == []
 
 

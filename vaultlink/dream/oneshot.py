@@ -43,6 +43,7 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import (
     append_source_sentence,
+    cited_sources,
     without_sources,
 )
 from vaultlink.vault.notes import parse_note
@@ -168,6 +169,15 @@ def recall(toolbox: Toolbox, unit: Unit, floor: float = TARGET_FLOOR) -> list[Ca
     return out
 
 
+def cites(toolbox: Toolbox, path: str, sources: list[str]) -> bool:
+    """Whether the node at ``path`` lists one of ``sources`` under ``## Sources``."""
+    try:
+        cited = {t.removesuffix(".md") for t in cited_sources(toolbox.text_of(path))}
+    except Exception:  # an unreadable node is not a target anyway
+        return False
+    return any(s.removesuffix(".md") in cited for s in sources)
+
+
 def closeness(similarity: float, same: float, related: float) -> str:
     """How close a node is to the unit, in words a small model can use."""
     return ("very close" if similarity >= same else
@@ -209,6 +219,10 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
     best = max((c.similarity for c in candidates), default=0.0)
     targets = [c.path for c in candidates
                if c.similarity >= floor and c.similarity >= best - TARGET_MARGIN]
+    # A close node that already cites the unit's note may be where an earlier, killed
+    # attempt wrote it: it stays a target even when a sibling node scores higher.
+    targets += [c.path for c in candidates if c.similarity >= floor
+                and c.path not in targets and cites(toolbox, c.path, unit.paths)]
     if not targets:  # nothing close enough to update: CREATE, linking the related nodes
         links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
         problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", links, ""),
