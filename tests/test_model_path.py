@@ -234,7 +234,7 @@ def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
         ["", target], ["", target]]
     node = (root / target).read_text()
     assert "[[nothing-here]]" not in node and "nothing-here" in node  # unresolved: plain
-    assert f"[[{A}]]" in node and f"[[{B}]]" in node and "25 minutes" in node
+    assert f"[[{A}|" in node and f"[[{B}|" in node and "25 minutes" in node
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
     new = {k for k in snapshot(root) if k not in before and not k.startswith("digest/topics/")}
     assert new == {target}
@@ -340,7 +340,7 @@ def test_oneshot_tells_a_restatement_from_an_addition_by_the_words_it_adds(
         ("rebuild-restated", "CORROBORATE"), ("rebuild-duration", "REFINE")]
     text = (root / NODE).read_text()
     assert text.count("run the index rebuild") == 1 and "25 minutes" in text
-    assert f"[[{A}]]" in text and f"[[{B}]]" in text
+    assert f"[[{A}|" in text and f"[[{B}|" in text
 
 
 def test_oneshot_corrects_when_the_unit_says_so_and_strikes_the_old_sentence(
@@ -361,7 +361,7 @@ def test_oneshot_corrects_when_the_unit_says_so_and_strikes_the_old_sentence(
     assert [(r.status, r.action) for r in run.results] == [("integrated", "CORRECT")]
     text = (root / NODE).read_text()
     assert "~~Stop the service, run the index rebuild, start the service again.~~ Corrected:" \
-        in text and f"[[{A}]]" in text
+        in text and f"[[{A}|" in text
 
 
 def test_what_reads_as_a_correction() -> None:
@@ -393,3 +393,36 @@ def test_oneshot_a_correct_with_nothing_to_supersede_is_judged_as_an_update(
         run = dream(root, server.url, **ONESHOT)
     assert [(r.status, r.action) for r in run.results] == [("integrated", "REFINE")]
     assert "~~" not in (root / NODE).read_text() and "Corrected" not in (root / NODE).read_text()
+
+
+def test_oneshot_links_only_the_nodes_its_text_mentions_and_cites_what_the_source_backs(
+        tmp_path: Path) -> None:
+    """The 1.5B listed unrelated nodes as links ("It connects to" a vacuum procedure from
+    a note on rank fusion); a link is made only where the text names the node, and the
+    Sources line says what the note backs, not a template about the unit's handle."""
+    root = vault(tmp_path, node=True)
+    others = {"digest/wiki/postgres-vacuum.md": ("Postgres vacuum",
+                                                 "Vacuum reclaims dead tuples in Postgres."),
+              "digest/personal/focus-time.md": ("Focus time",
+                                                "Mornings are kept free of meetings.")}
+    for rel, (name, text) in others.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"---\nname: {name}\ndescription: {text}\n---\n{text}\n\n"
+                                "## Sources\n\n- Written down in [[daily/2026-06-01.md]].\n")
+    unit = {**UNIT_A, "name": "rebuild-after-vacuum",
+            "summary": "The online rebuild of the search index now waits for the Postgres "
+                       "vacuum to finish, since a bloated table made it crawl."}
+
+    def everything_linked(request: dict[str, Any]) -> Any:
+        listed = [line.split(" ", 2)[1] for line in request["messages"][1]["content"]
+                  .splitlines() if line.startswith("- digest/")]
+        return decision(action="CREATE", links=listed)
+
+    with FakeOllama(model=with_extract(everything_linked, unit)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    [created] = [r for r in run.results if r.action == "CREATE"]
+    text = (root / created.target).read_text()
+    assert "[[digest/wiki/postgres-vacuum.md|Postgres vacuum]]" in text
+    assert "focus-time" not in text and "It connects to" not in text
+    assert f"taken from [[{A}|" in text and "is recorded in" not in text
+    assert not [p for p in check_vault(Vault(root)) if p.level == "error"]

@@ -29,12 +29,13 @@ from vaultlink.dream.nodetext import (
     compose,
     coverage,
     insert_before_sources,
-    links_text,
     new_values,
     says_correction,
     strike,
     title_of,
+    weave_mentions,
 )
+from vaultlink.dream.offline.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
 from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
@@ -290,10 +291,11 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         else:
             return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
                     f"with target {path}; else choose another title")
-        body = _clean(toolbox, d.body or unit.summary, path)
-        related = _related(toolbox, d.links, path)
-        text = compose(body, related, _source_line(d, unit, path, "CREATE"))
-        answer = toolbox.call("write", {"path": path, "name": d.title or title_of(unit.name),
+        title = d.title or title_of(unit.name)
+        body = weave_mentions(_clean(toolbox, d.body or unit.summary, path),
+                              _mentionable(candidates, path, ""))
+        text = compose(body, _source_line(d, unit, "CREATE", title, body))
+        answer = toolbox.call("write", {"path": path, "name": title,
                                         "description": d.description or clip(
                                             SENTENCE.split(unit.summary)[0], 200),
                                         "content": text})
@@ -326,7 +328,9 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
                 d = replace(d, action=action)
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
-        body = _updated(toolbox, note.body, d, unit, path)
+        title = str(note.frontmatter.get("name") or title_of(unit.name))
+        body = _updated(toolbox, note.body, d, unit, path, title,
+                        _mentionable(candidates, path, note.body))
         answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
                                                                     or title_of(unit.name)),
                                         "description": str(note.frontmatter.get("description")
@@ -352,16 +356,23 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
 # -- composing the Markdown around the model's words ---------------------------------
 
 
-def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) -> str:
+def _mentionable(candidates: list[Candidate], path: str, body: str) -> list[tuple[str, str]]:
+    """The listed nodes a new text may link by mention: not the node itself, nor one
+    its body links already."""
+    return [(c.path, c.name) for c in candidates
+            if c.path != path and f"[[{c.path}" not in body]
+
+
+def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, title: str,
+             mentionable: list[tuple[str, str]]) -> str:
     """The node's body after an update: additive, the source line last."""
-    line = _source_line(d, unit, path, d.action)
-    new = _clean(toolbox, d.body or unit.summary, path)
-    related = [p for p in _related(toolbox, d.links, path) if f"[[{p}" not in body]
+    new = weave_mentions(_clean(toolbox, d.body or unit.summary, path), mentionable)
+    line = _source_line(d, unit, d.action, title, new)
     if d.action == "REFINE":
-        body = insert_before_sources(body, compose(new, related, ""))
+        body = insert_before_sources(body, new)
     elif d.action == "CORRECT":
         fixed = clip(new, 500)
-        said = f"Corrected: {fixed} ({links_text(unit.paths)})."
+        said = f"Corrected: {fixed} ({listing([cite(p) for p in unit.paths])})."
         struck = (strike(body, d.old, said) if d.old
                   else strike(body, unit.summary, said, within=True))
         body = struck if struck is not None else insert_before_sources(
@@ -369,14 +380,19 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str) ->
     return append_source_sentence(body, line)
 
 
-def _source_line(d: Decision, unit: Unit, path: str, action: str) -> str:
-    """A source list item: the model's sentence about the source, with the link(s)."""
+def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -> str:
+    """A source list item saying what the source backs: the model's sentence about it
+    when it wrote one, else the node's subject (what a new or confirmed node rests on)
+    or the words of what an update added ("Reciprocal rank fusion paper: taken from
+    [[daily/2026-06-08.md|the 2026-06-08 note]].")."""
     sentence = re.sub(r"\[\[[^\]]*\]\]", "", d.sources).strip().rstrip(".")
-    if len(re.findall(r"[^\W_]+", sentence)) < 3:
-        verb = {"CREATE": "is recorded in", "CORROBORATE": "is confirmed again in",
-                "REFINE": "is extended by", "CORRECT": "is corrected by"}[action]
-        return f"- {title_of(unit.name)} {verb} {links_text(unit.paths)}."
-    return f"- {sentence[:1].upper()}{sentence[1:]} ({links_text(unit.paths)})."
+    cites = listing([cite(p) for p in unit.paths])
+    if len(re.findall(r"[^\W_]+", sentence)) >= 3:
+        return f"- {sentence[:1].upper()}{sentence[1:]} ({cites})."
+    what = title
+    if action in ("REFINE", "CORRECT"):
+        what = phrase_of([s for s in SENTENCE.split(" ".join(added.split())) if s]) or title
+    return source_sentence(action, what, unit.paths)
 
 
 def _clean(toolbox: Toolbox, text: str, path: str) -> str:
@@ -390,18 +406,6 @@ def _clean(toolbox: Toolbox, text: str, path: str) -> str:
         body = body.replace(link.raw, f"[[{full}]]" if full else link.target.rsplit("/", 1)[-1]
                             .removesuffix(".md"))
     return body
-
-
-def _related(toolbox: Toolbox, links: list[str], path: str) -> list[str]:
-    """The digest nodes of ``links`` that exist, as full paths (at most five)."""
-    out: list[str] = []
-    for raw in links:
-        target = raw.strip().strip("[]").split("|")[0].strip()
-        full = toolbox.guard.link_target(target, path) if target else None
-        if full and full != path and full.startswith(f"{toolbox.guard.digest}/") \
-                and full not in out:
-            out.append(full)
-    return out[:5]
 
 
 def _target(raw: str, listed: list[str]) -> str | None:
