@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from vaultlink.dream.offline.text import stem, words
-from vaultlink.markdown.text import STOP_WORDS
+from vaultlink.dream.offline.text import words
+from vaultlink.markdown.text import STOP_WORDS, stem
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
-from vaultlink.markdown.text import STOP_WORDS
+from vaultlink.markdown.text import STOP_WORDS, stem
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
@@ -33,14 +33,6 @@ _SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
 def words(text: str) -> list[str]:
     """The words of a text, lowercased (inline code and numbers included)."""
     return [w.lower().strip("'’.") for w in WORD.findall(text)]
-
-
-def stem(word: str) -> str:
-    """A crude stem so "reviews" meets "review" and "reranking" meets "rerank"."""
-    for suffix in ("ings", "ing", "ies", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
 
 
 def content_words(text: str) -> list[str]:
