@@ -426,3 +426,37 @@ def test_oneshot_links_only_the_nodes_its_text_mentions_and_cites_what_the_sourc
     assert "focus-time" not in text and "It connects to" not in text
     assert f"taken from [[{A}|" in text and "is recorded in" not in text
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
+
+
+def test_a_document_is_never_personal_and_a_refine_from_a_cited_note_adds_only_news(
+        tmp_path: Path) -> None:
+    """What the 1.5B did to the Hatch docs: a page's units filed under ``personal``, and
+    a REFINE from the note the node already cites repeating the node's sentence and
+    adding a second Sources line for the same note."""
+    root = vault(tmp_path, node=True)
+    page = "resource/hatch-plugins.md"
+    (root / page).parent.mkdir(parents=True, exist_ok=True)
+    (root / page).write_text("# Plugins\n\nHatch plugins are installed beside Hatch.\n")
+    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nStopped, rebuilt. It took "
+                                              "40 minutes on staging.\n")
+    doc = {"name": "hatch-plugins", "bucket": "personal", "paths": [page],
+           "summary": "Hatch plugins are installed beside Hatch itself."}
+    again = {"name": "rebuild-duration", "bucket": "procedure", "paths": ["daily/2026-06-01.md"],
+             "summary": "Stop the service, run the index rebuild, start the service again. "
+                        "The rebuild takes 40 minutes on staging."}
+
+    def refine_the_rebuild(request: dict[str, Any]) -> Any:
+        if "rebuild-duration" in request["messages"][1]["content"]:
+            return decision(action="REFINE", target=NODE)
+        return decision(action="CREATE")
+
+    with FakeOllama(model=with_extract(refine_the_rebuild, doc, again)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert {r.action for r in run.results} == {"CREATE", "REFINE"}, run.results
+    [created] = [r.target for r in run.results if r.action == "CREATE"]
+    assert created.startswith("digest/wiki/hatch-plugins"), created
+    assert not (root / "digest/personal").exists()
+    text = (root / NODE).read_text()
+    assert text.count("Stop the service, run the index rebuild") == 1
+    assert "The rebuild takes 40 minutes on staging." in text
+    assert text.count("daily/2026-06-01.md") == 1  # one Sources line for the note

@@ -89,15 +89,17 @@ def choose_provider(options: PipelineOptions, state: State | None = None) -> str
     return "offline"
 
 
-def models_for(provider: str, options: PipelineOptions) -> tuple[Extractor, Any]:
-    """The extractor and the integrating chat model for a provider."""
+def models_for(provider: str, options: PipelineOptions,
+               resource: str = "resource") -> tuple[Extractor, Any]:
+    """The extractor and the integrating chat model for a provider (``resource``: the
+    vault's folder of kept documents)."""
     if provider == "offline":
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
             digest=options.digest, max_steps=options.max_steps)
     chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
                       options.retries, silence_seconds=options.silence_seconds)
-    return ModelExtractor(chat, options.num_ctx), chat
+    return ModelExtractor(chat, options.num_ctx, resource), chat
 
 
 ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured call
@@ -130,7 +132,7 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
                   dry_run: bool = False, only: frozenset[str] | None = None,
                   progress: Progress | None = None) -> DreamContext:
     """A ready DreamContext for one run."""
-    extractor, integrator = models_for(provider, options)
+    extractor, integrator = models_for(provider, options, parts.vault.resource)
     picker = ModelTopicPicker(integrator, options.num_ctx) if provider == "ollama" else None
     ctx = DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,

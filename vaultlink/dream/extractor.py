@@ -70,9 +70,10 @@ Section = tuple[str, str]  # (heading breadcrumb, text)
 class ModelExtractor:
     """Extract through a chat model with structured output, one note per call."""
 
-    def __init__(self, model: ChatModel, num_ctx: int) -> None:
+    def __init__(self, model: ChatModel, num_ctx: int, resource: str = "resource") -> None:
         self.model = model
         self.num_ctx = num_ctx
+        self.resource = resource  # the folder of documents the person keeps (not theirs)
         self.usage = Usage()  # every call's tokens and seconds, for the run's report
         self.passes_over = "the model found nothing worth keeping in its new sections"
         self.rules = "model"
@@ -135,8 +136,13 @@ class ModelExtractor:
         units = []
         for raw in _merged(data)[:most]:
             unit = _unit(raw, note.path, headings)
-            if unit is not None:
-                units.append(unit)
+            if unit is None:
+                continue
+            if unit.bucket == "personal" and note.path.startswith(f"{self.resource}/"):
+                # A document the person keeps is general knowledge: the 1.5B put pages of
+                # the Hatch docs under "personal" (this person's facts and preferences).
+                unit.bucket = "wiki"
+            units.append(unit)
         return units
 
     def _answer(self, messages: list[dict[str, Any]]) -> list[Any]:

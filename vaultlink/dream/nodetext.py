@@ -45,6 +45,44 @@ def insert_before_sources(body: str, text: str) -> str:
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
+def _said(sentence: str) -> str:
+    return " ".join(re.findall(r"\w+", sentence.lower()))
+
+
+def new_sentences(text: str, known: str) -> str:
+    """``text`` without the sentences ``known`` already holds, or that ``text`` said
+    before (the 1.5B's summaries repeat a pair of sentences; a REFINE from a page
+    read twice would copy the node's own text into it again). Paragraphs stay."""
+    seen = {_said(x) for line in known.split("\n") for x in SENTENCE.split(line.strip())}
+    paragraphs = []
+    for para in text.split("\n\n"):
+        if para.lstrip().startswith(("#", "`", "-", "*", "|", "1.")):
+            paragraphs.append(para)  # headings, code, lists, tables: kept whole
+            continue
+        kept = []
+        for sentence in SENTENCE.split(" ".join(para.split())):
+            key = _said(sentence)
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(sentence)
+        if kept:
+            paragraphs.append(" ".join(kept))
+    return "\n\n".join(paragraphs)
+
+
+def without_dangling_lead(text: str) -> str:
+    """``text`` without a closing sentence that introduces what is not there ("The
+    following is an example of a valid block:" with the example left out); ``text``
+    itself when that sentence is all it says."""
+    paragraphs = text.rstrip().split("\n\n")
+    last = paragraphs[-1]
+    if last.rstrip().endswith(":") and not last.lstrip().startswith(("#", "`", "-", "|")):
+        sentences = SENTENCE.split(last.strip())
+        rest = " ".join(sentences[:-1])
+        paragraphs = paragraphs[:-1] + ([rest] if rest else [])
+    return "\n\n".join(paragraphs) or text
+
+
 def strike(body: str, old: str, correction: str, within: bool = False) -> str | None:
     """The body with the sentence ``old`` names struck through and the correction after
     it; None when no sentence of the body matches well enough. ``within``: ``old`` is

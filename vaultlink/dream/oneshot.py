@@ -29,11 +29,13 @@ from vaultlink.dream.nodetext import (
     compose,
     coverage,
     insert_before_sources,
+    new_sentences,
     new_values,
     says_correction,
     strike,
     title_of,
     weave_mentions,
+    without_dangling_lead,
 )
 from vaultlink.dream.offline.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
@@ -292,7 +294,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
             return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
                     f"with target {path}; else choose another title")
         title = d.title or title_of(unit.name)
-        body = weave_mentions(_clean(toolbox, d.body or unit.summary, path),
+        body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
                               _mentionable(candidates, path, ""))
         text = compose(body, _source_line(d, unit, "CREATE", title, body))
         answer = toolbox.call("write", {"path": path, "name": title,
@@ -329,8 +331,11 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
         title = str(note.frontmatter.get("name") or title_of(unit.name))
-        body = _updated(toolbox, note.body, d, unit, path, title,
-                        _mentionable(candidates, path, note.body))
+        body, action = _updated(toolbox, note.body, d, unit, path, title,
+                                _mentionable(candidates, path, note.body))
+        if action != d.action:
+            outcome.warnings.append(f"{path} holds every sentence of the unit: {action}")
+            d = replace(d, action=action)
         answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
                                                                     or title_of(unit.name)),
                                         "description": str(note.frontmatter.get("description")
@@ -364,20 +369,25 @@ def _mentionable(candidates: list[Candidate], path: str, body: str) -> list[tupl
 
 
 def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, title: str,
-             mentionable: list[tuple[str, str]]) -> str:
-    """The node's body after an update: additive, the source line last."""
-    new = weave_mentions(_clean(toolbox, d.body or unit.summary, path), mentionable)
+             mentionable: list[tuple[str, str]]) -> tuple[str, str]:
+    """The node's body after an update (additive, the source line last) and the action
+    it carries out: a REFINE whose every sentence the node holds is a CORROBORATE."""
+    new = weave_mentions(_prose(toolbox, d.body or unit.summary, path, body), mentionable)
+    if d.action == "REFINE" and not new:
+        d = replace(d, action="CORROBORATE")
     line = _source_line(d, unit, d.action, title, new)
     if d.action == "REFINE":
         body = insert_before_sources(body, new)
+        if cited_by(body, unit.paths):  # the note is credited already: one line per note
+            return body, d.action
     elif d.action == "CORRECT":
-        fixed = clip(new, 500)
+        fixed = clip(new or unit.summary, 500)
         said = f"Corrected: {fixed} ({listing([cite(p) for p in unit.paths])})."
         struck = (strike(body, d.old, said) if d.old
                   else strike(body, unit.summary, said, within=True))
         body = struck if struck is not None else insert_before_sources(
             body, said)
-    return append_source_sentence(body, line)
+    return append_source_sentence(body, line), d.action
 
 
 def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -> str:
@@ -393,6 +403,19 @@ def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -
     if action in ("REFINE", "CORRECT"):
         what = phrase_of([s for s in SENTENCE.split(" ".join(added.split())) if s]) or title
     return source_sentence(action, what, unit.paths)
+
+
+def _prose(toolbox: Toolbox, text: str, path: str, known: str) -> str:
+    """The model's text as new prose for a node whose body is ``known``: cleaned, no
+    sentence the node holds or the text repeats, no closing lead-in to nothing."""
+    return without_dangling_lead(new_sentences(_clean(toolbox, text, path),
+                                               without_sources(known)))
+
+
+def cited_by(body: str, sources: list[str]) -> bool:
+    """Whether the body's ``## Sources`` already cites one of ``sources``."""
+    cited = {t.removesuffix(".md") for t in cited_sources(body)}
+    return any(s.removesuffix(".md") in cited for s in sources)
 
 
 def _clean(toolbox: Toolbox, text: str, path: str) -> str:

@@ -98,7 +98,8 @@ def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> P
         add("tools", True, "this Ollama does not report capabilities; assuming tools work")
     else:
         add("tools", "tools" in caps, f"capabilities: {', '.join(caps) or 'none'}",
-            "set llm.model to a tool-capable model, e.g. qwen3:4b (`ollama pull qwen3:4b`)")
+            "set llm.model to a tool-capable model, e.g. qwen2.5-coder:1.5b "
+            "(`ollama pull qwen2.5-coder:1.5b`)")
     ctx = next((int(v) for k, v in (info.modelinfo or {}).items()
                 if k.endswith(".context_length") and isinstance(v, int)), None)
     if ctx is None:
