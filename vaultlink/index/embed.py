@@ -87,6 +87,12 @@ def minilm_files() -> tuple[Path, Path]:
     return model, _TOKENIZER
 
 
+# The loaded ONNX session and tokenizer, by intra-op thread count: both are read-only
+# once loaded, so every MiniLMEmbedder of the process shares them.
+_LOADED: dict[int, tuple[Any, Tokenizer]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on the CPU (int8 weights, fp32 arithmetic); 384 dimensions.
 
@@ -122,6 +128,13 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None and self._tokenizer is not None:
                 return self._session, self._tokenizer
+            # One load per process and thread count: every command, test and rebuilt
+            # index that opens an embedder would otherwise pay ~0.4 s again.
+            with _LOADED_LOCK:
+                shared = _LOADED.get(self.threads)
+            if shared is not None:
+                self._session, self._tokenizer = shared
+                return shared
             started = time.monotonic()
             model_path, tokenizer_path = minilm_files()
             try:
@@ -142,6 +155,8 @@ class MiniLMEmbedder:
                 raise EmbeddingError(f"cannot load the embedding model {model_path}: {exc}; "
                                      f"reinstall it: {_MINILM_FIX}") from exc
             self._session, self._tokenizer = session, tokenizer
+            with _LOADED_LOCK:
+                _LOADED[self.threads] = (session, tokenizer)
             log.info("loaded %s from %s in %.2fs (%d threads)", self.model_id, model_path,
                      time.monotonic() - started, self.threads)
             return session, tokenizer
