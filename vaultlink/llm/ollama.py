@@ -10,7 +10,9 @@
 - retries with backoff on connection errors and 5xx only; a 4xx will not improve;
 - every failure mapped onto the ``ModelError`` branch with the fix in plain words.
 
-No configuration is read here; every value comes in as an argument.
+No configuration is read here; every value comes in as an argument. The client
+libraries (ollama, httpx, pydantic: 0.25 s of CPU) are imported on first use, so a
+command or daemon start that never talks to Ollama does not pay for them.
 """
 
 from __future__ import annotations
@@ -21,12 +23,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
-import ollama
-from pydantic import ValidationError
 
 from vaultlink.errors import (
     AnswerCut,
@@ -44,6 +42,9 @@ from vaultlink.llm.chat import (
     prompt_tokens,
 )
 from vaultlink.llm.toolcalls import calls_from_text
+
+if TYPE_CHECKING:
+    import ollama
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,10 @@ class OllamaChat:
         self.progress = progress
         self.progress_every = progress_every
         self._sleep = sleep
+        # ollama, httpx, pydantic: 0.25 s of CPU, paid by the first Ollama model of a process
+        import httpx
+        import ollama
+
         self._client = ollama.Client(host=host, timeout=httpx.Timeout(
             silence_seconds, connect=min(silence_seconds, CONNECT_SECONDS)))
 
@@ -137,6 +142,11 @@ class OllamaChat:
 
     def _once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               schema: dict[str, Any] | None) -> ChatReply:
+        # already imported by __init__ (0.25 s there): the errors to tell apart
+        import httpx
+        import ollama
+        from pydantic import ValidationError
+
         answer = _Answer(time.monotonic())
         try:
             stream = self._client.chat(
@@ -273,6 +283,8 @@ def base_url(host: str) -> str:
 
 def server_version(host: str, timeout: float = 2.0) -> str:
     """The Ollama version at ``host``; ``ModelUnavailable`` when nothing (Ollama) answers."""
+    import httpx  # 0.1 s of CPU, paid only when a server is asked (llm.provider auto or ollama)
+
     try:
         resp = httpx.get(base_url(host) + "/api/version", timeout=timeout)
         resp.raise_for_status()
@@ -299,6 +311,10 @@ _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 def parameter_count(host: str, model: str, timeout: float = 5.0) -> float | None:
     """The model's parameter count as Ollama reports it (``/api/show``), or None when the
     server does not say (or does not answer)."""
+    # ollama, httpx, pydantic: 0.25 s of CPU, paid only when an Ollama model is about to run
+    import httpx
+    import ollama
+
     try:
         info = ollama.Client(host=host, timeout=timeout).show(model)
     except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError):
