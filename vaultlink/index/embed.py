@@ -22,12 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import ollama
     from tokenizers import Tokenizer
 
@@ -65,6 +64,8 @@ class Embedder(Protocol):
 
 
 def _normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    import numpy as np  # already loaded by whoever made ``vectors``
+
     norms: npt.NDArray[np.float32] = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)  # a zero vector stays zero
 
@@ -237,6 +238,8 @@ class MiniLMEmbedder:
         """
         if not texts:
             return []
+        import numpy as np  # 0.1 s of CPU, paid by the first embedding, not by every start
+
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(list(texts))
         # Longest first: batches pad to similar lengths, a memory problem shows at once.
@@ -318,6 +321,8 @@ class OllamaEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, from the server, in the order of ``texts``."""
+        import numpy as np  # 0.1 s of CPU, paid by the first embedding, not by every start
+
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start:start + self.batch_size])
