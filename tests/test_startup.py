@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.ollama_server import down_url
 from tests.test_index import NODES, write
 
 HEAVY = ("numpy", "onnxruntime", "tokenizers", "chromadb", "ollama", "httpx")
@@ -24,7 +25,7 @@ from typer.testing import CliRunner
 from vaultlink.cli import app
 r = CliRunner().invoke(app, ["dream", "--json", "--max-units", "1000", "--vault", sys.argv[1]])
 assert r.exit_code == 0, r.output
-print(json.dumps({"counts": json.loads(r.output)["counts"],
+print(json.dumps({"counts": json.loads(r.stdout)["counts"],
                   "loaded": sorted(m for m in sys.argv[2:] if m in sys.modules)}))
 """
 
@@ -70,6 +71,12 @@ def test_a_start_with_nothing_changed_imports_no_heavy_library(tmp_path: Path) -
     again = probe(DREAM, root)
     assert again["counts"]["changed"] == 0
     assert again["loaded"] == []
+    # llm.provider auto asks the server first: nobody answers, the offline integrator runs
+    write(root, ".vaultlink/config.yaml", f"llm:\n  provider: auto\n  host: {down_url()}\n"
+          "api:\n  port: 0\n")
+    auto = probe(DREAM, root)
+    assert auto["counts"]["changed"] == 0
+    assert auto["loaded"] == []
 
     started = probe(DAEMON, root)
     assert started["queued"] == []
