@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.ollama_server import down_url
+from tests.fakes.ollama_server import FakeOllama, down_url
 from tests.test_index import NODES, write
 
 HEAVY = ("numpy", "onnxruntime", "tokenizers", "chromadb", "ollama", "httpx")
@@ -77,6 +77,15 @@ def test_a_start_with_nothing_changed_imports_no_heavy_library(tmp_path: Path) -
     auto = probe(DREAM, root)
     assert auto["counts"]["changed"] == 0
     assert auto["loaded"] == []
+    # An Ollama that answers: a run with nothing to integrate neither makes the client
+    # nor asks the model's size (/api/show).
+    with FakeOllama() as server:
+        write(root, ".vaultlink/config.yaml", f"llm:\n  provider: ollama\n  host: "
+              f"{server.url}\napi:\n  port: 0\n")
+        model = probe(DREAM, root)
+        assert model["counts"]["changed"] == 0
+        assert model["loaded"] == []
+        assert [r.path for r in server.requests] == []
 
     started = probe(DAEMON, root)
     assert started["queued"] == []

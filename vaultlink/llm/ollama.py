@@ -105,12 +105,18 @@ class OllamaChat:
         self.progress = progress
         self.progress_every = progress_every
         self._sleep = sleep
-        # ollama, httpx, pydantic: 0.25 s of CPU, paid by the first Ollama model of a process
-        import httpx
-        import ollama
+        self._made: ollama.Client | None = None  # by the first call: a run may make none
 
-        self._client = ollama.Client(host=host, timeout=httpx.Timeout(
-            silence_seconds, connect=min(silence_seconds, CONNECT_SECONDS)))
+    @property
+    def _client(self) -> ollama.Client:
+        if self._made is None:
+            # ollama, httpx, pydantic: 0.25 s of CPU, paid by the first call to the model
+            import httpx
+            import ollama
+
+            self._made = ollama.Client(host=self.host, timeout=httpx.Timeout(
+                self.silence_seconds, connect=min(self.silence_seconds, CONNECT_SECONDS)))
+        return self._made
 
     @property
     def budget_tokens(self) -> int:
@@ -119,7 +125,8 @@ class OllamaChat:
 
     def close(self) -> None:
         """Close the client's connections (a daemon makes one model per run)."""
-        self._client.close()  # type: ignore[no-untyped-call]
+        if self._made is not None:
+            self._made.close()  # type: ignore[no-untyped-call]
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              schema: dict[str, Any] | None = None) -> ChatReply:
@@ -142,14 +149,15 @@ class OllamaChat:
 
     def _once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               schema: dict[str, Any] | None) -> ChatReply:
-        # already imported by __init__ (0.25 s there): the errors to tell apart
+        client = self._client
+        # already imported by ``_client`` (0.25 s there): the errors to tell apart
         import httpx
         import ollama
         from pydantic import ValidationError
 
         answer = _Answer(time.monotonic())
         try:
-            stream = self._client.chat(
+            stream = client.chat(
                 model=self.model, messages=messages, tools=tools, format=schema, stream=True,
                 options={"num_ctx": self.num_ctx, "temperature": 0,
                          "num_predict": self.max_answer_tokens})
