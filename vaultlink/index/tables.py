@@ -175,8 +175,8 @@ class IndexTables:
         Docs and their vectors are written in one transaction (and an older index's are
         copied in one), so the vectors are all there or, in an index built before the
         table, none: asking whether the table has a row costs nothing, where counting
-        it read every page (46,000 section vectors: 70 ms at every open). A sync with
-        work compares the counts with Chroma's (``_check_consistent``)."""
+        it read every page (46,000 section vectors: 70 ms at every open). Only a hand
+        edit of the database could leave some docs without a vector."""
         if (self._meta(f"{self.kind}.collection") != self.collection_name
                 or self._meta(f"{self.kind}.params") != self.params()):
             self._check_consistent()
