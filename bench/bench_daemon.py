@@ -24,12 +24,28 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.crash_loop import note_text
 from vaultlink.daemon.client import live_status
 from vaultlink.vault.state import State
 
 REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
+TOPICS = ["cache", "index", "deploy", "backup", "queue", "review", "search", "schema",
+          "metrics", "alerts", "retries", "tokens", "sessions", "logging", "billing"]
+VERBS = ["rebuild", "rotate", "throttle", "shard", "compact", "replay", "pin", "drain"]
+
+
+def note_text(rng: random.Random, n: int) -> str:
+    """A day note with two sections the offline extractor turns into units."""
+    a, b = rng.sample(TOPICS, 2)
+    v = rng.choice(VERBS)
+    return (f"## {a.capitalize()} {v} plan {n}\n\nWe decided to {v} the {a} every "
+            f"{rng.randint(2, 90)} minutes, because the {a} grew past "
+            f"{rng.randint(10, 900)} MB and slowed the {b} path for everyone. The owner "
+            f"is team {rng.choice('ABCDEFG')}, who will review the {a} numbers again next "
+            f"week.\n\n## {b.capitalize()} capacity {n}\n\nThe {b} service keeps "
+            f"{rng.randint(2, 12)} replicas in each region after the {v} work. We measured "
+            f"{rng.randint(5, 500)} ms at p99 after the change, down from "
+            f"{rng.randint(600, 2000)} ms before it, so the {b} alerts stay as they are.\n")
 
 
 def cpu_seconds(pid: int) -> float:

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.crash_loop import note_text
+from bench.bench_daemon import note_text
 from vaultlink.vault.graph import ParseCache, build_graph
 from vaultlink.vault.notes import Vault
 

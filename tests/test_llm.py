@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,29 @@ def test_probe_server_down() -> None:
 def test_is_reachable(server: FakeOllama) -> None:
     assert is_reachable(server.url)
     assert not is_reachable(down_url(), timeout=1)
+
+
+@pytest.mark.parametrize(("status", "body"), [
+    (404, b"404 page not found"), (500, b'{"version": "0.6.0"}'),
+    (200, b"<html>a web server</html>"), (200, b'{"name": "not ollama"}'), (200, b"[1]"),
+])
+def test_a_server_that_is_not_ollama_is_not_reachable(status: int, body: bytes) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert not is_reachable(f"http://127.0.0.1:{server.server_port}", timeout=5)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize(("host", "url"), [

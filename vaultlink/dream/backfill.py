@@ -64,10 +64,10 @@ def changed_notes(vault: Vault, state: State, now: float, days: int | None) -> l
     ones are the backlog worker's)."""
     infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads what moved
     adopt(state, infos, now, days)
-    held = {b.path: b.hash for b in Backlog(state).items()}
-    checkpoints = state.checkpoints()
+    held = Backlog(state).hashes()
+    checkpoints = state.checkpoint_hashes()
     return [i.path for i in infos if held.get(i.path) != i.hash
-            and ((cp := checkpoints.get(i.path)) is None or cp.hash != i.hash)]
+            and checkpoints.get(i.path) != i.hash]
 
 
 def held_back(state: State, only: frozenset[str] | None, batch: int) -> dict[str, str]:

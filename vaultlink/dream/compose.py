@@ -137,7 +137,7 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
     ctx = DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,
         integrator=integrator, provider=provider, max_units=options.max_units,
-        integrate_mode=integrate_mode(provider, options),
+        mode_of=lambda: integrate_mode(provider, options),
         integrator_name=f"ollama {options.model}" if provider == "ollama" else provider,
         park_after=options.park_after, same_threshold=options.same_threshold,
         related_threshold=options.related_threshold, max_steps=options.max_steps,

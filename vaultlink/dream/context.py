@@ -118,6 +118,9 @@ class DreamContext:
     provider: str
     max_units: int = 5
     integrate_mode: str = "tools"  # tools | oneshot: how a model integrates a unit
+    # When set, gives integrate_mode at the first unit (it may ask the server for the
+    # model's size): a run with nothing to integrate never asks.
+    mode_of: Callable[[], str] | None = None
     integrator_name: str = ""  # as the journal records it: "offline", "ollama <model>"
     park_after: int = 3  # runs a failed unit or note is tried before it waits for the user
     same_threshold: float = 0.60  # similarity: a node "very close" to a unit (one-shot)
@@ -134,6 +137,12 @@ class DreamContext:
     should_stop: Callable[[], bool] | None = None
     # backfill.days: a first start holds back notes unchanged this long (None: none).
     backfill_days: int | None = None
+
+    def mode(self) -> str:
+        """``integrate_mode``, found out now if it was left to the first unit."""
+        if self.mode_of is not None:
+            self.integrate_mode, self.mode_of = self.mode_of(), None
+        return self.integrate_mode
 
     def report(self, event: str, **detail: Any) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""

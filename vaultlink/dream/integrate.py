@@ -100,11 +100,10 @@ def vault_files(vault: Vault) -> frozenset[str]:
 def modes_for(ctx: DreamContext, tries: int) -> list[str]:
     """The mode of each attempt: the configured one first, the other one first on
     every other retry run (a retry is never the request that failed)."""
-    if ctx.provider != "ollama" or ctx.integrate_mode not in MODES:
+    if ctx.provider != "ollama" or (mode := ctx.mode()) not in MODES:
         return ["tools"] * ATTEMPTS
-    other = MODES[1 - MODES.index(ctx.integrate_mode)]
-    return [ctx.integrate_mode, ctx.integrate_mode] if tries % 2 == 0 else [other,
-                                                                           ctx.integrate_mode]
+    other = MODES[1 - MODES.index(mode)]
+    return [mode, mode] if tries % 2 == 0 else [other, mode]
 
 
 def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,

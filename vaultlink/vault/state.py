@@ -247,6 +247,10 @@ class State(JournalTables):
         return {r["path"]: Checkpoint(r["path"], r["hash"], tuple(json.loads(r["sections"])))
                 for r in self._all("SELECT * FROM checkpoint")}
 
+    def checkpoint_hashes(self) -> dict[str, str]:
+        """Path -> hash of every checkpointed note (no sections: a fifth of the cost)."""
+        return {r[0]: r[1] for r in self._all("SELECT path, hash FROM checkpoint")}
+
     def set_checkpoints(self, items: Iterable[Checkpoint]) -> int:
         """Record notes as integrated at their hash (they leave the backlog); returns
         how many."""
