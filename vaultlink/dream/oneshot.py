@@ -5,11 +5,11 @@ the unit), but they fill a JSON schema well, because ``format`` constrains what 
 can write. So: recall the closest digest nodes here (``node_search``, as the tool
 session would), show them with the unit (each marked very close, related or distant by
 its similarity), and ask for one decision in the shape of ``DECISION_SCHEMA``: target,
-action, related links, and for CORRECT the superseded sentence (``old``). The text
-written is the unit's summary (or the model's title, description, body and sources
-sentence, when it gives them). The decision is carried out by the same tools under the
-same guard; only the Markdown around the words (the ``## Sources`` line, the
-related-node sentence, the strike-through) is written here.
+action, and for CORRECT the superseded sentence (``old``). The text written is the
+unit's summary (or the model's title, description, body and sources sentence, when it
+gives them), linked where it names a listed node. The decision is carried out by the
+same tools under the same guard; only the Markdown around the words (the ``## Sources``
+line, the links by mention, the strike-through) is written here.
 
 What the model gets wrong is repaired when the intent is clear (a link without
 ``.md``, a link to nothing, a ``## Sources`` it wrote itself) and sent back as a short
@@ -67,7 +67,6 @@ TARGET_FLOOR = 0.45
 # pairs the same-abstraction node is the best hit for 56 of 59 units and within 0.05 of
 # it for all 59, while the 1.5B model picked a lower-ranked node now and then.
 TARGET_MARGIN = 0.05
-MAX_LINKS = 3
 # Share of the unit's content words the target already holds from which the unit adds
 # nothing (CORROBORATE) and below which it adds something (REFINE). The model's word is
 # taken for the target and for CORRECT; small models answer REFINE for nearly every
@@ -80,32 +79,29 @@ _S = {"type": "string"}
 # Only what the model must decide. The text is the unit's summary, which the model
 # wrote when it extracted the unit: asking for it again doubled the answer, and answer
 # tokens are what a CPU pays most for (1-4 tokens/s for a 1.5B model on two cores).
+# No links either: they are made where the text names a node (half of the links the
+# 1.5B chose on sample_vault named another subject), and they were a third of the answer.
 # A model that adds title, description, body or sources anyway has them used.
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "target": _S, "action": {"type": "string", "enum": list(ACTIONS)},
-        "old": _S, "links": {"type": "array", "items": _S},
+        "target": _S, "action": {"type": "string", "enum": list(ACTIONS)}, "old": _S,
     },
-    "required": ["target", "action", "old", "links"],
+    "required": ["target", "action", "old"],
 }
 
 
-def decision_schema(targets: list[str], listed: list[str]) -> dict[str, Any]:
+def decision_schema(targets: list[str]) -> dict[str, Any]:
     """``DECISION_SCHEMA`` held to what can be meant: ``target`` one of the close nodes,
-    ``links`` (at most three) among the listed ones, ``old`` only with CORRECT. A server
-    that constrains answers by the schema (Ollama, llama.cpp) cannot name another node,
-    and a small model does not spend a minute copying a paragraph into ``old``."""
+    ``old`` only with CORRECT. A server that constrains answers by the schema (Ollama,
+    llama.cpp) cannot name another node, and a small model does not spend a minute
+    copying a paragraph into ``old``."""
     target = {"type": "string", "enum": ["", *targets]}
-    links = ({"type": "array", "items": {"type": "string", "enum": listed}, "maxItems": MAX_LINKS}
-             if listed else {"type": "array", "maxItems": 0})
-    plain = {"type": "object", "required": ["target", "action", "links"], "properties": {
+    plain = {"type": "object", "required": ["target", "action"], "properties": {
         "target": target, "action": {"type": "string", "enum": [a for a in ACTIONS
-                                                                if a != "CORRECT"]},
-        "links": links}}
-    fix = {"type": "object", "required": ["target", "action", "old", "links"], "properties": {
-        "target": target, "action": {"type": "string", "enum": ["CORRECT"]}, "old": _S,
-        "links": links}}
+                                                                if a != "CORRECT"]}}}
+    fix = {"type": "object", "required": ["target", "action", "old"], "properties": {
+        "target": target, "action": {"type": "string", "enum": ["CORRECT"]}, "old": _S}}
     return {"anyOf": [plain, fix]}
 
 
@@ -226,15 +222,14 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
     # attempt wrote it: it stays a target even when a sibling node scores higher.
     targets += [c.path for c in candidates if c.similarity >= floor
                 and c.path not in targets and cites(toolbox, c.path, unit.paths)]
-    if not targets:  # nothing close enough to update: CREATE, linking the related nodes
-        links = [c.path for c in candidates if c.similarity >= related][:MAX_LINKS]
-        problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", links, ""),
+    if not targets:  # nothing close enough to update: CREATE (linked where it names one)
+        problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", [], ""),
                             candidates, outcome)
         usage.refusals += toolbox.refusals
         if problem:
             outcome.status, outcome.error = "error", problem
         return outcome
-    schema = decision_schema(targets, [c.path for c in candidates])
+    schema = decision_schema(targets)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
         {"role": "user", "content": user_prompt(unit, candidates, focus, hint, same, related)}]
@@ -345,7 +340,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     if "error" in result:
         return str(result["error"])
     before, after = toolbox.before.get(path), toolbox.current[path]
-    classes = {p: ("same_abstraction" if p == path else "related" if p in d.links
+    classes = {p: ("same_abstraction" if p == path else "related" if f"[[{p}" in after
                    else "unrelated") for p in listed}
     receipt = Receipt(d.action, path, f"{d.action.lower()}: {clip(unit.summary, 100)}",
                       classes)
