@@ -50,8 +50,16 @@ Stop the service, run the index rebuild, start the service again.
 def vault(tmp_path: Path, node: bool = False) -> Path:
     """Notes A and B; with ``node``, a digest node on A's subject (and its source)."""
     root = tmp_path / "v"
-    notes = {A: "## Decisions\n\nSince v2.3 the index rebuild runs online.\n",
-             B: "## Ops\n\nThe vacuum moved to 02:00 after the backups.\n"}
+    # Units must be grounded in their note (the extractor drops what a note does not
+    # say), so the notes say what the tests' units summarise.
+    notes = {A: "## Decisions\n\nSince v2.3 the index rebuild runs online; the service "
+                "stays up. The online rebuild of the search index now waits for the Postgres "
+                "vacuum to finish, since a bloated table made it crawl. With the service "
+                "stopped the rebuild takes 25 minutes on staging; announce it in #sift-ops "
+                "first.\n",
+             B: "## Ops\n\nThe nightly vacuum now runs at 02:00 because backups end at "
+                "01:30. The online index rebuild since v2.3 keeps the service up; stopping "
+                "the service for it, the search index rebuild takes 25 minutes on staging.\n"}
     if node:
         notes |= {NODE: NODE_TEXT, "daily/2026-06-01.md": "## Rebuild\n\nStopped, rebuilt.\n"}
     for rel, text in notes.items():
@@ -460,3 +468,33 @@ def test_a_document_is_never_personal_and_a_refine_from_a_cited_note_adds_only_n
     assert text.count("Stop the service, run the index rebuild") == 1
     assert "The rebuild takes 40 minutes on staging." in text
     assert text.count("daily/2026-06-01.md") == 1  # one Sources line for the note
+
+
+def test_a_unit_the_note_does_not_say_is_dropped(tmp_path: Path) -> None:
+    """The 0.5B answered six notes of sample_vault with the extract prompt's own example
+    ("To rotate the API key: ..."), which then landed in a node on index rebuilds."""
+    root = vault(tmp_path)
+    copied = {"name": "index-rebuild", "bucket": "procedure", "paths": [A],
+              "summary": "To rotate the API key: create the new key, deploy it, wait an "
+                         "hour, then revoke the old key."}
+    with FakeOllama(model=with_extract(creator, copied, UNIT_B)) as server:
+        run = dream(root, server.url)
+    assert [u.name for u in run.units] == ["vacuum-window"]
+    assert "rotate" not in "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
+
+
+def test_a_corroboration_from_a_cited_note_says_what_it_confirms(tmp_path: Path) -> None:
+    """Three units of one page corroborating one node gave it three identical lines
+    "Full index rebuild: confirmed again by [[resource/postgres-vacuum-guide.md]]"."""
+    root = vault(tmp_path, node=True)
+    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nStop the service, run the index "
+                                              "rebuild, start the service again.\n")
+    again = {"name": "rebuild-steps", "bucket": "procedure", "paths": ["daily/2026-06-01.md"],
+             "summary": "Stop the service, run the index rebuild, start the service again."}
+    with FakeOllama(model=with_extract(lambda r: decision(action="CORROBORATE", target=NODE),
+                                       again)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.status, r.action) for r in run.results] == [("integrated", "CORROBORATE")]
+    added = (root / NODE).read_text().removeprefix(NODE_TEXT)
+    assert added.startswith("- ") and "confirmed again by [[daily/2026-06-01.md|" in added
+    assert not added.startswith("- Rebuild the search index:"), added  # not the title again

@@ -370,10 +370,13 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, ti
     new = weave_mentions(_prose(toolbox, d.body or unit.summary, path, body), mentionable)
     if d.action == "REFINE" and not new:
         d = replace(d, action="CORROBORATE")
-    line = _source_line(d, unit, d.action, title, new)
+    cited = cited_by(body, unit.paths)
+    # A corroboration from a note the node cites already says which part it confirms
+    # (three units of one page gave three identical "confirmed again by" lines).
+    line = _source_line(d, unit, d.action, title, unit.summary if cited else new)
     if d.action == "REFINE":
         body = insert_before_sources(body, new)
-        if cited_by(body, unit.paths):  # the note is credited already: one line per note
+        if cited:  # the note is credited already: one Sources line per note
             return body, d.action
     elif d.action == "CORRECT":
         fixed = clip(new or unit.summary, 500)
@@ -395,7 +398,7 @@ def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -
     if len(re.findall(r"[^\W_]+", sentence)) >= 3:
         return f"- {sentence[:1].upper()}{sentence[1:]} ({cites})."
     what = title
-    if action in ("REFINE", "CORRECT"):
+    if added:  # what an update added (or a repeat confirms): in its own words
         what = phrase_of([s for s in SENTENCE.split(" ".join(added.split())) if s]) or title
     return source_sentence(action, what, unit.paths)
 
