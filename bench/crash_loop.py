@@ -129,9 +129,9 @@ def main() -> int:
                     else run_daemon(root, provider, server.url, fault, log))
             how = f"killed at {point}" if code == -signal.SIGKILL else "not reached"
             outcomes[f"{kind} {how}"] += 1
-            if code not in (-signal.SIGKILL, 0, 1):
-                problems.append((trial, provider, f"{kind} exited with {code}"))
             found = [(trial, provider, p) for p in whole(root, before)]
+            if code not in (-signal.SIGKILL, 0, 1):
+                found.append((trial, provider, f"{kind} exited with {code}"))
             if trial % args.settle_every == 0 or trial == args.trials:
                 for name in providers:
                     if run_dream(vaults[name], name, server.url, "") not in (0, 1):
