@@ -129,14 +129,17 @@ def main() -> int:
                     else run_daemon(root, provider, server.url, fault, log))
             how = f"killed at {point}" if code == -signal.SIGKILL else "not reached"
             outcomes[f"{kind} {how}"] += 1
+            found = [(trial, provider, p) for p in whole(root, before)]
             if code not in (-signal.SIGKILL, 0, 1):
-                problems.append((trial, provider, f"{kind} exited with {code}"))
-            problems += [(trial, provider, p) for p in whole(root, before)]
+                found.append((trial, provider, f"{kind} exited with {code}"))
             if trial % args.settle_every == 0 or trial == args.trials:
                 for name in providers:
                     if run_dream(vaults[name], name, server.url, "") not in (0, 1):
-                        problems.append((trial, name, "the clean run failed"))
-                    problems += [(trial, name, p) for p in settled(vaults[name], name)]
+                        found.append((trial, name, "the clean run failed"))
+                    found += [(trial, name, p) for p in settled(vaults[name], name)]
+            for t, name, p in found:  # as they come: a long run may be stopped early
+                print(f"  trial {t} ({name}, {kind} {how}): {p}", flush=True)
+            problems += found
             if trial % 10 == 0:
                 print(f"trial {trial}: {len(problems)} problem(s) so far, "
                       f"{time.monotonic() - t0:.0f} s", flush=True)

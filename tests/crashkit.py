@@ -86,7 +86,7 @@ class CrashModel:
         if is_topics_request(request):
             return topics_by_bucket(request)
         if is_decision_request(request):
-            return self.decide(request["messages"])
+            return self.decide(request["messages"], offered_targets(request["format"]))
         if request.get("format"):
             return self.extract(request["messages"][-1]["content"])
         return self.integrate(request["messages"])
@@ -104,15 +104,18 @@ class CrashModel:
         return reply(json.dumps({"units": units}))
 
     @staticmethod
-    def decide(messages: list[dict[str, Any]]) -> Any:
+    def decide(messages: list[dict[str, Any]], targets: set[str]) -> Any:
         """The one-shot decision (a retry's other mode): refine the index node, else
-        create the unit's node, or corroborate it when a killed run already wrote it."""
+        create the unit's node, or corroborate it when a killed run already wrote it.
+        Only an offered target is named, as from a server that holds the answer to the
+        schema: once many "Cache plan N" nodes sit closer to an "Index rebuild detail N"
+        unit than the index node does, the index node is not offered and the unit gets
+        a node of its own."""
         name = oneshot_unit(messages)
-        prompt = messages[1]["content"]
         own = f"digest/wiki/{name}.md"
-        if name.startswith("index-rebuild"):
+        if name.startswith("index-rebuild") and BASE_NODE in targets:
             decision = {"target": BASE_NODE, "action": "REFINE"}
-        elif f"- {own} " in prompt:
+        elif own in targets:
             decision = {"target": own, "action": "CORROBORATE"}
         else:
             decision = {"target": "", "action": "CREATE"}
@@ -144,6 +147,12 @@ class CrashModel:
                                                 "content": body})])
         action = "CREATE" if last.get("created") else "REFINE"
         return reply(json.dumps({"action": action, "target_path": target, "note": "done"}))
+
+
+def offered_targets(schema: dict[str, Any]) -> set[str]:
+    """The node paths a one-shot decision's schema lets ``target`` name."""
+    return {t for choice in [schema, *schema.get("anyOf", [])]
+            for t in choice.get("properties", {}).get("target", {}).get("enum", []) if t}
 
 
 def nodes(root: Path) -> dict[str, bytes]:

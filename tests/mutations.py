@@ -5,7 +5,11 @@ Each mutation is a one-line change to the code that keeps a promise of the READM
 undo's link check, recovery after a kill...). For each, the package is copied to a
 scratch folder, the line changed, and the tests that guard that promise run against
 the copy (``PYTHONPATH`` points at it, so processes the tests start run it too). A
-mutation the tests do not catch *survives*; the script exits 1 if any does.
+mutation the tests do not catch *survives*; the script exits 1 if any does. Caught
+means a test failed (pytest's exit status 1): a collection error, a test id that no
+longer exists or an interrupted run is reported as an error, not as a catch. First the
+same tests run on an unchanged copy (``--no-baseline`` skips it): a test that fails
+there would pass any mutation off as caught.
 
     python -m tests.mutations              # all, about 6 minutes on 2 cores
     python -m tests.mutations --only fsync-dropped --keep
@@ -126,8 +130,9 @@ MUTATIONS = [
 ]
 
 
-def run(m: Mutation, keep: bool) -> tuple[bool, float, str]:
-    """Apply ``m`` in a scratch copy and run its tests; (caught, seconds, output tail)."""
+def run(m: Mutation, keep: bool) -> tuple[int, float, str]:
+    """Apply ``m`` in a scratch copy and run its tests; (pytest's exit status, seconds,
+    output tail). An empty ``old`` changes nothing (the baseline)."""
     work = Path(tempfile.mkdtemp(prefix=f"vaultlink-mutant-{m.name}-"))
     try:
         for name in COPIED:
@@ -137,19 +142,20 @@ def run(m: Mutation, keep: bool) -> tuple[bool, float, str]:
                     "__pycache__", ".vaultlink", ".pytest_cache"))
             else:
                 shutil.copy2(src, work / name)
-        target = work / m.file
-        text = target.read_text()
-        if text.count(m.old) != 1:
-            raise SystemExit(f"{m.name}: the line to change occurs {text.count(m.old)} "
-                             f"times in {m.file}; update the mutation")
-        target.write_text(text.replace(m.old, m.new))
+        if m.old:
+            target = work / m.file
+            text = target.read_text()
+            if text.count(m.old) != 1:
+                raise SystemExit(f"{m.name}: the line to change occurs {text.count(m.old)} "
+                                 f"times in {m.file}; update the mutation")
+            target.write_text(text.replace(m.old, m.new))
         env = {**os.environ, "PYTHONPATH": str(work), "VAULTLINK_PROPERTY_SEQUENCES": "60"}
         t0 = time.monotonic()
         proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
                                "no:cacheprovider", *m.tests], cwd=work, env=env,
                               capture_output=True, text=True)
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
-        return proc.returncode != 0, time.monotonic() - t0, tail
+        return proc.returncode, time.monotonic() - t0, tail
     finally:
         if keep:
             print(f"    kept {work}")
@@ -162,23 +168,37 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="run these mutations (by name)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies")
     ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip running the chosen mutations' tests on an unchanged copy")
     args = ap.parse_args()
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     if args.list or not chosen:
         for m in MUTATIONS:
             print(f"{m.name:32} {m.promise}")
         return 0 if chosen else 2
-    survivors = []
-    for m in chosen:
-        caught, seconds, tail = run(m, args.keep)
-        print(f"{'caught  ' if caught else 'SURVIVED'} {m.name:32} {seconds:5.0f} s  "
-              f"({m.promise})", flush=True)
-        if not caught:
-            survivors.append(m.name)
+    if not args.no_baseline:
+        tests = tuple(dict.fromkeys(t for m in chosen for t in m.tests))
+        code, seconds, tail = run(Mutation("baseline", "", "", "", "", tests), args.keep)
+        print(f"{'passes  ' if code == 0 else 'FAILS   '} {'(no mutation)':32} {seconds:5.0f} s"
+              f"  ({len(tests)} test target(s))", flush=True)
+        if code != 0:
             print("    " + tail.replace("\n", "\n    "))
-    print(f"\n{len(chosen) - len(survivors)} of {len(chosen)} mutations caught, "
-          f"{len(survivors)} survived" + (f": {', '.join(survivors)}" if survivors else ""))
-    return 1 if survivors else 0
+            print("\nthe tests fail without a mutation: no catch would mean anything")
+            return 1
+    survivors, errors = [], []
+    for m in chosen:
+        code, seconds, tail = run(m, args.keep)
+        label = {0: "SURVIVED", 1: "caught  "}.get(code, "ERROR   ")
+        print(f"{label} {m.name:32} {seconds:5.0f} s  ({m.promise})", flush=True)
+        if code != 1:
+            (survivors if code == 0 else errors).append(m.name)
+            print("    " + tail.replace("\n", "\n    "))
+    caught = len(chosen) - len(survivors) - len(errors)
+    print(f"\n{caught} of {len(chosen)} mutations caught, {len(survivors)} survived"
+          + (f": {', '.join(survivors)}" if survivors else "")
+          + (f"; {len(errors)} did not run (pytest errors): {', '.join(errors)}"
+             if errors else ""))
+    return 1 if survivors or errors else 0
 
 
 if __name__ == "__main__":

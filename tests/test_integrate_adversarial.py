@@ -135,6 +135,17 @@ def test_hang_past_the_timeout_fails_the_unit_and_keeps_the_source(vault: Path) 
     assert_vault_sound(vault, before)
 
 
+def test_a_dry_run_does_not_count_a_failed_units_note_as_checkpointed(vault: Path) -> None:
+    """A dry run records no failure in state.sqlite, so only the run's own failed paths
+    keep the note out of what it says it would checkpoint: "would checkpoint" must not
+    promise that a note whose unit failed is integrated."""
+    with FakeOllama(model=with_extract(turns(HTTPError(500)), UNIT)) as server:
+        run = dream(vault, server.url, dry_run=True)
+    assert [r.status for r in run.results] == ["failed"]
+    assert run.failed_paths == {SOURCE}
+    assert SOURCE not in run.checkpointed
+
+
 def test_failed_unit_is_retried_next_run(vault: Path) -> None:
     with FakeOllama(model=with_extract(turns(HTTPError(500)), UNIT)) as server:
         first = dream(vault, server.url)

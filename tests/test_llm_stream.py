@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.ollama_server import FakeOllama, Scripted, Stall, reply
+from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Scripted, Stall, reply
 from vaultlink.errors import AnswerCut, ModelTimeout
 from vaultlink.llm.chat import MALFORMED, NATIVE, STRING_ARGS, TEXT, ToolCall, extract_json
 from vaultlink.llm.ollama import OllamaChat, parameter_count
@@ -93,6 +93,17 @@ def test_an_answer_past_the_total_limit_is_a_timeout(server: FakeOllama) -> None
     server.model = Scripted([Stall(1.2, reply("slow " * 50), after=2)])
     with pytest.raises(ModelTimeout, match=r"still answering after 1 s"):
         chat(server, silence_seconds=10.0, timeout_seconds=1.0).chat(USER)
+
+
+def test_a_server_silent_from_the_start_is_stopped_by_the_total_limit(
+        server: FakeOllama) -> None:
+    """The total limit holds before the first byte too: a server that sends nothing
+    (not even headers) is given up at ``timeout_seconds`` when that is shorter than
+    ``silence_seconds``, not waited for until it answers. Here it would answer a 500
+    after 30 s: the error says which limit ended the call, not what came later."""
+    server.model = Scripted([Hang(30.0, then=HTTPError(500))])
+    with pytest.raises(ModelTimeout, match=r"still answering after 1 s \(0 tokens\)"):
+        chat(server, silence_seconds=300.0, timeout_seconds=1.0).chat(USER)
 
 
 @pytest.mark.parametrize("content, form", [

@@ -271,6 +271,44 @@ def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
         "messages"][-1]["content"]
 
 
+def test_oneshot_offers_the_node_an_earlier_attempt_wrote_for_the_unit(tmp_path: Path) -> None:
+    """A run killed after a unit's node was written and journaled, but before its note was
+    checkpointed, integrates the note again. The node at the unit's own path cites the
+    note, and CREATE there is refused ("exists already"), so it must be offered as the
+    target even when recall does not rank it among the close nodes (in the crash loop,
+    dozens of look-alike nodes outranked it): else every one-shot retry of the unit fails
+    and its note is never checkpointed. Here its text shares no words with the unit, so
+    recall cannot be what offers it."""
+    root = vault(tmp_path)
+    own = "digest/procedure/online-rebuild.md"
+    (root / own).parent.mkdir(parents=True, exist_ok=True)
+    (root / own).write_text(
+        "---\nname: Zebra feeding\ndescription: When the zoo feeds its zebras.\n---\n"
+        f"The zebras eat hay at noon.\n\n## Sources\n\n- Noted down in [[{A}]].\n")
+    offered: list[list[str]] = []
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_decision_request(request):
+            enum = {t for f in request["format"]["anyOf"]
+                    for t in f["properties"]["target"]["enum"]}
+            offered.append(sorted(enum))
+            assert "Zebra feeding. When the zoo feeds its zebras." in request["messages"][1][
+                "content"]  # listed with its name and description, for the model to judge
+            return decision(action="CORROBORATE", target=own) if own in enum else decision()
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        return units_for(request, [UNIT_A])
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert offered and all(own in targets for targets in offered), offered
+    assert [(r.status, r.target) for r in run.results] == [("integrated", own)], run.results
+    assert A in run.checkpointed
+    assert sorted(p.name for p in (root / "digest/procedure").glob("*.md")) == [
+        "online-rebuild.md"]  # no second node for the unit
+    assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
+
+
 def test_tool_calls_written_as_text_integrate(tmp_path: Path) -> None:
     root = vault(tmp_path)
     target = "digest/procedure/online-rebuild.md"

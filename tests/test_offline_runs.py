@@ -127,3 +127,22 @@ def test_auto_never_falls_back_silently_into_a_vault_a_model_wrote_to(
     ok = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "offline",
                                   "--json"])
     assert ok.exit_code == 0 and json.loads(ok.output)["counts"]["integrated"] == 1
+
+
+def test_a_node_too_long_to_read_in_the_steps_fails_no_unit(tmp_path: Path) -> None:
+    """A node corroborated by hundreds of notes grows hundreds of source lines. The
+    offline integrator reads it in pages of 40 lines: with the model's step budget
+    (llm.max_steps, 12) the pages alone used it up, so every unit near that node failed
+    "no valid receipt" on every run and its note was never checkpointed (the crash loop
+    found this at 300 notes). The offline integrator costs nothing per step: its budget
+    covers the pages it may read."""
+    from tests.crashkit import BASE_NODE, BASE_NODE_TEXT, add_note, make_vault
+
+    root = make_vault(tmp_path / "v")
+    many = "".join("- Search index rebuild: confirmed again by [[daily/2026-07-01.md|the "
+                   f"2026-07-01 note]] ({i}).\n" for i in range(330))
+    (root / BASE_NODE).write_text(BASE_NODE_TEXT + many)
+    add_note(root, 1)
+    run = dream(root)
+    assert [r.error for r in run.results if r.status == "failed"] == []
+    assert "daily/2026-07-01/part-001.md" in run.checkpointed

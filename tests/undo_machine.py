@@ -145,6 +145,7 @@ class UndoMachine(RuleBasedStateMachine):
         self.initial = self._digest()
 
     def teardown(self) -> None:
+        SEEN["sequences"] += 1  # one machine, one sequence: what the test counts
         for index in (self.parts.indexes.nodes, self.parts.indexes.chunks):
             index.close()
             with contextlib.suppress(Exception):  # never created: nothing to drop

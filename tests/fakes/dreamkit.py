@@ -55,8 +55,9 @@ def turns(*replies: Any) -> Callable[[dict[str, Any]], Any]:
     return play
 
 
-def dream(root: Path, host: str, **overrides: Any) -> RunState:
-    """One run with the Ollama provider at ``host``; ``overrides`` are dotted settings."""
+def dream(root: Path, host: str, *, dry_run: bool = False, **overrides: Any) -> RunState:
+    """One run with the Ollama provider at ``host`` (``dry_run``: nothing written);
+    ``overrides`` are dotted settings."""
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
          "llm.integrate_mode": "tools", **overrides})
@@ -64,7 +65,7 @@ def dream(root: Path, host: str, **overrides: Any) -> RunState:
     parts = open_parts(vault, settings.pipeline())
     try:
         parts.index.sync()
-        ctx = dream_context(parts, settings.pipeline(), "ollama")
+        ctx = dream_context(parts, settings.pipeline(), "ollama", dry_run=dry_run)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:

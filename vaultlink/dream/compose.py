@@ -13,6 +13,7 @@ from typing import Any
 from vaultlink.dream.context import DreamContext, Extractor, Progress
 from vaultlink.dream.extractor import ModelExtractor
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.dream.offline.policy import MIN_STEPS as OFFLINE_MIN_STEPS
 from vaultlink.dream.topics import ModelTopicPicker
 from vaultlink.errors import ModelUnavailable
 from vaultlink.index.embed import Embedder
@@ -89,6 +90,13 @@ def choose_provider(options: PipelineOptions, state: State | None = None) -> str
     return "offline"
 
 
+def max_steps(provider: str, options: PipelineOptions) -> int:
+    """A unit's session turns: ``llm.max_steps``, and for the offline integrator (whose
+    turns cost nothing) at least what reading its longest target takes."""
+    return max(options.max_steps, OFFLINE_MIN_STEPS) if provider == "offline" \
+        else options.max_steps
+
+
 def models_for(provider: str, options: PipelineOptions,
                resource: str = "resource") -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider (``resource``: the
@@ -96,7 +104,7 @@ def models_for(provider: str, options: PipelineOptions,
     if provider == "offline":
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
-            digest=options.digest, max_steps=options.max_steps)
+            digest=options.digest, max_steps=max_steps(provider, options))
     chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
                       options.retries, silence_seconds=options.silence_seconds)
     return ModelExtractor(chat, options.num_ctx, resource), chat
@@ -140,7 +148,7 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         mode_of=lambda: integrate_mode(provider, options),
         integrator_name=f"ollama {options.model}" if provider == "ollama" else provider,
         park_after=options.park_after, same_threshold=options.same_threshold,
-        related_threshold=options.related_threshold, max_steps=options.max_steps,
+        related_threshold=options.related_threshold, max_steps=max_steps(provider, options),
         dry_run=dry_run,
         max_topics=options.max_topics, lookback_days=options.lookback_days,
         topic_picker=picker, only=only, progress=progress,

@@ -168,6 +168,26 @@ def recall(toolbox: Toolbox, unit: Unit, floor: float = TARGET_FLOOR) -> list[Ca
     return out
 
 
+def own_node(toolbox: Toolbox, unit: Unit) -> str:
+    """The node at the path this unit's CREATE takes, if it exists and cites the unit's
+    note (an earlier attempt at the unit wrote it); else ''."""
+    slug = slugify(unit.name)
+    path = f"{toolbox.guard.digest}/{unit.bucket}/{slug}.md"
+    return path if slug and path in toolbox.guard.existed and cites(
+        toolbox, path, unit.paths) else ""
+
+
+def candidate_at(toolbox: Toolbox, path: str, similarity: float) -> Candidate:
+    """``path`` as a listed node, with its name, description and opening."""
+    try:
+        note = parse_note(path, toolbox.text_of(path).encode("utf-8"))
+    except Exception:  # unreadable: listed by its path alone
+        return Candidate(path, "", "", "", similarity)
+    meta = note.frontmatter
+    return Candidate(path, str(meta.get("name") or ""), str(meta.get("description") or ""),
+                     clip(without_sources(note.body), BODY_CHARS), similarity)
+
+
 def cites(toolbox: Toolbox, path: str, sources: list[str]) -> bool:
     """Whether the node at ``path`` lists one of ``sources`` under ``## Sources``."""
     try:
@@ -222,6 +242,15 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
     # attempt wrote it: it stays a target even when a sibling node scores higher.
     targets += [c.path for c in candidates if c.similarity >= floor
                 and c.path not in targets and cites(toolbox, c.path, unit.paths)]
+    own = own_node(toolbox, unit)
+    if own and own not in targets:
+        # This unit's CREATE would go there and is refused: the node exists and cites the
+        # unit's note, so an earlier attempt wrote it (killed before the note was
+        # checkpointed). Recall need not rank it close (look-alike nodes, a description
+        # of the model's own): offer it anyway, or every retry of the unit fails.
+        if own not in [c.path for c in candidates]:
+            candidates = [*candidates, candidate_at(toolbox, own, best)]
+        targets.append(own)
     if not targets:  # nothing close enough to update: CREATE (linked where it names one)
         problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", [], ""),
                             candidates, outcome)

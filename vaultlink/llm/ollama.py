@@ -114,8 +114,13 @@ class OllamaChat:
             import httpx
             import ollama
 
+            # A read waits at most the silence limit, and never past the total limit:
+            # that one is checked between streamed parts, so a server that sends
+            # nothing at all (not even headers) is bounded by this read timeout alone.
+            wait = (min(self.silence_seconds, self.timeout_seconds) if self.timeout_seconds
+                    else self.silence_seconds)
             self._made = ollama.Client(host=self.host, timeout=httpx.Timeout(
-                self.silence_seconds, connect=min(self.silence_seconds, CONNECT_SECONDS)))
+                wait, connect=min(wait, CONNECT_SECONDS)))
         return self._made
 
     @property
@@ -167,6 +172,8 @@ class OllamaChat:
         except httpx.ConnectTimeout:
             raise _Retry(_down(self.host)) from None
         except httpx.TimeoutException:
+            if self.timeout_seconds and self.timeout_seconds < self.silence_seconds:
+                raise self._past_limit(answer) from None
             raise ModelTimeout(
                 f"the model {self.model!r} at {self.host} sent nothing for "
                 f"{self.silence_seconds:.0f} s ({answer.tokens} token(s) after "
@@ -193,13 +200,16 @@ class OllamaChat:
         """Report progress about once a second; stop an answer past the total limit."""
         now = time.monotonic()
         if self.timeout_seconds and now - answer.started > self.timeout_seconds:
-            raise ModelTimeout(
-                f"the model {self.model!r} was still answering after "
-                f"{self.timeout_seconds:.0f} s ({answer.tokens} tokens); raise "
-                "llm.timeout_seconds (0: no limit) or use a smaller model")
+            raise self._past_limit(answer)
         if self.progress is not None and now - answer.reported >= self.progress_every:
             answer.reported = now
             self.progress(answer.tokens, now - answer.started)
+
+    def _past_limit(self, answer: _Answer) -> ModelTimeout:
+        return ModelTimeout(
+            f"the model {self.model!r} was still answering after "
+            f"{self.timeout_seconds:.0f} s ({answer.tokens} tokens); raise "
+            "llm.timeout_seconds (0: no limit) or use a smaller model")
 
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, text = exc.status_code, str(exc.error)

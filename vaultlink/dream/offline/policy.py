@@ -86,6 +86,11 @@ CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
 REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
 RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
+MAX_PAGES = 9        # pages of one node read at most (a longer node counts as unread)
+# The fewest turns a session needs: the search, every page of the best target, the
+# write. A model's budget (llm.max_steps, 12 by default) is sized for a model, whose
+# turns cost; with it, one node of 300 source lines failed every unit near it.
+MIN_STEPS = 1 + MAX_PAGES + RESERVED_STEPS
 # A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
 # only: another path (not a node path, or taken), or no links (a link it refused).
 _TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING})
@@ -224,7 +229,7 @@ class OfflinePolicy:
         pages: dict[int, str] = {}
         start, size, total = 1, PAGE_LINES, None
         for t in reads:
-            if t.error or len(reads) > 8:
+            if t.error or len(reads) >= MAX_PAGES:
                 return None, None
             if t.answer is None:  # cut short: the same lines in a smaller page
                 size = max(1, (int(t.args.get("end_line", size)) - start + 1) // 2)
