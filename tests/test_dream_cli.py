@@ -67,7 +67,7 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
         assert req["options"]["num_ctx"] == 8192
     corrected = (vault_copy / "digest/procedure/rebuild-index.md").read_text()
     assert "~~" in corrected and "Corrected:" in corrected
-    assert "[[daily/2026-06-19.md]]" in corrected
+    assert "[[daily/2026-06-19.md|" in corrected
     # `vaultlink log --note` takes the node as a path or a name, and says when none match.
     node = "digest/procedure/rebuild-index.md"
     by_path, by_name = ([json.loads(runner.invoke(app, ["log", "--vault", str(vault_copy),

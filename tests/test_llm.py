@@ -228,7 +228,7 @@ def test_probe_model_without_tools() -> None:
     with FakeOllama(models=[ModelSpec("gemma:2b", ("completion",), 8192, "gemma")]) as s:
         report = probe(s.url, "gemma:2b", num_ctx=8192)
     tools = report.check("tools")
-    assert not tools.ok and "qwen3:4b" in tools.fix
+    assert not tools.ok and "ollama pull qwen2.5-coder:1.5b" in tools.fix
     assert report.check("context").ok
 
 

@@ -67,6 +67,7 @@ EXTRACT_SCHEMA: dict[str, Any] = {
 # copied from the prompt's example ("To rotate the API key: ...", "To vacuum the table:
 # create the new key ...") into notes that say nothing of it kept 0 to 0.33.
 GROUNDED = 0.4
+JUDGED_WORDS = 5  # the copies had 9 or more
 REPAIR = ('That was not the JSON asked for. Answer again with JSON only: '
           '{"units": [{"name": "...", "bucket": "...", "summary": "..."}]}')
 Section = tuple[str, str]  # (heading breadcrumb, text)
@@ -214,9 +215,12 @@ def _label(m: re.Match[str]) -> str:
 
 
 def grounded(summary: str, source: str) -> float:
-    """The share of ``summary``'s subject words that ``source`` holds."""
+    """The share of ``summary``'s subject words that ``source`` holds; 1.0 for a summary
+    of fewer than ``JUDGED_WORDS`` of them, too short to tell a paraphrase from a copy."""
     want = set(subject_words(summary))
-    return len(want & set(subject_words(source))) / len(want) if want else 0.0
+    if len(want) < JUDGED_WORDS:
+        return 1.0
+    return len(want & set(subject_words(source))) / len(want)
 
 
 def subject_name(name: str, summary: str, headings: set[str]) -> str:
