@@ -536,3 +536,26 @@ def test_a_corroboration_from_a_cited_note_says_what_it_confirms(tmp_path: Path)
     added = (root / NODE).read_text().removeprefix(NODE_TEXT)
     assert added.startswith("- ") and "confirmed again by [[daily/2026-06-01.md|" in added
     assert not added.startswith("- Rebuild the search index:"), added  # not the title again
+
+
+def test_a_unit_decided_before_a_stop_is_not_decided_again(tmp_path: Path) -> None:
+    """A run killed after a decision was journaled but before its note was checkpointed
+    (the crash loop's mid_checkpoint kill): the next run extracts the same unit again and
+    must not write it a second node ("-2", "-3" copies)."""
+    root = vault(tmp_path)
+    with FakeOllama(model=with_extract(creator, UNIT_A)) as server:
+        first = dream(root, server.url)
+        state = State(root / ".vaultlink/state.sqlite")
+        try:
+            state.drop_checkpoints([A])  # the stop came before the checkpoint
+        finally:
+            state.close()
+        seen = len(server.chat_requests())
+        second = dream(root, server.url)
+        asked = [r for r in server.chat_requests()[seen:] if not r.get("format")]
+    [done] = first.results
+    assert [(r.status, r.action, r.journal_id) for r in second.results] == [
+        ("integrated", "CREATE", done.journal_id)]
+    assert asked == []  # no integrate turn
+    assert sorted(p.name for p in (root / "digest").rglob("*.md")
+                  if "topics" not in p.parts) == ["online-rebuild.md"]

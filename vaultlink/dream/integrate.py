@@ -28,6 +28,7 @@ from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Unit
 from vaultlink.errors import ModelError, ModelOutputError, ModelUnavailable, VaultlinkError
+from vaultlink.vault.journal import JournalEntry
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
@@ -97,6 +98,19 @@ def vault_files(vault: Vault) -> frozenset[str]:
     return files
 
 
+def decided_before(ctx: DreamContext, unit: Unit) -> JournalEntry | None:
+    """The live journal row of this very unit (name, sources and summary), if a run
+    decided it already; never in a dry run."""
+    if ctx.dry_run or not unit.paths:
+        return None
+    for e in ctx.state.journal(limit=50, path=unit.paths[0]):
+        if (e.action in ACTIONS and e.undone_by is None and e.unit.get("name") == unit.name
+                and e.unit.get("paths") == unit.paths
+                and e.unit.get("summary") == unit.summary):
+            return e
+    return None
+
+
 def modes_for(ctx: DreamContext, tries: int) -> list[str]:
     """The mode of each attempt: the configured one first, the other one first on
     every other retry run (a retry is never the request that failed)."""
@@ -109,6 +123,15 @@ def modes_for(ctx: DreamContext, tries: int) -> list[str]:
 def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                    retry: Retry | None = None) -> UnitResult:
     """Up to two attempts at one unit; the outcome is journaled either way."""
+    earlier = decided_before(ctx, unit)
+    if earlier is not None:
+        # A run killed after the decision was journaled but before the note was
+        # checkpointed: deciding again would write the node twice (the crash loop's
+        # offline daemon made "-2" and "-3" copies at mid_checkpoint kills).
+        log.info("unit %s was decided by #%d before a stop; not again", unit.name, earlier.id)
+        return UnitResult(unit, "integrated", earlier.action, earlier.target,
+                          note=f"decided by #{earlier.id} before the last run stopped",
+                          journal_id=earlier.id)
     errors: list[str] = []
     served_badly = 0
     usage = Usage()
