@@ -33,6 +33,7 @@ from hypothesis import event as _hyp_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from tests.crashkit import BASE_DAY, BASE_NODE, BASE_NODE_TEXT
 from vaultlink.cli.settings import load_settings
 from vaultlink.dream import history
 from vaultlink.dream.compose import Parts, dream_context
@@ -51,23 +52,6 @@ STEPS = build_steps(["dream_extract_step", "dream_integrate_step", "dream_topics
                      "dream_finish_step"])
 TOPICS = ["cache", "index", "deploy", "backup", "queue", "search"]
 VERBS = ["rebuild", "rotate", "throttle", "compact"]
-BASE_NODE = """---
-name: Search index rebuild
-description: How the search index is rebuilt when it falls behind; use during an outage.
----
-Rebuild the search index by draining the queue first, then compacting the index.
-
-## Sources
-
-- The procedure was agreed in [[daily/2026-07-01.md]], after the outage.
-"""
-BASE_DAY = """## Index rebuild
-
-We rebuild the search index every night, because the index grew past 300 MB and slowed
-the query path. The owner is team A, who reviews the index numbers again next week.
-"""
-
-
 SEEN: Counter[str] = Counter()  # what the sequences did, for a bench to print
 
 
@@ -128,7 +112,7 @@ class UndoMachine(RuleBasedStateMachine):
         (self.root / "daily").mkdir(parents=True)
         (self.root / "digest/procedure").mkdir(parents=True)
         (self.root / "daily/2026-07-01.md").write_text(BASE_DAY)
-        (self.root / "digest/procedure/search-index-rebuild.md").write_text(BASE_NODE)
+        (self.root / BASE_NODE).write_text(BASE_NODE_TEXT)
         self.vault = Vault(self.root)
         self.state = State(self.vault.state_dir / "state.sqlite")
         ns = uuid.uuid4().hex[:10]
