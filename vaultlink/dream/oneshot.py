@@ -191,10 +191,9 @@ def candidate_at(toolbox: Toolbox, path: str, similarity: float) -> Candidate:
 def cites(toolbox: Toolbox, path: str, sources: list[str]) -> bool:
     """Whether the node at ``path`` lists one of ``sources`` under ``## Sources``."""
     try:
-        cited = {t.removesuffix(".md") for t in cited_sources(toolbox.text_of(path))}
+        return cited_by(toolbox.text_of(path), sources)
     except Exception:  # an unreadable node is not a target anyway
         return False
-    return any(s.removesuffix(".md") in cited for s in sources)
 
 
 def closeness(similarity: float, same: float, related: float) -> str:
