@@ -152,6 +152,7 @@ def test_bad_type_from_env_is_a_config_error(tmp_path: Path) -> None:
     ("text", "key"),
     [("llm:\n  provider: gpt\n", "llm.provider"),
      ("embedding:\n  provider: openai\n", "embedding.provider"),
+     ("embedding:\n  sections: quick\n", "embedding.sections"),
      ("index:\n  chroma:\n    mode: cloud\n", "index.chroma.mode")],
 )
 def test_bad_choice_is_a_config_error_listing_the_choices(
@@ -231,6 +232,7 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "retries": ("llm.retries", 3), "max_steps": ("llm.max_steps", 9),
              "embedding_provider": ("embedding.provider", "ollama"),
              "embedding_model": ("embedding.model", "e-model"),
+             "section_embedding": ("embedding.sections", "same"),
              "chroma_mode": ("index.chroma.mode", "http"),
              "chroma_host": ("index.chroma.host", "c-host"),
              "chroma_port": ("index.chroma.port", 8123), "body_chars": ("index.body_chars", 777),

@@ -20,8 +20,8 @@ from vaultlink.index.embed import (
     MiniLMEmbedder,
     OllamaEmbedder,
     make_embedder,
-    minilm_files,
 )
+from vaultlink.index.minilm_graph import minilm_files
 
 QUERY = "How do I rebuild the search index?"
 CLOSE = "Steps to reindex the search service"

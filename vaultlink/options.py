@@ -34,6 +34,7 @@ class PipelineOptions:
     lookback_days: int
     fallback: str = "none"  # llm.fallback: offline lets auto write offline text after a model
     backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
+    section_embedding: str = "fast"  # embedding.sections: fast | same
     model_cache: str = ""  # where the embedder keeps its optimised graph ("": nowhere)
     silence_seconds: float = 300.0  # llm.silence_seconds: no token for this long ends a call
     integrate_mode: str = "auto"  # llm.integrate_mode: auto | tools | oneshot
