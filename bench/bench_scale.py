@@ -250,8 +250,9 @@ def run(root: Path, args: argparse.Namespace) -> None:
     say(f"vault: {args.notes} notes, {args.nodes} digest nodes", f"written in "
         f"{time.perf_counter() - t0:.1f} s")
 
-    if args.backfill_days is not None:
-        with (root / ".vaultlink" / "config.yaml").open("a", encoding="utf-8") as fh:
+    with (root / ".vaultlink" / "config.yaml").open("a", encoding="utf-8") as fh:
+        fh.write(f"embedding:\n  sections: {args.sections}\n")
+        if args.backfill_days is not None:
             fh.write(f"backfill:\n  days: {args.backfill_days}\n")
     if args.no_chunks:  # the node index only (what dream and node-search use)
         seconds, _ = cli(root, "node-search", "first build", "--json")
@@ -267,6 +268,8 @@ def run(root: Path, args: argparse.Namespace) -> None:
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     say("index size (.vaultlink)", f"{size_mb(root / '.vaultlink'):.0f} MB; peak RSS "
         f"{rss:.0f} MB")
+    if args.build_only:
+        return
 
     seconds, out = cli(root, "dream", "--json", "--max-units", "100000")
     counts = json.loads(out)["counts"]
@@ -340,6 +343,11 @@ def main() -> None:
     parser.add_argument("--backfill-days", type=int,
                         help="backfill.days of the vault (default 14: about 128 notes of "
                              "10,000 integrated at the first start)")
+    parser.add_argument("--sections", choices=("fast", "same"), default="fast",
+                        help="embedding.sections of the vault: the section index's model "
+                             "(fast: MiniLM in int8 arithmetic, the default; same: exact)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="stop after the first build and its size")
     parser.add_argument("--idle", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the generated vault")
