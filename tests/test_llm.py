@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +33,7 @@ from vaultlink.errors import (
     ModelUnavailable,
     PromptTooLarge,
 )
+from vaultlink.index import minilm_graph
 from vaultlink.llm.chat import ToolCall, budget_tokens, estimate_tokens, fits, normalise_arguments
 from vaultlink.llm.ollama import OllamaChat, base_url, is_reachable
 from vaultlink.llm.probe import probe
@@ -328,6 +330,7 @@ def test_doctor_all_ok(doctor_server: FakeOllama, tmp_path: Path) -> None:
                  "✓ context length >= llm.num_ctx",
                  "✓ model answers a tool call: node_search, as a call",
                  "✓ time per unit: a ", "✓ embedding model loads",
+                 "✓ section index model loads: minilm-l6-v2-int8-q8",
                  "- index healthy: not built yet: `vaultlink dream` or `vaultlink reindex`"):
         assert line in out
     assert "fix:" not in out and "ready" in out
@@ -361,7 +364,8 @@ def test_doctor_json(doctor_server: FakeOllama, tmp_path: Path) -> None:
     data = json.loads(out)
     assert code == 0 and data["ok"] is True and data["host"] == doctor_server.url
     assert [c["name"] for c in data["checks"]] == [
-        "reachable", "pulled", "tools", "context", "tool_call", "speed", "embedding", "index"]
+        "reachable", "pulled", "tools", "context", "tool_call", "speed", "embedding",
+        "sections", "index"]
     assert data["checks"][6]["detail"].endswith("dimension 64")
 
 
@@ -398,6 +402,18 @@ def test_doctor_ollama_embedder_down_fails_whatever_the_provider(tmp_path: Path)
     code, out = run_doctor(tmp_path, down_url(), "offline")
     assert code == 1 and "✗ embedding model loads" in out
     assert "fix: run `ollama pull all-minilm`, or set embedding.provider: local" in out
+
+
+def test_doctor_says_when_the_section_model_cannot_be_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # nothing made yet
+    monkeypatch.setattr(minilm_graph, "_LOADED", {})
+    monkeypatch.setitem(sys.modules, "onnxruntime.quantization", None)  # onnx missing
+    (tmp_path / "vault").mkdir()
+    code, out = run_doctor(tmp_path / "vault", down_url(), "offline", local_embeddings=True)
+    assert code == 1 and "✓ embedding model loads" in out
+    assert "✗ section index model loads" in out and "pip install onnx" in out
+    assert "fix: pip install onnx, or set embedding.sections: same" in out
 
 
 def test_doctor_checks_the_index(doctor_server: FakeOllama, tmp_path: Path) -> None:

