@@ -24,6 +24,8 @@ from tests.fakes.competent import (
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
+from vaultlink.dream.extractor import summary_text
+from vaultlink.dream.nodetext import lead_sentence
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State
@@ -559,3 +561,33 @@ def test_a_unit_decided_before_a_stop_is_not_decided_again(tmp_path: Path) -> No
     assert asked == []  # no integrate turn
     assert sorted(p.name for p in (root / "digest").rglob("*.md")
                   if "topics" not in p.parts) == ["online-rebuild.md"]
+
+
+def test_code_a_summary_copies_from_its_note_stays_a_code_block_in_the_node(
+        tmp_path: Path) -> None:
+    """The 1.5B copied a page's commands into a summary with their line breaks; joined
+    onto one line they were neither code nor a sentence in the node."""
+    root = vault(tmp_path)
+    page = "resource/hatch-new.md"
+    (root / "resource").mkdir(exist_ok=True)
+    (root / page).write_text("# New projects\n\nTo create a project, run:\n\n```bash\n"
+                             "hatch new my-app\ncd my-app\n```\n\nThen enter its shell.\n")
+    unit = {"name": "hatch-new-project", "bucket": "procedure", "paths": [page],
+            "summary": "To create a project, run:\n```bash\nhatch new my-app\n  cd my-app\n"
+                       "```\nThen   enter its\nshell."}
+    with FakeOllama(model=with_extract(creator, unit)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    [result] = run.results
+    text = (root / result.target).read_text()
+    assert "run:\n\n```bash\nhatch new my-app\n  cd my-app\n```\n\nThen enter its shell." in text
+    assert "description: 'To create a project, run: `hatch new my-app` Then" in text
+    assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
+
+
+def test_a_summary_keeps_only_fenced_code_on_several_lines() -> None:
+    assert summary_text("one  two\nthree") == "one two three"
+    # cut inside its block: closed, not left open to swallow the node
+    assert summary_text("run:\n```\nhatch env create\n") == "run:\n\n```\nhatch env create\n```"
+    # triple backticks inside a line are no block
+    assert summary_text("Use ```hatch new``` to\nstart.") == "Use ```hatch new``` to start."
+    assert lead_sentence("Run:\n```sh\n\nmake\n```\nDone. More.") == "Run: `make` Done."

@@ -26,7 +26,7 @@ from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 from vaultlink.markdown.links import RAW_WIKILINK
-from vaultlink.markdown.text import STOP_WORDS, stem, subject_words
+from vaultlink.markdown.text import FENCED_BLOCK, STOP_WORDS, stem, subject_words
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ def _merged(items: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(raw, dict):
             continue
         key = slugify(str(raw.get("name") or "")).removesuffix("-md")
-        summary = " ".join(str(raw.get("summary") or "").split())
+        summary = summary_text(str(raw.get("summary") or ""))
         if key not in out:
             out[key] = {**raw, "summary": summary}
         elif summary and summary not in out[key]["summary"]:
@@ -199,12 +199,29 @@ def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
     """A unit from one answer item, its source the note, its name made specific."""
     # A summary is plain words: a link copied from the note ([[2026-06-31]]) may name no
     # note, and links are the integrator's to write (checked by the guard).
-    summary = RAW_WIKILINK.sub(_label, " ".join(str(raw.get("summary") or "").split()))
+    summary = RAW_WIKILINK.sub(_label, summary_text(str(raw.get("summary") or "")))
     if not summary:
         log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
         return None
     return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
                 normalize_bucket(raw.get("bucket")), summary, [path])
+
+
+def summary_text(text: str) -> str:
+    """A summary's prose on one line, its fenced code blocks kept line by line as
+    paragraphs of their own: the 1.5B copies a page's commands into a summary, and
+    joined onto one line they were neither code nor a sentence in the node."""
+    parts, at = [], 0
+    for m in FENCED_BLOCK.finditer(text):
+        parts.append(" ".join(text[at:m.start()].split()))
+        block = m.group(0).rstrip()
+        fence = m.group(1)
+        if not block.endswith(fence):
+            block += "\n" + fence  # an answer cut inside its block: closed
+        parts.append("\n".join(line.rstrip() for line in block.split("\n")))
+        at = m.end()
+    parts.append(" ".join(text[at:].split()))
+    return "\n\n".join(p for p in parts if p)
 
 
 def _label(m: re.Match[str]) -> str:

@@ -11,7 +11,7 @@ import re
 
 from vaultlink.dream.offline.writing import weave
 from vaultlink.markdown.sections import find_sources_section
-from vaultlink.markdown.text import subject_words
+from vaultlink.markdown.text import FENCED_BLOCK, subject_words
 
 
 def compose(body: str, source_line: str) -> str:
@@ -43,6 +43,16 @@ def insert_before_sources(body: str, text: str) -> str:
 
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def lead_sentence(text: str) -> str:
+    """The first sentence of ``text`` on one line, for a description: a fenced block
+    stands as its first line in backticks ("run: `hatch new my-app`")."""
+    def inline(m: re.Match[str]) -> str:
+        lines = [ln.strip() for ln in m.group(0).split("\n")[1:] if ln.strip()]
+        code = next((ln for ln in lines if not ln.startswith(m.group(1))), "")
+        return f" `{code}` " if code else " "
+    return SENTENCE.split(" ".join(FENCED_BLOCK.sub(inline, text).split()))[0]
 
 
 def _said(sentence: str) -> str:

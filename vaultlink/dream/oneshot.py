@@ -29,6 +29,7 @@ from vaultlink.dream.nodetext import (
     compose,
     coverage,
     insert_before_sources,
+    lead_sentence,
     new_sentences,
     new_values,
     says_correction,
@@ -322,7 +323,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         text = compose(body, _source_line(d, unit, "CREATE", title, body))
         answer = toolbox.call("write", {"path": path, "name": title,
                                         "description": d.description or clip(
-                                            SENTENCE.split(unit.summary)[0], 200),
+                                            lead_sentence(unit.summary), 200),
                                         "content": text})
     else:
         named = _target(d.target, listed)

@@ -8,6 +8,10 @@ import re
 
 # "- item", "* item", "+ item", "1. item", "1) item"
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# A fenced code block in a model's text: opened at a line's start or after a space
+# ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a
+# line or by the end of the text; group 1 is the fence.
+FENCED_BLOCK = re.compile(r"(?<!\S)(```|~~~)[^\n`]*\n.*?(?:\n[ \t]*\1[ \t]*(?=\n|$)|$)", re.S)
 
 STOP_WORDS = frozenset("""
 a about after again all also an and any are as at back be because been before being
