@@ -47,6 +47,25 @@ def test_refine_puts_each_fact_in_its_section_cited_there_never_added_from() -> 
     assert NODE.split("## Sources")[1].strip() in body  # every old source kept
 
 
+def test_sections_a_page_adds_are_cited_once_by_a_sources_line_that_names_them() -> None:
+    """The demo's reranker node ended five sections from one page with the same link."""
+    page = "resource/reranking-notes.md"
+    summary = ("A bi-encoder encodes query and document apart, so hybrid search can "
+               "precompute the document vectors.\n"
+               "## Cost\n\n- Every query and candidate pair is a full forward pass.\n"
+               "## Pitfalls\n\n- Scores are not calibrated across queries.")
+    plan = plan_update(NODE, summary, page, "Hybrid search", cites_source=False)
+    assert plan is not None and plan.action == "REFINE"
+    cost = plan.body.split("## Cost")[1].split("## Sources")[0]
+    assert "full forward pass." in cost and "[[" not in cost  # no link per section
+    lead = plan.body.split("## Rollout")[0]
+    assert "precompute the document vectors. ([[resource/reranking-notes.md|" in lead
+    line = plan.body.split("## Sources")[1].strip().splitlines()[-1]
+    assert line.startswith("- More on ") and "the sections “Cost” and “Pitfalls”: taken " \
+        "from [[resource/reranking-notes.md|" in line
+    assert plan.body.count("resource/reranking-notes.md") == 2  # the lead's line, Sources
+
+
 def test_a_changed_value_is_replaced_and_kept_once_as_earlier() -> None:
     summary = ("We agreed to take the top 200 from BM25 and the top 200 from the vector "
                "index before fusion.")

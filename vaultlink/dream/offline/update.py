@@ -21,7 +21,14 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.dream.offline.text import STEP_MARK, content_words, delink
-from vaultlink.dream.offline.writing import cite, paragraphs, phrase_of, source_sentence, weave
+from vaultlink.dream.offline.writing import (
+    cite,
+    listing,
+    paragraphs,
+    phrase_of,
+    source_sentence,
+    weave,
+)
 from vaultlink.markdown.sections import find_sources_section, sections
 from vaultlink.markdown.text import LIST_MARK
 
@@ -148,14 +155,19 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     have_links = {m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines))}
     linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in have_links),
                         linkable.context)
-    inserted = _insert(lines, main_end, fresh, source, linkable)
+    inserted, made = _insert(lines, main_end, fresh, source, linkable)
     main_end += inserted
     action = "CORRECT" if corrections else "REFINE" if fresh else "CORROBORATE"
     if action == "CORRECT":
         what, extra = corrections[0], ""
     elif action == "REFINE":
-        phrase = phrase_of([ln for _, ln in fresh])
-        what, extra = f"More on {phrase or title}", ""
+        into_old = [ln for heading, ln in fresh if heading not in made]
+        phrase = phrase_of([ln for _, ln in fresh]) if into_old else ""
+        parts = [f"more on {phrase or title}"] if into_old else []
+        if made:
+            parts.append(f"the section{'s' if len(made) > 1 else ''} "
+                         + listing([f"“{h}”" for h in made]))
+        what, extra = "; ".join(parts), ""
     else:
         what, extra = title, ""
     sentence = source_sentence(action, what, [source], extra)
@@ -189,12 +201,14 @@ def _fresh(summary: str, have: set[str]) -> list[tuple[str, str]]:
 
 
 def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], source: str,
-            linkable: Linkable) -> int:
+            linkable: Linkable) -> tuple[int, list[str]]:
     """Put each fresh line in its section of ``lines[:main_end]`` (in place); returns how
-    many lines were added. Runs going to one place become one paragraph or list, cited
-    once at their end."""
+    many lines were added and the headings of the sections made for them. Runs going to
+    one place become one paragraph or list, cited once at their end; a section made
+    for the source is cited by its Sources line, which names it (cited at the end of
+    each, five sections of one page ended in the same link five times)."""
     if not fresh:
-        return 0
+        return 0, []
     spans = _spans(lines, main_end)
     by_place: dict[tuple[int, str], list[str]] = {}  # (section index, new heading) -> lines
     for heading, line in fresh:
@@ -206,7 +220,8 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
         end = _end_of(spans, target)
         while end > 0 and not lines[end - 1].strip():
             end -= 1
-        block = _as_markdown(group, source, lines[end - 1] if end else "")
+        block = _as_markdown(group, "" if new_heading else source,
+                             lines[end - 1] if end else "")
         woven, linked = weave(block, list(linkable.nodes), set(linkable.context))
         block = woven
         linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in linked),
@@ -217,7 +232,7 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
             block = ["", *block]
         lines[end:end] = block
         added += len(block)
-    return added
+    return added, [h for _, h, _ in groups if h]
 
 
 def _spans(lines: list[str], main_end: int) -> list[tuple[str, int, int]]:
@@ -253,7 +268,7 @@ def _target(spans: list[tuple[str, int, int]], lines: list[str], heading: str,
 
 def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
     """Lines to insert: items stay items (steps numbered on from the list above), prose
-    becomes one paragraph; the run is cited once, at its end."""
+    becomes one paragraph; the run is cited once, at its end (unless ``source`` is "")."""
     out: list[str] = []
     prose: list[str] = []
     last = STEP_MARK.match(before)
@@ -268,7 +283,8 @@ def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
             prose.append(delink(line))
     if prose:
         out += ["", " ".join(prose)] if out else [" ".join(prose)]
-    out[-1] += f" ({cite(source)})"
+    if source:
+        out[-1] += f" ({cite(source)})"
     return out
 
 
