@@ -129,7 +129,8 @@ def test_auto_never_falls_back_silently_into_a_vault_a_model_wrote_to(
     assert ok.exit_code == 0 and json.loads(ok.output)["counts"]["integrated"] == 1
 
 
-def test_a_node_too_long_to_read_in_the_steps_fails_no_unit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lines", [330, 1200])
+def test_a_node_too_long_to_read_in_the_steps_fails_no_unit(tmp_path: Path, lines: int) -> None:
     """A node corroborated by hundreds of notes grows hundreds of source lines. The
     offline integrator reads it in pages of 40 lines: with the model's step budget
     (llm.max_steps, 12) the pages alone used it up, so every unit near that node failed
@@ -140,9 +141,12 @@ def test_a_node_too_long_to_read_in_the_steps_fails_no_unit(tmp_path: Path) -> N
 
     root = make_vault(tmp_path / "v")
     many = "".join("- Search index rebuild: confirmed again by [[daily/2026-07-01.md|the "
-                   f"2026-07-01 note]] ({i}).\n" for i in range(330))
+                   f"2026-07-01 note]] ({i}).\n" for i in range(lines))
     (root / BASE_NODE).write_text(BASE_NODE_TEXT + many)
     add_note(root, 1)
     run = dream(root)
     assert [r.error for r in run.results if r.status == "failed"] == []
     assert "daily/2026-07-01/part-001.md" in run.checkpointed
+    # read to its end: the unit went into it, not into a second node beside it (at 1,200
+    # lines it did, when reading stopped after 9 pages of 40)
+    assert {r.target for r in run.results} == {BASE_NODE}

@@ -86,7 +86,10 @@ CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
 REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
 RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
-MAX_PAGES = 9        # pages of one node read at most (a longer node counts as unread)
+# Pages of one node read at most (a longer node counts as unread, and a unit about it
+# became a second node beside it). 2,000 lines: a node confirmed by a note a day for
+# five years; steps cost nothing offline.
+MAX_PAGES = 50
 # The fewest turns a session needs: the search, every page of the best target, the
 # write. A model's budget (llm.max_steps, 12 by default) is sized for a model, whose
 # turns cost; with it, one node of 300 source lines failed every unit near it.
