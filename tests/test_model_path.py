@@ -24,7 +24,7 @@ from tests.fakes.competent import (
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.dream.extractor import summary_text
+from vaultlink.dream.extractor import summary_text, with_code_restored
 from vaultlink.dream.nodetext import lead_sentence
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -565,7 +565,7 @@ def test_a_unit_decided_before_a_stop_is_not_decided_again(tmp_path: Path) -> No
 
 def test_code_a_summary_copies_from_its_note_stays_a_code_block_in_the_node(
         tmp_path: Path) -> None:
-    """The 1.5B copied a page's commands into a summary with their line breaks; joined
+    """A summary that copies a page's commands with their line breaks keeps them; joined
     onto one line they were neither code nor a sentence in the node."""
     root = vault(tmp_path)
     page = "resource/hatch-new.md"
@@ -591,3 +591,78 @@ def test_a_summary_keeps_only_fenced_code_on_several_lines() -> None:
     # triple backticks inside a line are no block
     assert summary_text("Use ```hatch new``` to\nstart.") == "Use ```hatch new``` to start."
     assert lead_sentence("Run:\n```sh\n\nmake\n```\nDone. More.") == "Run: `make` Done."
+
+
+HOOKS_PAGE = """# About plugins
+
+Each registration hook must be decorated by Hatch's hook marker. For example:
+
+```python tab="hooks.py"
+from hatchling.plugin import hookimpl
+
+from .plugin import SpecialEnvironment
+
+
+@hookimpl
+def hatch_register_environment():
+    return SpecialEnvironment
+```
+
+Every class must define `PLUGIN_NAME`:
+
+```python
+...
+class SpecialEnvironment(...):
+    PLUGIN_NAME = 'special'
+    ...
+```
+
+Install the plugin, then create the environment:
+
+```console
+$ pip install hatch-special
+$ hatch env create special
+$ hatch env show
+$ hatch shell special
+```
+"""
+
+
+def test_a_code_block_the_model_ran_onto_one_inline_span_is_put_back() -> None:
+    """What the 1.5B wrote of the Hatch plugin page (its own answer, on one line)."""
+    said = ("Each registration hook must be decorated, for example: `from hatchling.plugin "
+            "import hookimpl from .plugin import SpecialEnvironment @hookimpl def "
+            "hatch_register_environment(): return SpecialEnvironment` The class might be: "
+            "`class SpecialEnvironment(...): PLUGIN_NAME = 'special' ...` Set `PLUGIN_NAME` "
+            "and run `hatch env create special` or `pip install nothing-here now`.")
+    text = with_code_restored(said, HOOKS_PAGE)
+    assert ("for example:\n\n```python\nfrom hatchling.plugin import hookimpl\n\nfrom "
+            ".plugin import SpecialEnvironment\n\n\n@hookimpl\ndef hatch_register_"
+            "environment():\n    return SpecialEnvironment\n```\n\nThe class might be:"
+            "\n\n```python\n...\nclass SpecialEnvironment(...):\n    PLUGIN_NAME = "
+            "'special'\n    ...\n```\n\nSet `PLUGIN_NAME`") in text
+    # a name, a command quoted from a longer block, a span in no block: inline as said
+    assert text.endswith("Set `PLUGIN_NAME` and run `hatch env create special` or "
+                         "`pip install nothing-here now`.")
+    assert with_code_restored("Nothing `to do here at all`.", HOOKS_PAGE) == \
+        "Nothing `to do here at all`."
+
+
+def test_a_dreamed_node_shows_the_notes_code_block_not_the_models_one_line(
+        tmp_path: Path) -> None:
+    root = vault(tmp_path)
+    page = "resource/hatch-plugins.md"
+    (root / "resource").mkdir(exist_ok=True)
+    (root / page).write_text(HOOKS_PAGE)
+    unit = {"name": "registration-hooks", "bucket": "wiki", "paths": [page],
+            "summary": "Each registration hook must be decorated by Hatch's hook marker, for "
+                       "example: `from hatchling.plugin import hookimpl from .plugin import "
+                       "SpecialEnvironment @hookimpl def hatch_register_environment(): "
+                       "return SpecialEnvironment`"}
+    with FakeOllama(model=with_extract(creator, unit)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    [result] = run.results
+    assert result.status == "integrated", (run.results, run.units)
+    text = (root / result.target).read_text()
+    assert "for example:\n\n```python\nfrom hatchling.plugin import hookimpl\n" in text
+    assert "    return SpecialEnvironment\n```\n" in text

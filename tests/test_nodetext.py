@@ -5,7 +5,7 @@ example left out, and a REFINE repeating what the node already says."""
 
 from __future__ import annotations
 
-from vaultlink.dream.nodetext import new_sentences, without_dangling_lead
+from vaultlink.dream.nodetext import new_sentences, paragraphs_of, without_dangling_lead
 
 TWICE = ("Hatch provides two types of plugins: Hatchling and Hatch. Hatch plugins must be "
          "installed beside Hatch itself. Hatch provides two types of plugins: Hatchling and "
@@ -34,3 +34,11 @@ def test_a_closing_lead_in_to_nothing_is_dropped() -> None:
                                            "The fields are listed.")
     assert without_dangling_lead("Steps:\n\n- one") == "Steps:\n\n- one"
     assert without_dangling_lead("Only this:") == "Only this:"  # all it says: kept
+
+
+def test_a_code_block_with_blank_lines_stays_one_block_and_keeps_its_lines() -> None:
+    code = "```python\nfrom x import y\n\n\n@hook\ndef f():\n    return y\n```"
+    text = f"Decorate it:\n\n{code}\n\nThen   register it. Then   register it."
+    assert paragraphs_of(text) == ["Decorate it:", code, "Then   register it. Then   register it."]
+    assert new_sentences(text, "") == f"Decorate it:\n\n{code}\n\nThen register it."
+    assert paragraphs_of("```\nopen\n\nto the end") == ["```\nopen\n\nto the end"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,6 +149,7 @@ class ModelExtractor:
                 log.info("dropping unit %r of %s: its summary is not in the note (%s)",
                          unit.name, note.path, unit.summary[:80])
                 continue
+            unit.summary = with_code_restored(unit.summary, note.new_text())
             if unit.bucket == "personal" and note.path.startswith(f"{self.resource}/"):
                 # A document the person keeps is general knowledge: the 1.5B put pages of
                 # the Hatch docs under "personal" (this person's facts and preferences).
@@ -222,6 +224,41 @@ def summary_text(text: str) -> str:
         at = m.end()
     parts.append(" ".join(text[at:].split()))
     return "\n\n".join(p for p in parts if p)
+
+
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def with_code_restored(summary: str, source: str) -> str:
+    """``summary`` with each inline code span that is a code block of ``source`` run onto
+    one line put back as that block. The 1.5B copies a page's examples into a summary
+    as one line of inline code ("`from hatchling.plugin import hookimpl from .plugin
+    import SpecialEnvironment @hookimpl def hatch_register_environment(): ...`"), which
+    reads as neither code nor prose in the node; the note still has the block."""
+    blocks = []
+    for m in FENCED_BLOCK.finditer(source):
+        lines = m.group(0).rstrip().split("\n")
+        closed = len(lines) > 1 and lines[-1].strip().startswith(m.group(1))
+        body = textwrap.dedent("\n".join(lines[1:-1] if closed else lines[1:])).strip("\n")
+        if body.strip():
+            info = lines[0].strip()[len(m.group(1)):].split()
+            blocks.append((" ".join(body.split()), m.group(1) + (info[0] if info else ""),
+                           m.group(1), body))
+
+    def restore(m: re.Match[str]) -> str:
+        span = " ".join(m.group(1).split())
+        cut = span.removesuffix("...").rstrip()  # "`some lines ...`": the rest left out
+        words = len(cut.split())
+        if words < 3:
+            return m.group(0)  # a name or a command of a word or two stays inline
+        for flat, opening, fence, body in blocks:
+            # most of one block: a command quoted from a long block stays inline
+            if flat == span or (cut in flat and 2 * words >= len(flat.split())):
+                return f"\n\n{opening}\n{body}\n{fence}\n\n"
+        return m.group(0)
+
+    restored = _INLINE_CODE.sub(restore, summary)
+    return summary if restored == summary else summary_text(restored)
 
 
 def _label(m: re.Match[str]) -> str:

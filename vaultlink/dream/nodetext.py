@@ -27,7 +27,7 @@ def weave_mentions(text: str, nodes: list[tuple[str, str]]) -> str:
     mentions: a node the model merely listed as related was another subject in half
     the links the 1.5B chose on sample_vault ("It connects to" a vacuum procedure from a
     note on rank fusion), and a link a reader cannot see the reason for is noise."""
-    blocks = text.split("\n\n")
+    blocks = paragraphs_of(text)
     woven, _ = weave(blocks, [(p, n) for p, n in nodes if n.strip()], set())
     return "\n\n".join(woven)
 
@@ -43,6 +43,25 @@ def insert_before_sources(body: str, text: str) -> str:
 
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def paragraphs_of(text: str) -> list[str]:
+    """``text`` cut at its blank lines, each fenced code block whole: cut at the blank
+    lines inside a block, its lines were joined as prose and its fence left open."""
+    out: list[str] = []
+    fence = ""
+    for piece in text.split("\n\n"):
+        if fence:
+            out[-1] += "\n\n" + piece
+        else:
+            out.append(piece)
+        for line in piece.split("\n"):
+            mark = line.strip()
+            if not fence and mark.startswith(("```", "~~~")):
+                fence = mark[:3]
+            elif fence and mark.startswith(fence) and not mark.strip(fence[0]):
+                fence = ""
+    return out
 
 
 def lead_sentence(text: str) -> str:
@@ -65,7 +84,7 @@ def new_sentences(text: str, known: str) -> str:
     read twice would copy the node's own text into it again). Paragraphs stay."""
     seen = {_said(x) for line in known.split("\n") for x in SENTENCE.split(line.strip())}
     paragraphs = []
-    for para in text.split("\n\n"):
+    for para in paragraphs_of(text):
         if para.lstrip().startswith(("#", "`", "-", "*", "|", "1.")):
             paragraphs.append(para)  # headings, code, lists, tables: kept whole
             continue
@@ -84,7 +103,7 @@ def without_dangling_lead(text: str) -> str:
     """``text`` without a closing sentence that introduces what is not there ("The
     following is an example of a valid block:" with the example left out); ``text``
     itself when that sentence is all it says."""
-    paragraphs = text.rstrip().split("\n\n")
+    paragraphs = paragraphs_of(text.rstrip())
     last = paragraphs[-1]
     if last.rstrip().endswith(":") and not last.lstrip().startswith(("#", "`", "-", "|")):
         sentences = SENTENCE.split(last.strip())
