@@ -211,8 +211,9 @@ def _unit(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
 
 def summary_text(text: str) -> str:
     """A summary's prose on one line, its fenced code blocks kept line by line as
-    paragraphs of their own: the 1.5B copies a page's commands into a summary, and
-    joined onto one line they were neither code nor a sentence in the node."""
+    paragraphs of their own: a model that copies a page's commands with their line
+    breaks gets them in the node as code, not as one line that is neither code nor a
+    sentence."""
     parts, at = [], 0
     for m in FENCED_BLOCK.finditer(text):
         parts.append(" ".join(text[at:m.start()].split()))

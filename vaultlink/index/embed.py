@@ -67,8 +67,8 @@ class MiniLMEmbedder:
 
     ``fast`` False: fp32 arithmetic, the model as published (model id
     :data:`MINILM_MODEL_ID`). ``fast`` True: int8 matrix products, about twice the
-    texts per second on a CPU with int8 dot-product instructions (2 cores: 83 against
-    46 sections a second) and recall within 0.01 of the exact model on the real-document
+    texts per second on a CPU with int8 dot-product instructions (2 cores, quiet: 161
+    against 80 sections a second) and recall within 0.01 of the exact model on the real-document
     benchmark (model id :data:`MINILM_FAST_MODEL_ID`; see ``minilm_graph``).
 
     The model loads on the first :meth:`embed`, so constructing one is free.
