@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from vaultlink.dream.offline.writing import weave
+from vaultlink.markdown.links import code_line_numbers
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.markdown.text import FENCED_BLOCK, subject_words
 
@@ -46,21 +47,17 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def paragraphs_of(text: str) -> list[str]:
-    """``text`` cut at its blank lines, each fenced code block whole: cut at the blank
-    lines inside a block, its lines were joined as prose and its fence left open."""
+    """``text`` cut at its blank lines, except those inside a fenced code block: cut
+    there, a block's lines were joined as prose and its fence left open."""
+    code = code_line_numbers(text)
     out: list[str] = []
-    fence = ""
+    first = 1  # the line each piece starts on; the blank line before it is first - 1
     for piece in text.split("\n\n"):
-        if fence:
+        if out and first - 1 in code:
             out[-1] += "\n\n" + piece
         else:
             out.append(piece)
-        for line in piece.split("\n"):
-            mark = line.strip()
-            if not fence and mark.startswith(("```", "~~~")):
-                fence = mark[:3]
-            elif fence and mark.startswith(fence) and not mark.strip(fence[0]):
-                fence = ""
+        first += piece.count("\n") + 2
     return out
 
 

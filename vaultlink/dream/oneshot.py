@@ -360,8 +360,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         if action != d.action:
             outcome.warnings.append(f"{path} holds every sentence of the unit: {action}")
             d = replace(d, action=action)
-        answer = toolbox.call("write", {"path": path, "name": str(note.frontmatter.get("name")
-                                                                    or title_of(unit.name)),
+        answer = toolbox.call("write", {"path": path, "name": title,
                                         "description": str(note.frontmatter.get("description")
                                                            or d.description),
                                         "content": body})
