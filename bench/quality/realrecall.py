@@ -134,6 +134,16 @@ def write_nodes(root: Path, nodes: Sequence[RealNode]) -> None:
                                            n.body), encoding="utf-8")
 
 
+def truth_by_page(pages: Sequence[Page], pairs: set[frozenset[str]]) -> dict[str, set[str]]:
+    """Each page's truth: the pages it links to or that link to it."""
+    truth: dict[str, set[str]] = {p.path: set() for p in pages}
+    for pair in pairs:
+        a, b = sorted(pair)
+        truth[a].add(b)
+        truth[b].add(a)
+    return truth
+
+
 def recall_at(ranked: dict[str, list[str]], truth: dict[str, set[str]], k: int) -> float:
     """Mean share of each page's truth among its top ``k`` (pages with no truth left out)."""
     values = [len(set(ranked[p][:k]) & t) / len(t) for p, t in truth.items() if t]
@@ -224,11 +234,7 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000) -> RealRecall:
     pages = load_corpus()
     nodes = real_nodes(pages)
     pairs = truth_pairs(pages)
-    truth: dict[str, set[str]] = {n.page: set() for n in nodes}
-    for pair in pairs:
-        a, b = sorted(pair)
-        truth[a].add(b)
-        truth[b].add(a)
+    truth = truth_by_page(pages, pairs)
     page_of = {n.rel: n.page for n in nodes}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"

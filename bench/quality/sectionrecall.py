@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.quality.realdocs import load_corpus, truth_pairs, write_as_vault
-from bench.quality.realrecall import first_sentence, recall_at
+from bench.quality.realrecall import first_sentence, recall_at, truth_by_page
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import Embedder, MiniLMEmbedder
 from vaultlink.index.store import open_chroma
@@ -49,11 +49,7 @@ class SectionRecall:
 def run_section_recall(embedder: Embedder, depth: int = 20) -> SectionRecall:
     """Index the corpus as notes with ``embedder`` and score every page's search."""
     pages = load_corpus()
-    truth: dict[str, set[str]] = {p.path: set() for p in pages}
-    for pair in truth_pairs(pages):
-        a, b = sorted(pair)
-        truth[a].add(b)
-        truth[b].add(a)
+    truth = truth_by_page(pages, truth_pairs(pages))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         rel_of = write_as_vault(pages, root)
