@@ -81,3 +81,14 @@ def test_sections_are_embedded_fast_and_nodes_exact_unless_told_same(sample_vaul
         assert indexes.chunks.embedder.model_id == MINILM_MODEL_ID
     finally:
         indexes.close()
+
+
+def test_making_the_quantised_graph_prints_nothing(tmp_path: Path) -> None:
+    """onnxruntime's quantiser advises "pre-processing" on the root logger: a user's
+    first `search` printed it."""
+    probe = ("from pathlib import Path\nfrom vaultlink.index.embed import MiniLMEmbedder\n"
+             f"MiniLMEmbedder(fast=True, cache_dir=Path({str(tmp_path)!r})).embed(['a b c'])")
+    done = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                          text=True)
+    assert list(tmp_path.glob("minilm-q8-*.onnx"))  # it was made in this process
+    assert done.stderr == "" and done.stdout == ""

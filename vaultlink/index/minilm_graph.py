@@ -25,6 +25,7 @@ import platform
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,23 +144,34 @@ def _exact_graph(ort: Any, model_path: Path, out: Path) -> Any:
                                 providers=["CPUExecutionProvider"])
 
 
-def _exact_session(ort: Any, model_path: Path, cache_dir: Path | None) -> Any:
-    cached = _cached_path(ort, cache_dir, model_path, "minilm")
+def _session(ort: Any, cached: Path | None, kind: str, make: Callable[[Path], Any]) -> Any:
+    """A session of a graph of ``kind``: loaded from ``cached`` when it is there, else
+    ``make`` writes the graph to a path and returns a session of it, and the graph is
+    kept at ``cached`` for the next process (None, or a folder that cannot be made:
+    made again each time)."""
     session = _load_cached(ort, cached)
     if session is not None:
         return session
-    if cached is None:
-        with tempfile.TemporaryDirectory(prefix="vaultlink-minilm-") as tmp:
-            return _exact_graph(ort, model_path, Path(tmp) / "exact.onnx")
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # no cache, then: optimise each time
-        log.info("cannot cache the optimised model in %s: %s", cached.parent, exc)
-        return _exact_session(ort, model_path, None)
-    work = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-    session = _exact_graph(ort, model_path, work)
-    _keep(work, cached, "minilm")
-    return session
+    with tempfile.TemporaryDirectory(prefix="vaultlink-minilm-") as tmp:
+        work = Path(tmp) / "graph.onnx"
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                work = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+            except OSError as exc:
+                log.info("cannot cache the model graph in %s: %s", cached.parent, exc)
+                cached = None
+        session = make(work)
+        if cached is not None:
+            _keep(work, cached, kind)
+        return session
+
+
+class _PreprocessAdvice(logging.Filter):
+    """Drops onnxruntime's advice to pre-process a model before quantising it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Please consider")
 
 
 def _quantise(ort: Any, model_path: Path, out: Path) -> None:
@@ -173,30 +185,23 @@ def _quantise(ort: Any, model_path: Path, out: Path) -> None:
         exact = Path(tmp) / "exact.onnx"
         _exact_graph(ort, model_path, exact)
         started = time.monotonic()
-        quantize_dynamic(exact, out, weight_type=QuantType.QInt8, per_channel=True)
+        # The quantiser advises "pre-processing" on the root logger (printed to a user's
+        # terminal at their first `search`); what it would make is the optimised graph
+        # it is given here.
+        root, advice = logging.getLogger(), _PreprocessAdvice()
+        root.addFilter(advice)
+        try:
+            quantize_dynamic(exact, out, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            root.removeFilter(advice)
         log.info("quantised the embedding model to int8 in %.1fs", time.monotonic() - started)
 
 
-def _fast_session(ort: Any, model_path: Path, cache_dir: Path | None) -> Any:
-    cached = _cached_path(ort, cache_dir, model_path, "minilm-q8")
-    session = _load_cached(ort, cached)
-    if session is not None:
-        return session
-    with tempfile.TemporaryDirectory(prefix="vaultlink-minilm-") as tmp:
-        work = Path(tmp) / "fast.onnx"
-        if cached is not None:
-            try:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                work = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-            except OSError as exc:
-                log.info("cannot cache the quantised model in %s: %s", cached.parent, exc)
-                cached = None
-        _quantise(ort, model_path, work)
-        session = ort.InferenceSession(str(work), sess_options=_options(ort, optimise=False),
-                                       providers=["CPUExecutionProvider"])
-        if cached is not None:
-            _keep(work, cached, "minilm-q8")
-        return session
+def _fast_graph(ort: Any, model_path: Path, out: Path) -> Any:
+    """Write the fast graph to ``out`` and return a session of it."""
+    _quantise(ort, model_path, out)
+    return ort.InferenceSession(str(out), sess_options=_options(ort, optimise=False),
+                                providers=["CPUExecutionProvider"])
 
 
 def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
@@ -209,7 +214,8 @@ def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
         from tokenizers import Tokenizer
 
         kind = "minilm-q8" if fast else "minilm"
-        source = _source(model_path, _cached_path(ort, cache_dir, model_path, kind), fast)
+        cached = _cached_path(ort, cache_dir, model_path, kind)
+        source = _source(model_path, cached, fast)
         # One load per process and source: every command, test and rebuilt index that
         # opens an embedder would otherwise pay ~0.4 s again.
         with _LOADED_LOCK:
@@ -220,7 +226,8 @@ def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
         # The shipped file pads and cuts every text at 128: cut at 256, pad per batch.
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-        session = (_fast_session if fast else _exact_session)(ort, model_path, cache_dir)
+        make = _fast_graph if fast else _exact_graph
+        session = _session(ort, cached, kind, lambda out: make(ort, model_path, out))
     except EmbeddingError:
         raise
     except ImportError as exc:
