@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -210,16 +210,29 @@ def markdown_links(text: str) -> list[str]:
     return [link.target for link in _iter_links(text) if link.kind != "ref"]
 
 
-def resolve_target(original_path: str, target: str, known: Iterable[str]) -> str | None:
+def resolve_target(
+    original_path: str, target: str, known: Iterable[str], site_prefixes: Sequence[str] = ()
+) -> str | None:
     """The original path among ``known`` that ``target``, written in ``original_path``, names.
 
-    ``None`` for external URLs, absolute site paths, same-page anchors and pages that are
-    not in ``known``.
+    ``None`` for external URLs, same-page anchors and pages that are not in ``known``.
+    An absolute site path (``/commands/npm-install``) resolves only when it starts with
+    one of ``site_prefixes`` (the longest that fits): the rest of it is read from the
+    docs folder (``"/"`` for a site served from the docs folder itself); with no
+    prefixes, as in realdocs, absolute paths resolve to nothing.
     """
     path = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
-    if not path or _SCHEME.match(path) or path.startswith("/"):
+    if not path or _SCHEME.match(path) or path.startswith("//"):
         return None
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(original_path), path))
+    base_dir = posixpath.dirname(original_path)
+    if path.startswith("/"):
+        prefix = max((p for p in site_prefixes if path.startswith(p)), key=len, default=None)
+        if prefix is None:
+            return None
+        path, base_dir = path[len(prefix) :], ""
+        if not path or path.startswith("/"):
+            return None
+    joined = posixpath.normpath(posixpath.join(base_dir, path))
     if joined.startswith("../") or joined == "..":
         return None
     known_set = set(known)
@@ -261,19 +274,22 @@ def strip_links(text: str, goes: Callable[[str], bool]) -> str:
     return "".join(out)
 
 
-def unlink(text: str, original_path: str, known: Iterable[str]) -> str:
+def unlink(
+    text: str, original_path: str, known: Iterable[str], site_prefixes: Sequence[str] = ()
+) -> str:
     """``text`` with its links to other documentation pages replaced by their labels.
 
     A link goes when it resolves to a page in ``known`` (original paths of the set) or,
-    more generally, when it is a relative link to a documentation page (``x.md``,
-    ``x/``): in a vault those would either give the answer away or dangle. Reference
+    more generally, when it is a relative or site-absolute link to a documentation page
+    (``x.md``, ``x/``, ``/commands/npm-install``): in a vault those would either give the
+    answer away or dangle, so no ``site_prefixes`` are needed to remove them. Reference
     definitions of such links are deleted. External links, images and same-page
     anchors stay.
     """
     known_set = set(known)
 
     def goes(target: str) -> bool:
-        found = resolve_target(original_path, target, known_set)
+        found = resolve_target(original_path, target, known_set, site_prefixes)
         return found is not None or _is_page_target(target)
 
     return strip_links(text, goes)
@@ -302,12 +318,17 @@ def write_as_vault(
     return written
 
 
-def resolved_links(text: str, original_path: str, to_corpus: Mapping[str, str]) -> list[str]:
+def resolved_links(
+    text: str,
+    original_path: str,
+    to_corpus: Mapping[str, str],
+    site_prefixes: Sequence[str] = (),
+) -> list[str]:
     """Corpus paths linked from ``text`` (deduplicated, in order, no self-link)."""
     own = to_corpus.get(original_path)
     out: list[str] = []
     for target in markdown_links(text):
-        orig = resolve_target(original_path, target, to_corpus)
+        orig = resolve_target(original_path, target, to_corpus, site_prefixes)
         if orig is None:
             continue
         path = to_corpus[orig]

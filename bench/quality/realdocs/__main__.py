@@ -14,6 +14,7 @@ import statistics
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench.quality.realdocs import (
@@ -59,7 +60,10 @@ def summary(pages: list[Page]) -> str:
     return "\n".join(lines)
 
 
-def check(pages: list[Page]) -> list[str]:
+def check(pages: list[Page], site_prefixes: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """Problems of the manifest, the text and the vault; ``site_prefixes``: set -> the
+    prefixes its absolute links are resolved with (none by default, as in realdocs)."""
+    prefixes = site_prefixes or {}
     problems: list[str] = []
     paths = {p.path: p for p in pages}
     by_set: dict[str, dict[str, str]] = {}
@@ -69,7 +73,9 @@ def check(pages: list[Page]) -> list[str]:
         for q in p.links:
             if q not in paths or paths[q].set != p.set or q == p.path:
                 problems.append(f"{p.path}: manifest link {q} is not another page of its set")
-        found = resolved_links(p.text, p.original_path, by_set[p.set])
+        found = resolved_links(
+            p.text, p.original_path, by_set[p.set], prefixes.get(p.set, ())
+        )
         if found != list(p.links):
             problems.append(f"{p.path}: text links {found} != manifest {list(p.links)}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +85,8 @@ def check(pages: list[Page]) -> list[str]:
             left = [
                 t
                 for t in markdown_links(text)
-                if resolve_target(p.original_path, t, by_set[p.set]) is not None
+                if resolve_target(p.original_path, t, by_set[p.set], prefixes.get(p.set, ()))
+                is not None
             ]
             if left:
                 problems.append(f"{written[p.path]}: page links left in the vault: {left}")
@@ -89,12 +96,22 @@ def check(pages: list[Page]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.realdocs")
     parser.add_argument("--root", type=Path, default=None, help="corpus folder (default: here)")
+    parser.add_argument(
+        "--corpus", choices=("realdocs", "linkdocs"), default=None, help="a corpus by name"
+    )
     parser.add_argument("--check", action="store_true", help="verify manifest, text and vault")
     args = parser.parse_args(argv)
-    pages = load_corpus(args.root)
+    root, prefixes = args.root, None
+    if args.corpus is not None:
+        from bench.quality.realdocs._build import corpora
+
+        spec = corpora()[args.corpus]
+        root = spec.root if root is None else root
+        prefixes = {ds.name: ds.site_prefixes for ds in spec.sets}
+    pages = load_corpus(root)
     print(summary(pages))
     if args.check:
-        problems = check(pages)
+        problems = check(pages, prefixes)
         for line in problems:
             print("problem:", line)
         print(f"check: {len(problems)} problem(s)")

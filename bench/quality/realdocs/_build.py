@@ -1,13 +1,16 @@
-"""Rebuild the corpus pages and MANIFEST.json from the unpacked package archives.
+"""Rebuild a corpus's pages and MANIFEST.json from the unpacked package archives.
 
-    python -m bench.quality.realdocs._build SRC [--drop-link-host HOST ...]
+    python -m bench.quality.realdocs._build SRC [--corpus realdocs|linkdocs]
+        [--drop-link-host HOST ...]
 
-SRC holds the archives unpacked side by side (``tar xf``), as SOURCES.md lists them:
-``SRC/hatch-1.18.2/``, ``SRC/markdown-3.11.3/`` and ``SRC/fastify-5.12.8/package/``.
-The page lists below are the selection; the only changes made to a page are the ones
-in ``clean`` (front matter, mkdocs admonitions and content tabs, mkdocstrings
-directives) and, for each ``--drop-link-host``, links to that web host turned into
-their plain labels (the corpus was built with the hosts of the package registries'
+SRC holds the archives unpacked side by side (``tar xf``; an npm tarball into a folder
+named after it, as ``SRC/fastify-5.12.8/package/``), as each corpus's SOURCES.md lists
+them. ``realdocs`` (the default) is the 70 hand-picked pages listed below; ``linkdocs``
+is the larger corpus whose sets ``linkdocs_sets`` defines by rules. The only changes
+made to a page are the ones in ``clean`` (front matter, mkdocs admonitions and content
+tabs, mkdocstrings directives) and, for each ``--drop-link-host``, links to that web host
+turned into their plain labels and any other mention of it (or a subdomain) written
+``registry.example`` (the corpora were built with the hosts of the package registries'
 own web pages, which this repository does not name). Stdlib only.
 """
 
@@ -18,6 +21,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,6 +38,13 @@ class DocSet:
     docs: str  # docs folder inside it
     pages: tuple[str, ...]  # original paths, relative to the docs folder
     banner: str = ""  # an HTML <h1> on every page that is the site's name, not a title
+    # site-absolute link prefixes that stand for the docs folder (see resolve_target)
+    site_prefixes: tuple[str, ...] = ()
+    # with no ``pages``: every ``.md`` under the docs folder matching ``include`` and no
+    # ``exclude`` (fnmatch on the original path), of MIN_WORDS to MAX_WORDS words
+    include: tuple[str, ...] = ("*.md",)
+    exclude: tuple[str, ...] = ()
+    license_file: str = ""  # in the archive root; copied to licenses/ (linkdocs)
 
     @property
     def docs_in_archive(self) -> str:
@@ -301,8 +312,13 @@ def _on_hosts(hosts: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(rf"^(?:[\w-]+\.)*(?:{alts})$")
 
 
+MASK = "registry.example"
+
+
 def drop_host_links(text: str, hosts: Sequence[str]) -> str:
-    """Links (inline or by reference) to any of ``hosts`` or their subdomains become labels."""
+    """Links (inline or by reference) to any of ``hosts`` or their subdomains become labels;
+    any other mention of such a host name (in prose, code or an e-mail address) becomes
+    ``registry.example``."""
     pattern = _on_hosts(hosts)
     if pattern is None:
         return text
@@ -311,16 +327,70 @@ def drop_host_links(text: str, hosts: Sequence[str]) -> str:
         host = urlsplit(target).hostname if "//" in target else None
         return host is not None and pattern.match(host) is not None
 
-    return strip_links(text, goes)
+    return mask_hosts(strip_links(text, goes), hosts)
+
+
+def mask_hosts(text: str, hosts: Sequence[str]) -> str:
+    """Each mention of one of ``hosts`` or a subdomain of it becomes ``registry.example``."""
+    if not hosts:
+        return text
+    alts = "|".join(re.escape(h.lower().strip(".")) for h in hosts)
+    mention = re.compile(rf"(?<![\w.-])(?:[\w-]+\.)*(?:{alts})(?![\w-])", re.I)
+    return mention.sub(MASK, text)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    root: Path
+    sets: tuple[DocSet, ...]
+    min_words: int
+    max_words: int
+
+
+def corpora() -> dict[str, Corpus]:
+    from bench.quality.realdocs import linkdocs_sets
+
+    return {
+        "realdocs": Corpus(ROOT, SETS, MIN_WORDS, MAX_WORDS),
+        "linkdocs": Corpus(
+            linkdocs_sets.ROOT,
+            linkdocs_sets.SETS,
+            linkdocs_sets.MIN_WORDS,
+            linkdocs_sets.MAX_WORDS,
+        ),
+    }
+
+
+def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
+    """Original path -> cleaned text of the set's pages, in order."""
+    if ds.pages:
+        return {orig: clean((docs / orig).read_text(encoding="utf-8")) for orig in ds.pages}
+    out: dict[str, str] = {}
+    for f in sorted(docs.rglob("*.md"), key=lambda f: f.relative_to(docs).as_posix()):
+        orig = f.relative_to(docs).as_posix()
+        if not any(fnmatchcase(orig, g) for g in ds.include):
+            continue
+        if any(fnmatchcase(orig, g) for g in ds.exclude):
+            continue
+        text = clean(f.read_text(encoding="utf-8"))
+        if corpus.min_words <= words(text) <= corpus.max_words:
+            out[orig] = text
+    return out
 
 
 def build(
-    src: Path, dest: Path = ROOT, drop_link_hosts: Sequence[str] = ()
+    src: Path,
+    dest: Path | None = None,
+    drop_link_hosts: Sequence[str] = (),
+    corpus: str = "realdocs",
 ) -> list[dict[str, object]]:
+    spec = corpora()[corpus]
+    dest = spec.root if dest is None else dest
     manifest: list[dict[str, object]] = []
-    for ds in SETS:
+    for ds in spec.sets:
         docs = src / ds.docs_in_archive
-        to_corpus = {orig: f"{ds.name}/{slug_of(orig)}" for orig in ds.pages}
+        cleaned = selected(ds, docs, spec)
+        to_corpus = {orig: f"{ds.name}/{slug_of(orig)}" for orig in cleaned}
         if len(set(to_corpus.values())) != len(to_corpus):
             raise SystemExit(f"{ds.name}: two pages share a slug")
         out_dir = dest / ds.name
@@ -328,11 +398,10 @@ def build(
             for old in out_dir.glob("*.md"):
                 old.unlink()
         out_dir.mkdir(parents=True, exist_ok=True)
-        for orig in ds.pages:
-            raw = (docs / orig).read_text(encoding="utf-8")
-            text = drop_host_links(clean(raw), drop_link_hosts)
+        for orig, text in cleaned.items():
+            text = drop_host_links(text, drop_link_hosts)
             n = words(text)
-            if not MIN_WORDS <= n <= MAX_WORDS:
+            if not spec.min_words <= n <= spec.max_words:
                 raise SystemExit(f"{ds.name}/{orig}: {n} words")
             path = to_corpus[orig]
             (dest / path).write_text(text, encoding="utf-8")
@@ -347,9 +416,14 @@ def build(
                     "source": f"{ds.package} {ds.version}: {ds.docs_in_archive}/{orig}",
                     "title": title_of(text, Path(orig).stem.replace("-", " "), ds.banner),
                     "words": n,
-                    "links": resolved_links(text, orig, to_corpus),
+                    "links": resolved_links(text, orig, to_corpus, ds.site_prefixes),
                 }
             )
+        if ds.license_file:
+            lic = (src / ds.archive_root / ds.license_file).read_text(encoding="utf-8")
+            lic = mask_hosts(lic, drop_link_hosts)
+            (dest / "licenses").mkdir(exist_ok=True)
+            (dest / "licenses" / f"{ds.package}-LICENSE.txt").write_text(lic, encoding="utf-8")
     (dest / "MANIFEST.json").write_text(
         json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
@@ -359,10 +433,11 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.realdocs._build")
     parser.add_argument("src", type=Path, help="folder with the unpacked archives")
+    parser.add_argument("--corpus", choices=("realdocs", "linkdocs"), default="realdocs")
     parser.add_argument("--drop-link-host", action="append", default=[], metavar="HOST")
     args = parser.parse_args(argv)
-    manifest = build(args.src, drop_link_hosts=args.drop_link_host)
-    print(f"{len(manifest)} pages written to {ROOT}")
+    manifest = build(args.src, drop_link_hosts=args.drop_link_host, corpus=args.corpus)
+    print(f"{len(manifest)} pages written to {corpora()[args.corpus].root}")
     return 0
 
 
