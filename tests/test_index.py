@@ -587,8 +587,8 @@ def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
         index = NodeIndex(vault, vault.state_dir / "state.sqlite", client,
                           opened.embedder, body_chars=50)  # type: ignore[arg-type]
         assert len(index.sync().added) == 4
-    assert ("body_chars=200 keyword_body_chars=10000 without sources (broken YAML by body), "
-            "now body_chars=50 keyword_body_chars=10000 without") in caplog.text
+    assert ("body_chars=200 keyword_body_chars=100000 without sources (broken YAML by body), "
+            "now body_chars=50 keyword_body_chars=100000 without") in caplog.text
     assert len(opened.embedder.texts) == 4
     index.close()
     client.close()

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fts_match, query_text, rrf_fuse
+from vaultlink.index.fusion import (
+    KEYWORD_WEIGHT,
+    VECTOR_WEIGHT,
+    fts_match,
+    fuse_ranks,
+    query_text,
+)
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
@@ -331,14 +337,21 @@ class IndexBase(IndexTables):
                 keyword = [] if match is None else [r[0] for r in self._db.execute(
                     f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
                     f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
+                lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
+                lists += self._more_lists(text, lists, depth)
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
-        ids = [i for i, _ in nearest]
         similarity = dict(nearest)
-        fused = rrf_fuse(ids, keyword, vector_weight=fusion[0], keyword_weight=fusion[1])[:limit]
+        fused = fuse_ranks(lists)[:limit]
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
+
+    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int
+                    ) -> list[tuple[list[int], float]]:
+        """Further ranked doc ids (with their fusion weight) beside the vector and keyword
+        ones in ``lists``; called under the lock. None here."""
+        return []
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
                   fusion: tuple[float, float], select: str

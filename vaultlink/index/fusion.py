@@ -25,13 +25,20 @@ T = TypeVar("T")
 
 def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
              keyword_weight: float = KEYWORD_WEIGHT, k: int = RRF_K) -> list[tuple[T, float]]:
-    """Reciprocal rank fusion of two ranked lists, best first.
+    """Reciprocal rank fusion of a vector and a keyword list, best first (see ``fuse_ranks``)."""
+    return fuse_ranks([(vector, vector_weight), (keyword, keyword_weight)], k=k)
+
+
+def fuse_ranks(lists: Sequence[tuple[Sequence[T], float]], k: int = RRF_K
+               ) -> list[tuple[T, float]]:
+    """Reciprocal rank fusion of ranked lists, each with its weight, best first.
 
     A key scores ``weight / (k + rank)`` (rank 1-based) from each list it is in and
-    nothing from a list it is missing from. Ties keep first-seen order (vector first).
+    nothing from a list it is missing from. Ties keep first-seen order (earlier lists
+    first).
     """
     scores: dict[T, float] = {}
-    for ranked, weight in ((vector, vector_weight), (keyword, keyword_weight)):
+    for ranked, weight in lists:
         seen: set[T] = set()
         for rank, key in enumerate(ranked, start=1):
             if key in seen:  # a repeated key counts at its best rank only
@@ -39,8 +46,6 @@ def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float 
             seen.add(key)
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda kv: -kv[1])
-
-
 
 
 def fts_match(query: str) -> str | None:

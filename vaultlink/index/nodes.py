@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index.base import IndexBase
 from vaultlink.index.embed import Embedder
+from vaultlink.index.fusion import fuse_ranks
+from vaultlink.index.mentions import NameTable, subject_of
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
@@ -25,6 +28,9 @@ log = logging.getLogger(__name__)
 # 0.3): on the real-document benchmark, with the body read by BM25, equal weights took
 # recall@20 from 0.922 to 0.949, @5 from 0.471 to 0.523; the sample vault's stayed 0.99.
 NODE_FUSION = (0.5, 0.5)
+# The weights of the two name lists (``mentions``): the nodes that name the query's
+# subject, and the nodes the best match names.
+NAME_FUSION = (0.5, 0.5)
 
 
 @dataclass(frozen=True)
@@ -48,16 +54,17 @@ class NodeIndex(IndexBase):
     kind = "nodes"
     fts_columns = ("name", "description", "body")
     bm25_weights = (3.0, 2.0, 1.0)  # a word in the name says more than one in the body
-    # Keyword recall reads this much of the body; the vector, ``body_chars`` of it. On
-    # the real-document benchmark (bench/quality/realrecall.py) the whole body for BM25
-    # took recall@20 from 0.903 to 0.922 and @10 from 0.660 to 0.741, with equal fusion
-    # weights to 0.949 and 0.750.
-    keyword_body_chars = 10_000
+    # Keyword recall and recall by name read this much of the body; the vector,
+    # ``body_chars`` of it. On realdocs the whole body for BM25 took recall@20 from 0.903
+    # to 0.922 (@10 0.660 to 0.741); on linkdocs, whose pages end in "See also" lists
+    # past 10,000 characters, going from 10,000 to all of it took 0.64 to 0.69.
+    keyword_body_chars = 100_000
 
     def __init__(self, vault: Vault, db_path: Path,
                  chroma_client: ClientAPI | Callable[[], ClientAPI],
                  embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
         self.body_chars = body_chars
+        self._name_table: NameTable | None = None  # built by the first query after a write
         super().__init__(vault, db_path, chroma_client, embedder, namespace)
 
     def wants(self, path: str) -> bool:
@@ -96,6 +103,44 @@ class NodeIndex(IndexBase):
         opening = body[:self.body_chars]
         text = f"{note.name}\n{note.description}\n{opening}".strip()
         return [Doc(text, (note.name, note.description, body[:self.keyword_body_chars]))]
+
+    def _indexed(self, db: sqlite3.Connection, change: Any) -> None:
+        self._name_table = None
+
+    def _removed(self, db: sqlite3.Connection, path: str) -> None:
+        self._name_table = None
+
+    def _names(self) -> NameTable:
+        """Every node's name, read once after each change (under the lock)."""
+        if self._name_table is None:
+            self._name_table = NameTable(self._db.execute(
+                f"SELECT d.id, f.name FROM {self._docs_t} d "
+                f"JOIN {self._files_t} f ON f.path = d.path"))
+        return self._name_table
+
+    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int
+                    ) -> list[tuple[list[int], float]]:
+        """Recall by name (``mentions``): the nodes whose body names the query's subject
+        as a phrase, and the nodes the best match so far names in its text."""
+        more: list[tuple[list[int], float]] = []
+        subject = subject_of(text)
+        if subject:
+            weights = ", ".join(str(float(w)) for w in self.bm25_weights)
+            phrase = 'body : "' + " ".join(subject) + '"'
+            more.append(([r[0] for r in self._db.execute(
+                f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
+                f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (phrase, depth))],
+                NAME_FUSION[0]))
+        best = fuse_ranks(lists + more)[:1]
+        if best:
+            top = best[0][0]
+            row = self._db.execute(f"SELECT description, body FROM {self._fts_t} "
+                                   "WHERE rowid = ?", (top,)).fetchone()
+            if row is not None:
+                # led by the best match itself, so that a node it names never passes it
+                named = self._names().named_in(f"{row[0]}\n{row[1]}", skip={top})
+                more.append(([top, *named][:depth], NAME_FUSION[1]))
+        return more
 
     def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
         """Digest nodes for ``query``, best first, fused from vector and BM25 recall.

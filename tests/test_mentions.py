@@ -1,0 +1,160 @@
+"""Recall by name: the subject a query names, the nodes a text names, and how
+``node_search`` fuses both with vector and keyword recall.
+
+Pure parts first; then a real NodeIndex (MiniLM, SQLite FTS5, Chroma in tmp_path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.mentions import NameTable, name_words, subject_of
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.store import open_chroma
+from vaultlink.vault.notes import Vault
+
+# -- pure parts -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("query", "subject"), [
+    ("npm ci: Clean install a project", ("npm", "ci")),
+    ("hybrid search. Fuse BM25 with vectors.", ("hybrid", "search")),
+    ("Postgres autovacuum", ("postgres", "autovacuum")),
+    ("pyproject.toml settings: the build table", ("pyproject", "toml", "settings")),
+    ("Deploy to staging\nRun the pipeline", ("deploy", "to", "staging")),
+])
+def test_the_subject_is_the_words_before_the_first_colon_full_stop_or_line(
+        query: str, subject: tuple[str, ...]) -> None:
+    assert subject_of(query) == subject
+
+
+@pytest.mark.parametrize("query", [
+    "how do I combine keyword and semantic retrieval across many notes in the vault",
+    "the: a lone stop word names nothing",
+    ": nothing before the colon",
+])
+def test_a_sentence_or_a_stop_word_is_no_subject(query: str) -> None:
+    assert subject_of(query) == ()
+
+
+def test_named_in_finds_whole_word_names_in_order_of_first_mention() -> None:
+    table = NameTable([(1, "Hybrid search"), (2, "Postgres autovacuum"), (3, "Search"),
+                       (4, "About"), (5, "Rank fusion"), (6, "Postgres autovacuum")])
+    text = "Tune postgres AUTOVACUUM first; hybrid-search uses rank fusion. Research it."
+    # 2 and 6 share a name; "search" inside "research" is no mention; "About" is a
+    # stop word alone and is never found; 3 is named inside "hybrid-search".
+    assert table.named_in(text) == [2, 6, 1, 3, 5]
+    assert table.named_in(text, skip={2, 1}) == [6, 3, 5]
+    assert table.named_in("nothing here") == []
+    assert len(table) == 5
+
+
+def test_a_wikilink_names_its_node_by_its_slug() -> None:
+    table = NameTable([(7, "Hybrid search")])
+    assert table.named_in("See [[digest/wiki/hybrid-search|the fusion note]].") == [7]
+
+
+def test_name_words_split_on_punctuation_and_fold_case() -> None:
+    assert name_words("Node.js `fs/promises` API_v2") == ("node", "js", "fs", "promises",
+                                                         "api", "v2")
+
+
+# -- node_search ------------------------------------------------------------------
+
+
+def node(name: str, description: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
+
+
+# A node the query's words and meaning do not reach, named in the body of the node
+# that the query is about, and distractors that share the query's words.
+NODES = {
+    "digest/wiki/table-bloat.md": node(
+        "Table bloat", "Dead rows pile up in busy tables and slow every scan.",
+        "The cure is Fillfactor tuning, and a nightly run of pg repack."),
+    "digest/wiki/fillfactor-tuning.md": node(
+        "Fillfactor tuning", "Leave free space in each page so updates stay local.",
+        "Seventy percent suits tables that change all day."),
+    "digest/wiki/pg-repack.md": node(
+        "pg repack", "Rewrites a relation online without an exclusive lock.",
+        "It needs twice the space of the relation while it works."),
+    **{f"digest/wiki/busy-{i}.md": node(
+        f"Busy tables {i}", f"Rows in busy tables number {i}, and scans of dead rows.",
+        "Rows, tables, scans and rows again.") for i in range(6)},
+}
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def index(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[NodeIndex]:
+    root = tmp_path / "vault"
+    for rel, text in NODES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    vault = Vault(root)
+    client = open_chroma("embedded", vault.state_dir / "chroma")
+    idx = NodeIndex(vault, vault.state_dir / "state.sqlite", client, minilm)
+    idx.sync()
+    yield idx
+    idx.close()
+
+
+QUERY = "Table bloat: dead rows pile up in busy tables"
+
+
+def test_node_search_recalls_the_nodes_its_best_match_names(index: NodeIndex) -> None:
+    paths = [h.path for h in index.node_search(QUERY, limit=len(NODES))]
+    # Neither named node shares a word with the query, and six nodes do; by meaning
+    # and words alone pg-repack (similarity 0.08) comes last.
+    assert paths[:2] == ["digest/wiki/table-bloat.md", "digest/wiki/fillfactor-tuning.md"]
+    assert paths.index("digest/wiki/pg-repack.md") < len(NODES) - 1
+
+
+def test_a_node_written_after_a_search_is_named_at_the_next(index: NodeIndex) -> None:
+    index.node_search(QUERY, limit=4)  # the name table is built here
+    named, other = "digest/wiki/nightly-run.md", "digest/wiki/vacuum-cost.md"
+    # the body of table-bloat names "nightly run"; the other node is closer in words
+    texts = {named: node("Nightly run", "Cron at three.", "Quiet hours only."),
+             other: node("Vacuum cost", "Dead rows cost a scan.", "Rows in busy tables.")}
+    for rel, text in texts.items():
+        index.vault.abs(rel).write_text(text, encoding="utf-8")
+    index.upsert(list(texts))
+    paths = [h.path for h in index.node_search(QUERY, limit=20)]
+    assert paths.index(named) < paths.index(other)
+    index.vault.abs(named).unlink()
+    index.upsert([named])
+    assert named not in [h.path for h in index.node_search(QUERY, limit=20)]
+
+
+def test_the_nodes_naming_the_subject_as_a_phrase_come_before_scattered_words(
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    root = tmp_path / "vault"
+    texts = {
+        "digest/wiki/rank-fusion.md": node("Rank fusion", "Merging ranked lists.", "x"),
+        "digest/wiki/scattered.md": node(
+            "Ranking notes", "Rank by date; fusion cooking; rank again; rank.",
+            "A rank list. Fusion reactors. Rank, rank, rank."),
+        "digest/wiki/cites-it.md": node(
+            "Hybrid search", "Two retrievers, one list.",
+            "It merges the lists with rank fusion, as the paper describes."),
+    }
+    for rel, text in texts.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    vault = Vault(root)
+    idx = NodeIndex(vault, vault.state_dir / "state.sqlite",
+                    open_chroma("embedded", vault.state_dir / "chroma"), minilm)
+    try:
+        idx.sync()
+        paths = [h.path for h in idx.node_search("rank fusion: merge ranked lists", limit=3)]
+    finally:
+        idx.close()
+    assert paths.index("digest/wiki/cites-it.md") < paths.index("digest/wiki/scattered.md")

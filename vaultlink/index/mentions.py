@@ -1,0 +1,81 @@
+"""Nodes named in a text, and the subject a query names: recall by name.
+
+A digest is woven with ``[[wikilinks]]`` where its text names another node, and the
+documentation it is made from does the same with links: a page names the pages next
+to its subject. So besides meaning (vectors) and words (BM25), ``node_search`` recalls
+by name in two directions:
+
+* the nodes the best match **names** in its text (its links, or a node's name written
+  as plain words): the neighbours of the subject the query is about;
+* the nodes whose text names the query's **subject** (the words before its first
+  ``:``, ``. `` or line break), as one phrase: the nodes that would link to it.
+
+Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from vaultlink.markdown.text import STOP_WORDS
+
+_WORD = re.compile(r"[^\W_]+")
+# A subject longer than this is a sentence, not a name; no phrase search for it.
+MAX_SUBJECT_WORDS = 8
+_SUBJECT_END = re.compile(r":|\.\s|\n")
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    """The lower-cased words of ``text`` (letters and digits; ``-``, ``_``, ``/`` split)."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
+def subject_of(query: str) -> tuple[str, ...]:
+    """The words of the subject ``query`` names first, or ``()`` when it names none.
+
+    The dream and the offline integrator ask ``"<unit name>: <summary>"`` or ``"<unit
+    name>. <summary>"``; a short query without either is all subject.
+    """
+    head = _SUBJECT_END.split(query, maxsplit=1)[0]
+    words = name_words(head)
+    if not words or len(words) > MAX_SUBJECT_WORDS:
+        return ()
+    if len(words) == 1 and words[0] in STOP_WORDS:
+        return ()
+    return words
+
+
+class NameTable:
+    """Every node's name as words, to find which nodes a text names.
+
+    A name of one stop word ("About", "Index") would be found in every text and say
+    nothing, so it is left out; two nodes of the same name are both found.
+    """
+
+    def __init__(self, names: Iterable[tuple[int, str]]) -> None:
+        self._ids: dict[tuple[str, ...], list[int]] = {}
+        for doc_id, name in names:
+            words = name_words(name)[:MAX_SUBJECT_WORDS]
+            if not words or (len(words) == 1 and words[0] in STOP_WORDS):
+                continue
+            self._ids.setdefault(words, []).append(doc_id)
+        self._starts = {words[0] for words in self._ids}
+        self._longest = max((len(words) for words in self._ids), default=0)
+
+    def __len__(self) -> int:
+        return sum(len(ids) for ids in self._ids.values())
+
+    def named_in(self, text: str, skip: Collection[int] = ()) -> list[int]:
+        """Ids of the nodes whose name ``text`` contains as whole words, in the order the
+        text first names them (the longest name at a position first)."""
+        words = name_words(text)
+        found: dict[int, None] = {}
+        for start, word in enumerate(words):
+            if word not in self._starts:
+                continue
+            for length in range(min(self._longest, len(words) - start), 0, -1):
+                for doc_id in self._ids.get(words[start:start + length], ()):
+                    if doc_id not in skip:
+                        found.setdefault(doc_id)
+        return list(found)
