@@ -45,6 +45,9 @@ class DocSet:
     include: tuple[str, ...] = ("*.md",)
     exclude: tuple[str, ...] = ()
     license_file: str = ""  # in the archive root; copied to licenses/ (linkdocs)
+    # the page's front matter ``title`` and ``description`` are what its site shows as
+    # heading and lead (npm's pages have neither in Markdown): kept as "# title" + lead
+    front_matter_heading: bool = False
 
     @property
     def docs_in_archive(self) -> str:
@@ -361,6 +364,18 @@ def corpora() -> dict[str, Corpus]:
     }
 
 
+def heading_from_front_matter(text: str) -> str:
+    """``text`` with its front matter's title and description as an H1 and a lead line."""
+    m = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    if m is None:
+        return text
+    fields = dict(re.findall(r"^(title|description):[ \t]*(.+?)[ \t]*$", m.group(0), re.M))
+    head = [f"# {fields['title']}"] if "title" in fields else []
+    if "description" in fields:
+        head.append(fields["description"].rstrip(".") + ".")
+    return "\n\n".join(head) + "\n\n" + text.replace("\r\n", "\n")[m.end():]
+
+
 def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
     """Original path -> cleaned text of the set's pages, in order."""
     if ds.pages:
@@ -372,7 +387,8 @@ def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
             continue
         if any(fnmatchcase(orig, g) for g in ds.exclude):
             continue
-        text = clean(f.read_text(encoding="utf-8"))
+        raw = f.read_text(encoding="utf-8")
+        text = clean(heading_from_front_matter(raw) if ds.front_matter_heading else raw)
         if corpus.min_words <= words(text) <= corpus.max_words:
             out[orig] = text
     return out
