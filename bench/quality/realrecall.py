@@ -76,8 +76,9 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # site metadata, not prose
 def first_sentence(text: str) -> str:
     """The first sentence of the page's first prose paragraph, without Markdown markup.
 
-    Headings (ATX and setext), HTML and its comments, block quotes (admonitions), tables, rules, code
-    blocks and reference definitions are not prose; a list item is, without its marker.
+    Headings (ATX and setext), HTML and its comments, block quotes (admonitions), tables,
+    rules, code blocks and reference definitions are not prose; a list item is, without
+    its marker.
     """
     paragraph: list[str] = []
     in_code = False
