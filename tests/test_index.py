@@ -19,7 +19,7 @@ import pytest
 
 from vaultlink.errors import DaemonError, SearchIndexError
 from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.fusion import fts_match, rrf_fuse
+from vaultlink.index.fusion import fts_match, fuse_ranks, rrf_fuse
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
 from vaultlink.vault.notes import Vault
@@ -138,6 +138,15 @@ def test_rrf_keyword_rank_one_beats_vector_rank_far_down() -> None:
     # 0.7/101 + 0.3/61 = 0.01185 beats the vector winner's 0.7/61 = 0.01148
     assert [k for k, _ in fused][:2] == ["x", "v0"]
     assert dict(fused)["x"] == pytest.approx(0.7 / 101 + 0.3 / 61)
+
+
+def test_fuse_ranks_sums_every_list_by_its_weight() -> None:
+    fused = fuse_ranks([(["a", "b"], 1.0), (["b"], 1.0), (["c", "a"], 0.5)])
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(1 / 61 + 0.5 / 62)
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["c"] == pytest.approx(0.5 / 61)
+    assert [k for k, _ in fused] == ["b", "a", "c"]
 
 
 def test_rrf_repeated_key_counts_once() -> None:
