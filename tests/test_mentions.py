@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_index import node
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.mentions import NameTable, name_words, subject_of
 from vaultlink.index.nodes import NodeIndex
@@ -64,10 +65,6 @@ def test_name_words_split_on_punctuation_and_fold_case() -> None:
 
 
 # -- node_search ------------------------------------------------------------------
-
-
-def node(name: str, description: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
 
 
 # A node the query's words and meaning do not reach, named in the body of the node
