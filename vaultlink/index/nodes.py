@@ -57,7 +57,7 @@ class NodeIndex(IndexBase):
     # Keyword recall and recall by name read this much of the body; the vector,
     # ``body_chars`` of it. On realdocs the whole body for BM25 took recall@20 from 0.903
     # to 0.922 (@10 0.660 to 0.741); on linkdocs, whose pages end in "See also" lists
-    # past 10,000 characters, going from 10,000 to all of it took 0.64 to 0.69.
+    # past 10,000 characters, going from 10,000 to all of it took 0.649 to 0.671.
     keyword_body_chars = 100_000
 
     def __init__(self, vault: Vault, db_path: Path,
