@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.quality.realdocs._build import DocSet
+from bench.quality.realdocs.realdocs_sets import DocSet
 
 ROOT = Path(__file__).resolve().parent.parent / "linkdocs"
 
