@@ -330,13 +330,10 @@ class IndexBase(IndexTables):
         depth = max(limit * 3, 50)
         vector = self.embedder.embed([text])[0]
         match = fts_match(text)
-        weights = ", ".join(str(float(w)) for w in bm25_weights)
         with self._lock:
             try:
                 nearest = self._matrix().search(vector, depth)
-                keyword = [] if match is None else [r[0] for r in self._db.execute(
-                    f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
-                    f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
+                keyword = [] if match is None else self._keyword_ids(match, bm25_weights, depth)
                 lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
                 lists += self._more_lists(text, lists, depth)
             except sqlite3.DatabaseError as exc:
@@ -352,6 +349,13 @@ class IndexBase(IndexTables):
         """Further ranked doc ids (with their fusion weight) beside the vector and keyword
         ones in ``lists``; called under the lock. None here."""
         return []
+
+    def _keyword_ids(self, match: str, bm25_weights: Sequence[float], depth: int) -> list[int]:
+        """Doc ids for an FTS5 MATCH expression, best BM25 first (under the lock)."""
+        weights = ", ".join(str(float(w)) for w in bm25_weights)
+        return [r[0] for r in self._db.execute(
+            f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
+            f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
                   fusion: tuple[float, float], select: str

@@ -28,8 +28,10 @@ log = logging.getLogger(__name__)
 # 0.3): on the real-document benchmark, with the body read by BM25, equal weights took
 # recall@20 from 0.922 to 0.949, @5 from 0.471 to 0.523; the sample vault's stayed 0.99.
 NODE_FUSION = (0.5, 0.5)
-# The weights of the two name lists (``mentions``): the nodes that name the query's
-# subject, and the nodes the best match names.
+# The weights of the two name lists (``mentions``): the nodes whose body names the
+# query's subject, and the nodes the best match names. Counted like the other two, they
+# took linkdocs' recall@20 from 0.671 to 0.815 (half as much: 0.761); see
+# docs/performance.md for the weights tried.
 NAME_FUSION = (0.5, 0.5)
 
 
@@ -104,6 +106,7 @@ class NodeIndex(IndexBase):
         text = f"{note.name}\n{note.description}\n{opening}".strip()
         return [Doc(text, (note.name, note.description, body[:self.keyword_body_chars]))]
 
+    # Any write may add, rename or drop a name: the table is read again at the next query.
     def _indexed(self, db: sqlite3.Connection, change: Any) -> None:
         self._name_table = None
 
@@ -124,13 +127,9 @@ class NodeIndex(IndexBase):
         as a phrase, and the nodes the best match so far names in its text."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
-        if subject:
-            weights = ", ".join(str(float(w)) for w in self.bm25_weights)
+        if subject:  # words only (``name_words``): the phrase cannot be an FTS5 error
             phrase = 'body : "' + " ".join(subject) + '"'
-            more.append(([r[0] for r in self._db.execute(
-                f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
-                f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (phrase, depth))],
-                NAME_FUSION[0]))
+            more.append((self._keyword_ids(phrase, self.bm25_weights, depth), NAME_FUSION[0]))
         best = fuse_ranks(lists + more)[:1]
         if best:
             top = best[0][0]
