@@ -240,9 +240,11 @@ def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
     zebra = [h for h in hits if h.path == "digest/wiki/zebra.md"]
     assert zebra, "BM25 must recall a node that the vector side ranks last"
     assert zebra[0].similarity == 0.0
-    assert zebra[0].score == pytest.approx(0.5 / 61)  # node_search weighs both sides 0.5
-    # only the vector's rank 1 scores as much (0.5/61); on a tie the vector side goes first
-    assert hits.index(zebra[0]) == 1
+    # rank 1 of BM25 and of the subject phrase ("zebra" is its name), so it is the best
+    # match and leads the named list too: three lists at 0.5 each, against the vector's
+    # rank 1 at 0.5 alone
+    assert zebra[0].score == pytest.approx(3 * 0.5 / 61)
+    assert hits.index(zebra[0]) == 0
     index.close()
     client.close()
 

@@ -131,14 +131,14 @@ def test_a_node_written_after_a_search_is_named_at_the_next(index: NodeIndex) ->
     assert named not in [h.path for h in index.node_search(QUERY, limit=20)]
 
 
-def test_the_nodes_naming_the_subject_as_a_phrase_come_before_scattered_words(
+def test_the_subject_as_a_phrase_puts_its_node_first_then_the_nodes_naming_it(
         tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     root = tmp_path / "vault"
     texts = {
         "digest/wiki/rank-fusion.md": node("Rank fusion", "Merging ranked lists.", "x"),
         "digest/wiki/scattered.md": node(
-            "Ranking notes", "Rank by date; fusion cooking; rank again; rank.",
-            "A rank list. Fusion reactors. Rank, rank, rank."),
+            "Merging ranked result lists", "Fusion of rankings, so every rank list becomes one.",
+            "Rank lists merge by fusion; each rank counts."),
         "digest/wiki/cites-it.md": node(
             "Hybrid search", "Two retrievers, one list.",
             "It merges the lists with rank fusion, as the paper describes."),
@@ -154,4 +154,7 @@ def test_the_nodes_naming_the_subject_as_a_phrase_come_before_scattered_words(
         paths = [h.path for h in idx.node_search("rank fusion: merge ranked lists", limit=3)]
     finally:
         idx.close()
-    assert paths.index("digest/wiki/cites-it.md") < paths.index("digest/wiki/scattered.md")
+    # the node of that name first, then the one that names it, though the scattered
+    # words are closer in meaning (0.82 against 0.64) and in BM25
+    assert paths == ["digest/wiki/rank-fusion.md", "digest/wiki/cites-it.md",
+                     "digest/wiki/scattered.md"]

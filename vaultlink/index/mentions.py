@@ -7,8 +7,9 @@ by name in two directions:
 
 * the nodes the best match **names** in its text (its links, or a node's name written
   as plain words): the neighbours of the subject the query is about;
-* the nodes whose text names the query's **subject** (the words before its first
-  ``:``, ``. `` or line break), as one phrase: the nodes that would link to it.
+* the nodes whose name or text names the query's **subject** (the words before its
+  first ``:``, ``. `` or line break), as one phrase: the node of that name, then the
+  nodes that would link to it.
 
 Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns them.
 """

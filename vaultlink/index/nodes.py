@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 # 0.3): on the real-document benchmark, with the body read by BM25, equal weights took
 # recall@20 from 0.922 to 0.949, @5 from 0.471 to 0.523; the sample vault's stayed 0.99.
 NODE_FUSION = (0.5, 0.5)
-# The weights of the two name lists (``mentions``): the nodes whose body names the
-# query's subject, and the nodes the best match names. Counted like the other two, they
+# The weights of the two name lists (``mentions``): the nodes whose name or text names
+# the query's subject, and the nodes the best match names. Counted like the other two, they
 # took linkdocs' recall@20 from 0.671 to 0.815 (half as much: 0.761); see
 # docs/performance.md for the weights tried.
 NAME_FUSION = (0.5, 0.5)
@@ -123,12 +123,13 @@ class NodeIndex(IndexBase):
 
     def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int
                     ) -> list[tuple[list[int], float]]:
-        """Recall by name (``mentions``): the nodes whose body names the query's subject
-        as a phrase, and the nodes the best match so far names in its text."""
+        """Recall by name (``mentions``): the nodes whose name or text names the query's
+        subject as a phrase (the node of that name first), and the nodes the best match
+        so far names in its text."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
         if subject:  # words only (``name_words``): the phrase cannot be an FTS5 error
-            phrase = 'body : "' + " ".join(subject) + '"'
+            phrase = '"' + " ".join(subject) + '"'
             more.append((self._keyword_ids(phrase, self.bm25_weights, depth), NAME_FUSION[0]))
         best = fuse_ranks(lists + more)[:1]
         if best:
