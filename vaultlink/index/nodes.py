@@ -143,7 +143,7 @@ class NodeIndex(IndexBase):
         return more
 
     def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
-        """Digest nodes for ``query``, best first, fused from vector and BM25 recall.
+        """Digest nodes for ``query``, best first, fused from vector, BM25 and name recall.
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
