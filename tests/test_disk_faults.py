@@ -11,9 +11,11 @@ and once the disk is fixed the next run integrates everything (``crashkit.settle
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +37,20 @@ def _mount(target: Path, options: str) -> bool:
 
 def _umount(target: Path) -> None:
     subprocess.run(["umount", "-l", str(target)], capture_output=True)
+
+
+def _remount_read_only(target: Path) -> None:
+    """Remount ``target`` read-only. The kernel refuses (busy) while a file on it is open
+    for writing, and the first dream ran in this process: a SQLite or Chroma handle it
+    dropped may wait for the garbage collector, so collect and try again for 5 s."""
+    for _ in range(50):
+        gc.collect()
+        done = subprocess.run(["mount", "-o", "remount,ro", str(target)],
+                              capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"remount read-only failed: {done.stderr.strip()}")
 
 
 def dream(root: Path) -> tuple[int, str]:
@@ -145,7 +161,7 @@ def test_a_read_only_vault_is_refused_with_what_to_do_and_left_as_it_is(
     add_note(root, 2)
     before = nodes(root)
     if mounted:
-        subprocess.run(["mount", "-o", "remount,ro", str(root)], check=True)
+        _remount_read_only(root)
     else:
         faults.arm("erofs:after_temp@1+")
     code, out = dream(root)
