@@ -110,11 +110,16 @@ def node_search(
     vault: VaultOpt = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
-    """Find digest nodes by name and description (vector + keyword recall, fused).
+    """Find digest nodes by meaning, words and name (vector, keyword and name recall, fused).
 
     The index is brought up to date first (only changed notes are read). Each hit has
-    a fused score and the cosine similarity of its vector match (0 for keyword-only).
-    While the daemon runs on the vault, it answers instead (it keeps the index).
+    a fused score and the cosine similarity of its vector match (0 for a hit found by
+    words or name only). While the daemon runs on the vault, it answers instead (it
+    keeps the index).
+
+    Name recall finds the node named like the query's subject (the words before a ":"
+    or a full stop, or a short query itself), the nodes whose text names it, and the
+    nodes the best match names, as a [[link]] or in plain words.
 
     Examples:
 
