@@ -13,7 +13,8 @@ import pytest
 
 from tests.test_index import node
 from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.mentions import NameTable, name_words, subject_of
+from vaultlink.index.fusion import words_of
+from vaultlink.index.mentions import NameTable, subject_of
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
 from vaultlink.vault.notes import Vault
@@ -59,8 +60,8 @@ def test_a_wikilink_names_its_node_by_its_slug() -> None:
     assert table.named_in("See [[digest/wiki/hybrid-search|the fusion note]].") == [7]
 
 
-def test_name_words_split_on_punctuation_and_fold_case() -> None:
-    assert name_words("Node.js `fs/promises` API_v2") == ("node", "js", "fs", "promises",
+def test_words_of_split_on_punctuation_and_fold_case() -> None:
+    assert words_of("Node.js `fs/promises` API_v2") == ("node", "js", "fs", "promises",
                                                          "api", "v2")
 
 

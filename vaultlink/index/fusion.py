@@ -21,6 +21,7 @@ MAX_QUERY_CHARS = 2000
 MAX_QUERY_TERMS = 64
 
 T = TypeVar("T")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
@@ -48,6 +49,12 @@ def fuse_ranks(lists: Sequence[tuple[Sequence[T], float]], k: int = RRF_K
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
+def words_of(text: str) -> tuple[str, ...]:
+    """The lower-cased words of ``text`` as FTS5's unicode61 tokenizer cuts them: letters
+    and digits, with ``-``, ``_``, ``/`` and every other mark between words."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
 
@@ -56,8 +63,7 @@ def fts_match(query: str) -> str | None:
     """
     terms: list[str] = []
     seen: set[str] = set()
-    for term in re.findall(r"[^\W_]+", query):
-        low = term.lower()
+    for low in words_of(query):
         if low not in seen:
             seen.add(low)
             terms.append(low)

@@ -19,17 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
+from vaultlink.index.fusion import words_of
 from vaultlink.markdown.text import STOP_WORDS
 
-_WORD = re.compile(r"[^\W_]+")
 # A subject longer than this is a sentence, not a name; no phrase search for it.
 MAX_SUBJECT_WORDS = 8
 _SUBJECT_END = re.compile(r":|\.\s|\n")
-
-
-def name_words(text: str) -> tuple[str, ...]:
-    """The lower-cased words of ``text`` (letters and digits; ``-``, ``_``, ``/`` split)."""
-    return tuple(w.lower() for w in _WORD.findall(text))
 
 
 def subject_of(query: str) -> tuple[str, ...]:
@@ -39,7 +34,7 @@ def subject_of(query: str) -> tuple[str, ...]:
     name>. <summary>"``; a short query without either is all subject.
     """
     head = _SUBJECT_END.split(query, maxsplit=1)[0]
-    words = name_words(head)
+    words = words_of(head)
     if not words or len(words) > MAX_SUBJECT_WORDS:
         return ()
     if len(words) == 1 and words[0] in STOP_WORDS:
@@ -57,7 +52,7 @@ class NameTable:
     def __init__(self, names: Iterable[tuple[int, str]]) -> None:
         self._ids: dict[tuple[str, ...], list[int]] = {}
         for doc_id, name in names:
-            words = name_words(name)[:MAX_SUBJECT_WORDS]
+            words = words_of(name)[:MAX_SUBJECT_WORDS]
             if not words or (len(words) == 1 and words[0] in STOP_WORDS):
                 continue
             self._ids.setdefault(words, []).append(doc_id)
@@ -70,7 +65,7 @@ class NameTable:
     def named_in(self, text: str, skip: Collection[int] = ()) -> list[int]:
         """Ids of the nodes whose name ``text`` contains as whole words, in the order the
         text first names them (the longest name at a position first)."""
-        words = name_words(text)
+        words = words_of(text)
         found: dict[int, None] = {}
         for start, word in enumerate(words):
             if word not in self._starts:

@@ -128,7 +128,7 @@ class NodeIndex(IndexBase):
         so far names in its text."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
-        if subject:  # words only (``name_words``): the phrase cannot be an FTS5 error
+        if subject:  # words only (``words_of``): the phrase cannot be an FTS5 error
             phrase = '"' + " ".join(subject) + '"'
             more.append((self._keyword_ids(phrase, self.bm25_weights, depth), NAME_FUSION[0]))
         best = fuse_ranks(lists + more)[:1]
