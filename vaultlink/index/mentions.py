@@ -33,13 +33,13 @@ def subject_of(query: str) -> tuple[str, ...]:
     The dream and the offline integrator ask ``"<unit name>: <summary>"`` or ``"<unit
     name>. <summary>"``; a short query without either is all subject.
     """
-    head = _SUBJECT_END.split(query, maxsplit=1)[0]
-    words = words_of(head)
-    if not words or len(words) > MAX_SUBJECT_WORDS:
-        return ()
-    if len(words) == 1 and words[0] in STOP_WORDS:
-        return ()
-    return words
+    words = words_of(_SUBJECT_END.split(query, maxsplit=1)[0])
+    return words if _is_a_name(words) and len(words) <= MAX_SUBJECT_WORDS else ()
+
+
+def _is_a_name(words: tuple[str, ...]) -> bool:
+    """Some words, and not one stop word alone ("About", "the"), which every text has."""
+    return bool(words) and not (len(words) == 1 and words[0] in STOP_WORDS)
 
 
 class NameTable:
@@ -53,7 +53,7 @@ class NameTable:
         self._ids: dict[tuple[str, ...], list[int]] = {}
         for doc_id, name in names:
             words = words_of(name)[:MAX_SUBJECT_WORDS]
-            if not words or (len(words) == 1 and words[0] in STOP_WORDS):
+            if not _is_a_name(words):
                 continue
             self._ids.setdefault(words, []).append(doc_id)
         self._starts = {words[0] for words in self._ids}
