@@ -54,7 +54,8 @@ import numpy as np
 if __package__ in (None, ""):  # `python bench/quality/realrecall.py`
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.quality.realdocs import ROOT, Page, load_corpus, truth_pairs, unlink
+from bench.quality.realdocs import Page, load_corpus, truth_pairs, unlink
+from bench.quality.realdocs._build import corpora
 from vaultlink.index.embed import Embedder, MiniLMEmbedder
 from vaultlink.index.fusion import rrf_fuse
 from vaultlink.index.nodes import NodeIndex
@@ -62,7 +63,6 @@ from vaultlink.index.store import open_chroma
 from vaultlink.markdown.frontmatter import render_frontmatter
 from vaultlink.vault.notes import Vault
 
-CORPORA = {"linkdocs": ROOT.parent / "linkdocs", "realdocs": ROOT}
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SKIP_LINE = re.compile(r"^\s*(#|<|>|\||-{3,}\s*$|={3,}\s*$|\*{3,}\s*$|\[[^\]]+\]:|!\[)")
 _INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -264,7 +264,7 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000,
                     corpus: str = "linkdocs") -> RealRecall:
     """Build both indexes over the corpus, search for every page, score against its links."""
     started = time.monotonic()
-    pages = load_corpus(CORPORA[corpus])
+    pages = load_corpus(corpora()[corpus].root)
     nodes = real_nodes(pages)
     pairs = truth_pairs(pages)
     truth = truth_by_page(pages, pairs)
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--body-chars", type=int, default=1000,
                         help="index.body_chars of the node index (default 1000)")
-    parser.add_argument("--corpus", choices=sorted(CORPORA), default="linkdocs",
+    parser.add_argument("--corpus", choices=sorted(corpora()), default="linkdocs",
                         help="which corpus of real pages (default linkdocs)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)

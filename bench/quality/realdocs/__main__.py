@@ -26,6 +26,7 @@ from bench.quality.realdocs import (
     truth_pairs,
     write_as_vault,
 )
+from bench.quality.realdocs._build import corpora
 
 
 def _words(page: Page) -> int:
@@ -97,14 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.realdocs")
     parser.add_argument("--root", type=Path, default=None, help="corpus folder (default: here)")
     parser.add_argument(
-        "--corpus", choices=("realdocs", "linkdocs"), default=None, help="a corpus by name"
+        "--corpus", choices=sorted(corpora()), default=None, help="a corpus by name"
     )
     parser.add_argument("--check", action="store_true", help="verify manifest, text and vault")
     args = parser.parse_args(argv)
     root, prefixes = args.root, None
     if args.corpus is not None:
-        from bench.quality.realdocs._build import corpora
-
         spec = corpora()[args.corpus]
         root = spec.root if root is None else root
         prefixes = {ds.name: ds.site_prefixes for ds in spec.sets}

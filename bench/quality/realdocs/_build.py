@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.quality.realdocs import ROOT, resolved_links, strip_links
+from bench.quality.realdocs import ROOT, linkdocs_sets, resolved_links, strip_links
 from bench.quality.realdocs.realdocs_sets import MAX_WORDS, MIN_WORDS, SETS, DocSet
 
 # ------------------------------------------------------------------ cleaning
@@ -218,8 +218,7 @@ class Corpus:
 
 
 def corpora() -> dict[str, Corpus]:
-    from bench.quality.realdocs import linkdocs_sets
-
+    """Each corpus by name: where it lives, its sets and its page-size bounds."""
     return {
         "realdocs": Corpus(ROOT, SETS, MIN_WORDS, MAX_WORDS),
         "linkdocs": Corpus(
@@ -233,14 +232,15 @@ def corpora() -> dict[str, Corpus]:
 
 def heading_from_front_matter(text: str) -> str:
     """``text`` with its front matter's title and description as an H1 and a lead line."""
-    m = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    text = text.replace("\r\n", "\n")
+    m = _FRONT_MATTER.match(text)
     if m is None:
         return text
     fields = dict(re.findall(r"^(title|description):[ \t]*(.+?)[ \t]*$", m.group(0), re.M))
     head = [f"# {fields['title']}"] if "title" in fields else []
     if "description" in fields:
         head.append(fields["description"].rstrip(".") + ".")
-    return "\n\n".join(head) + "\n\n" + text.replace("\r\n", "\n")[m.end():]
+    return "\n\n".join(head) + "\n\n" + text[m.end():]
 
 
 def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
@@ -316,7 +316,7 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.realdocs._build")
     parser.add_argument("src", type=Path, help="folder with the unpacked archives")
-    parser.add_argument("--corpus", choices=("realdocs", "linkdocs"), default="realdocs")
+    parser.add_argument("--corpus", choices=sorted(corpora()), default="realdocs")
     parser.add_argument("--drop-link-host", action="append", default=[], metavar="HOST")
     args = parser.parse_args(argv)
     manifest = build(args.src, drop_link_hosts=args.drop_link_host, corpus=args.corpus)
