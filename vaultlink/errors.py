@@ -265,3 +265,14 @@ class VaultBusy(DaemonError):
             what = f"`vaultlink {holder}` (pid {pid}) is working on this vault"
             hint = hint or "wait for it to finish, then try again"
         super().__init__(f"{what}; one process writes a vault at a time: {hint}")
+
+
+def unexpected(exc: BaseException) -> str:
+    """What to tell the user of an error vaultlink did not foresee on one note or unit:
+    it fails that item alone (kept, retried, parked after a few runs), never the run."""
+    detail = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    kind = type(exc).__name__
+    return (f"vaultlink could not handle it ({kind}{': ' + detail if detail else ''}); "
+            "it is kept and tried again on the next run, then parked: please report this "
+            "with the log (.vaultlink/logs/) and the note")
+

@@ -27,7 +27,10 @@ from vaultlink.errors import (
     ModelOutputError,
     ModelUnavailable,
     NoteUnreadable,
+    StateError,
     VaultError,
+    WriteFailed,
+    unexpected,
 )
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
@@ -187,19 +190,14 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
         except ModelUnavailable:
             raise  # no server: the run stops, nothing is checkpointed
         except ModelError as exc:
-            run.failed_notes[note.path] = str(exc)
-            parked = False
-            if not ctx.dry_run:
-                # Only an answer that does not work counts towards parking: a server
-                # that fails or times out is retried for as long as it takes.
-                parked = ctx.state.record_failure(
-                    run.run_id, {"name": note.path, "paths": [note.path],
-                                 "hash": run.changed[note.path]}, str(exc),
-                    attempts=int(isinstance(exc, ModelOutputError)), kind="note",
-                    failure_id=failure.id if failure else None, park_after=ctx.park_after)
-            (run.parked_paths if parked else run.failed_paths).add(note.path)
-            log.warning("extract %s failed: %s", note.path, exc)
-            ctx.report("note_failed", path=note.path, error=str(exc), parked=parked)
+            _note_failed(ctx, run, note, failure, str(exc),
+                         counts=isinstance(exc, ModelOutputError))
+            continue
+        except (WriteFailed, StateError):
+            raise  # the disk or the state refuses: the run stops with what to do
+        except Exception as exc:  # a note vaultlink cannot handle fails alone
+            log.exception("extract %s: unexpected error", note.path)
+            _note_failed(ctx, run, note, failure, unexpected(exc), counts=True)
             continue
         if failure is not None and not ctx.dry_run:
             ctx.state.resolve_failure([failure.id])
@@ -220,3 +218,19 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
     return fresh
 
 
+def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Failure | None,
+                 error: str, counts: bool) -> None:
+    """Record a note that gave no units because extracting it failed: it is not
+    checkpointed, it is retried next run, and it is parked after ``park_after`` failures
+    that ``counts`` (a wrong answer or a bug, not a server that failed or timed out)."""
+    run.failed_notes[note.path] = error
+    parked = False
+    if not ctx.dry_run:
+        parked = ctx.state.record_failure(
+            run.run_id, {"name": note.path, "paths": [note.path],
+                         "hash": run.changed[note.path]}, error,
+            attempts=int(counts), kind="note",
+            failure_id=failure.id if failure else None, park_after=ctx.park_after)
+    (run.parked_paths if parked else run.failed_paths).add(note.path)
+    log.warning("extract %s failed: %s", note.path, error)
+    ctx.report("note_failed", path=note.path, error=error, parked=parked)

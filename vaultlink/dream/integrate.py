@@ -27,7 +27,13 @@ from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Unit
-from vaultlink.errors import ModelError, ModelOutputError, ModelUnavailable, VaultlinkError
+from vaultlink.errors import (
+    ModelError,
+    ModelOutputError,
+    ModelUnavailable,
+    VaultlinkError,
+    unexpected,
+)
 from vaultlink.vault.journal import JournalEntry
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
@@ -155,6 +161,10 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             # the server failed or timed out: not the model's answer, not a try
             served_badly += isinstance(exc, ModelError) and not isinstance(exc,
                                                                           ModelOutputError)
+        except Exception as exc:  # a unit vaultlink cannot handle fails alone
+            log.exception("unit %s, attempt %d (%s): unexpected error", unit.name, attempt,
+                          mode)
+            outcome = SessionOutcome("error", error=unexpected(exc))
         if mode != "oneshot":
             outcome.usage.refusals += toolbox.refusals
         usage.merge(outcome.usage)

@@ -20,7 +20,15 @@ from typing import Any
 
 from vaultlink.dream.context import DreamContext, RunState, UnitResult
 from vaultlink.dream.prompts import prompt
-from vaultlink.errors import ModelError, ModelOutputError, NoteNotFound, NoteUnreadable, VaultError
+from vaultlink.errors import (
+    ModelError,
+    ModelOutputError,
+    NoteNotFound,
+    NoteUnreadable,
+    StateError,
+    VaultError,
+    unexpected,
+)
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.links import render_link
 from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
@@ -168,34 +176,44 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
 
 
 def topics_step(ctx: DreamContext, run: RunState) -> None:
-    """Write the day's topics for every day the run touched."""
+    """Write the day's topics for every day the run touched; a day whose topics fail
+    is left as it was and said in the run's warnings."""
     done = [r for r in run.results if r.status == "integrated" and r.target]
     by_day: dict[dt.date, list[UnitResult]] = {}
     for r in done:
         by_day.setdefault(day_of(r.unit.paths, ctx.today), []).append(r)
     for day, results in sorted(by_day.items()):
-        results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
         path = topics_path(ctx.vault, day)
-        candidates = [topic_of(r) for r in results]
-        recent = recent_titles(ctx.vault, day, ctx.lookback_days)
-        today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
-        if ctx.topic_picker is not None and today is not None and len(today) < ctx.max_topics:
-            try:  # the model sees what is taken, and is asked only for the room left
-                candidates = ctx.topic_picker.pick(
-                    candidates, results, recent | set(today), ctx.max_topics - len(today))
-            except (ModelError, VaultError) as exc:  # one topic per unit instead
-                run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
-                                    "one topic per unit instead")
-                log.warning("topics of %s: %s; one topic per unit instead", day, exc)
         try:
-            written = write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
-                                   ctx.dry_run)
+            if _day_topics(ctx, run, day, path, results):
+                run.topics_written.append(path)
         except (NoteUnreadable, VaultError) as exc:
             run.warnings.append(f"topics file {path} left untouched: {exc}")
             log.warning("topics file %s left untouched: %s", path, exc)
-            continue
-        if written:
-            run.topics_written.append(path)
+        except StateError:
+            raise
+        except Exception as exc:  # a day's topics never stop the run
+            log.exception("topics file %s: unexpected error", path)
+            run.warnings.append(f"topics file {path} left untouched: {unexpected(exc)}")
+
+
+def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
+                results: list[UnitResult]) -> bool:
+    """Pick and write one day's topics; whether the file was written."""
+    results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
+    candidates = [topic_of(r) for r in results]
+    recent = recent_titles(ctx.vault, day, ctx.lookback_days)
+    today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
+    if ctx.topic_picker is not None and today is not None and len(today) < ctx.max_topics:
+        try:  # the model sees what is taken, and is asked only for the room left
+            candidates = ctx.topic_picker.pick(
+                candidates, results, recent | set(today), ctx.max_topics - len(today))
+        except (ModelError, VaultError) as exc:  # one topic per unit instead
+            run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
+                                "one topic per unit instead")
+            log.warning("topics of %s: %s; one topic per unit instead", day, exc)
+    return bool(write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
+                             ctx.dry_run))
 
 
 def topics_path(vault: Vault, day: dt.date) -> str:
