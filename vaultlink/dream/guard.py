@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from vaultlink.dream.units import BUCKETS, SLUG_RE, UPDATE_ACTIONS, Receipt, Unit
+from vaultlink.dream.units import BUCKETS, UPDATE_ACTIONS, Receipt, Unit, is_slug
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
@@ -50,7 +50,7 @@ class Guard:
                                f"{self.digest}/<bucket>/<slug>.md", digest=self.digest) from None
         parts = path.split("/")
         if (len(parts) != 3 or parts[0] != self.digest or parts[1] not in BUCKETS
-                or not parts[2].endswith(".md") or not SLUG_RE.match(parts[2][:-3])):
+                or not parts[2].endswith(".md") or not is_slug(parts[2][:-3])):
             raise GuardRefusal(
                 Refusal.NOT_A_NODE_PATH,
                 f"refused: {path!r} is not a digest node path. Only "

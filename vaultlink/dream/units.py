@@ -24,16 +24,23 @@ def normalize_bucket(value: object) -> str:
 
 
 def slugify(text: str, max_len: int = 60) -> str:
-    """Lowercase kebab-case ASCII slug; never empty."""
-    norm = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", norm.lower()).strip("-")
+    """Lowercase kebab-case slug in the text's own letters (Obsidian and every file
+    system take them: "Übersicht" -> ``übersicht``, "使用 Fetch" -> ``使用-fetch``); never
+    empty. Letters, digits and combining marks stay, in NFC; anything else is a hyphen."""
+    norm = unicodedata.normalize("NFC", text).lower()
+    kept = "".join(ch if unicodedata.category(ch)[0] in "LNM" else "-" for ch in norm)
+    slug = re.sub(r"-+", "-", kept).strip("-")
     if len(slug) > max_len:
         slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
-    return slug or "note"
+    return slug.strip("-") or "note"
+
+
+def is_slug(text: str) -> bool:
+    """Whether ``text`` is a slug as :func:`slugify` makes them."""
+    return bool(text) and slugify(text, max_len=len(text)) == text
 
 
 MAX_CONTEXT = 8000  # characters of a note's further prose an offline unit carries
-SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 @dataclass

@@ -25,7 +25,6 @@ us use used using very via was way we we're we've well were what when where whic
 while who why will with won't would yet you your
 """.split())
 
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def stem(word: str) -> str:
@@ -37,6 +36,11 @@ def stem(word: str) -> str:
 
 
 def subject_words(text: str) -> list[str]:
-    """The stemmed words of ``text`` that carry its subject: lowercase letters and digits
-    (numbers matter: "k = 20" is not "k = 60"), stop words and single letters dropped."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1]
+    """The stemmed words of ``text`` that carry its subject, in any script: letters and
+    digits (numbers matter: "k = 20" is not "k = 60"; Chinese and Japanese as character
+    pairs), the stop words of its language and single letters dropped."""
+    from vaultlink.markdown.language import language_of, stop_words, tokens
+
+    stops = stop_words(language_of(text)) if text else STOP_WORDS
+    return [stem(w) for part in tokens(text) for w in re.split(r"[^\w]+", part)
+            if w and w not in stops and len(w) > 1]

@@ -26,7 +26,9 @@ from vaultlink.dream.offline.blocks import Block, parse_blocks
 from vaultlink.dream.offline.naming import FUNCTION, IMPERATIVE, name_words
 from vaultlink.dream.offline.subjects import Subject, read_note
 from vaultlink.dream.offline.text import STEP_MARK, split_sentences, words
+from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.units import MAX_CONTEXT, Unit, slugify
+from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
 from vaultlink.markdown.text import LIST_MARK
 
 log = logging.getLogger(__name__)
@@ -210,10 +212,12 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     sentence built from its name and aspects."""
     prose = [split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln)))[0] for ln in lines
              if ln and not ln.startswith("## ") and not STEP_MARK.match(ln)]
-    whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith(".")
-             and 6 <= len(s.split()) <= 45 and name_words(s)[0] not in _ADDRESSES]
-    def stems(text: str) -> set[str]:
-        return {w.removesuffix("s") for w in name_words(text)} - FUNCTION
+    whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
+             and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
+             name_words(s)[0] not in _ADDRESSES]
+    def stems(text: str) -> set[str]:  # Chinese and Japanese compared by character pairs
+        return ({w.removesuffix("s") for w in name_words(text)} - FUNCTION) | {
+            p for run in UNSPACED_RUN.findall(text) for p in char_pairs(run)}
 
     own = stems(title)
     # a definition of the subject itself says best what it is, then a sentence naming it
@@ -223,11 +227,14 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
         return whole[0] if len(whole[0]) <= MAX_DESCRIPTION else \
             whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
     aspects = [ln[3:] for ln in lines if ln.startswith("## ")][:3]
-    kind = {"procedure": "Steps for", "personal": "What holds for"}.get(bucket, "Notes on")
+    said = wording_of("\n".join(lines))
+    kind = {"procedure": said.steps_for, "personal": said.holds_for}.get(
+        bucket, said.notes_on).format(title=title)
     if aspects:
-        listed = ", ".join(aspects[:-1]) + (" and " if len(aspects) > 1 else "") + aspects[-1]
-        return f"{kind} {title}: {listed}."
-    return f"{kind} {title}."
+        listed = said.comma.join(aspects[:-1]) + (said.and_ if len(aspects) > 1 else "") \
+            + aspects[-1]
+        return f"{kind}: {listed}{said.stop}"
+    return f"{kind}{said.stop}"
 
 
 class OfflineExtractor:

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 
 from vaultlink.dream.offline.text import words
+from vaultlink.markdown.language import UNSPACED_RUN, count_words, language_of
 from vaultlink.markdown.text import STOP_WORDS, stem
 
 MAX_NAME_WORDS = 7
@@ -27,7 +28,26 @@ section sections page part things stuff info information option options setting 
 installation install setup configuration config getting started start quick first steps
 step other case cases preferences preference observations observation research learnings
 reading went well didn didn't wrong right results result highlights changes change
-considerations caveat pitfalls faq more further notes-for-us""".split())
+considerations caveat pitfalls faq more further notes-for-us synopsis syntax see also
+related links specification specifications compatibility parameters parameter arguments
+returns return value values exceptions properties methods constructor events
+""".split()) | frozenset(
+    # the same parts of a page in the languages Obsidian is used in most; a Chinese or
+    # Japanese heading is one word here (no spaces), compared whole
+    """übersicht einführung beschreibung beispiel beispiele syntax siehe auch hinweise
+    hinweis notizen zusammenfassung verwendung parameter rückgabewert spezifikationen
+    browserkompatibilität einleitung details aperçu introduction exemple exemples syntaxe
+    voir aussi remarques résumé utilisation paramètres valeur retour spécifications
+    compatibilité descripción ejemplo ejemplos sintaxis véase ver también notas resumen
+    introducción uso parámetros especificaciones compatibilidad описание пример примеры
+    синтаксис см также смотрите введение обзор примечания примечание использование
+    параметры спецификации совместимость итоги заметки
+    描述 概述 概览 简介 介绍 示例 例子 范例 语法 参见 另请参阅 参阅 相关 注意 说明 用法 参数
+    返回值 规范 规范说明 浏览器兼容性 总结 笔记 备注 示例代码 更多
+    概要 説明 例 構文 関連情報 関連項目 参照 はじめに 注意 使い方 引数 返値 戻り値 仕様書
+    仕様 ブラウザーの互換性 まとめ メモ 詳細 解説
+    개요 설명 예제 구문 같이 보기 참고 소개 요약 사용법 매개변수 반환 값 명세 브라우저 호환성
+    메모 노트""".split())
 FUNCTION = frozenset("""a an the of to in on at by for from with and or but as is are was
 be you your i me my we our us it its this that these those he she they them their there
 here where when which who what how why if then so not no do does did""".split())
@@ -52,8 +72,13 @@ update upgrade use verify wait watch write""".split())
 
 
 def name_words(name: str) -> list[str]:
-    """Lowercase words of a name; hyphenated words and contractions stay whole."""
-    return re.findall(r"[a-z0-9]+(?:['’-][a-z0-9]+)*", name.lower())
+    """Lowercase words of a name in any script; hyphenated words and contractions stay
+    whole, and a run of Chinese or Japanese (written without spaces) is one word."""
+    return [w.lower() for w in _NAME_WORD.findall(name)]
+
+
+_NAME_WORD = re.compile(f"{UNSPACED_RUN.pattern}|(?:(?!{UNSPACED_RUN.pattern})[^\\W_])+"
+                        f"(?:['’-](?:(?!{UNSPACED_RUN.pattern})[^\\W_])+)*")
 
 
 def is_generic(text: str) -> bool:
@@ -62,9 +87,23 @@ def is_generic(text: str) -> bool:
     return not ws or all(w in GENERIC or re.fullmatch(r"[\d-]+", w) for w in ws)
 
 
+# A day note's heading that names its day ("Montag", "周一", "Monday 2026-06-20"): when,
+# not what.
+_DAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday today
+yesterday montag dienstag mittwoch donnerstag freitag samstag sonntag heute lundi mardi
+mercredi jeudi vendredi samedi dimanche aujourd'hui lunes martes miércoles jueves viernes
+sábado domingo hoy понедельник вторник среда четверг пятница суббота воскресенье сегодня
+周一 周二 周三 周四 周五 周六 周日 周天 星期一 星期二 星期三 星期四 星期五 星期六 星期日 星期天
+今天 今日 月曜日 火曜日 水曜日 木曜日 金曜日 土曜日 日曜日 월요일 화요일 수요일 목요일 금요일
+토요일 일요일 오늘 jan feb mar apr may jun jul aug sep oct nov dec""".split())
+
+
 def is_event(title: str) -> bool:
-    """A title that names a meeting or kind of note rather than a subject."""
-    return bool(_EVENT.search(title))
+    """A title that names a meeting, a day or a kind of note rather than a subject."""
+    if _EVENT.search(title):
+        return True
+    ws = [w for w in name_words(title) if not re.fullmatch(r"[\d.年月日号-]+", w)]
+    return bool(ws) and all(w in _DAYS for w in ws)
 
 
 def name_flaw(name: str, title: bool = False) -> str:
@@ -73,7 +112,7 @@ def name_flaw(name: str, title: bool = False) -> str:
     ws = name_words(name)
     if not ws:
         return "empty"
-    if len(ws) > MAX_NAME_WORDS:
+    if count_words(name) > MAX_NAME_WORDS:
         return "too long"
     if any(w in _CONTRACTION_BITS for w in ws):
         return "a broken contraction"
@@ -125,8 +164,9 @@ def qualified(name: str, site: str) -> str:
         return name
     ws = [w for w in name_words(name) if w not in FUNCTION]
     if is_generic(name):
-        if name_words(name)[0] in ("introduction", "intro", "overview"):
-            return f"{site} {name.lower()}"  # "Hatch introduction"
+        if name_words(name)[:1] in (["introduction"], ["intro"], ["overview"]) \
+                or language_of(name) != "en":
+            return f"{site} {name.lower()}"  # "Hatch introduction", "Fastify 概述"
         return f"{name[:1].upper()}{name[1:].lower()} with {site}"
     if len(ws) == 1:
         plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals

@@ -54,6 +54,7 @@ from vaultlink.dream.offline.text import (
     title_of,
 )
 from vaultlink.dream.offline.update import Linkable, covered, plan_update
+from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import (
     also_covered,
     aspects,
@@ -343,7 +344,8 @@ class OfflinePolicy:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
             blocks.insert(lead, also)
         title = unit.title or title_of(unit.name)
-        source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths)
+        source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
+                                 words=wording_of(unit.summary))
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
 

@@ -35,6 +35,7 @@ from vaultlink.dream.offline.naming import (
 )
 from vaultlink.dream.offline.text import STEP_MARK, content_words
 from vaultlink.dream.units import slugify
+from vaultlink.markdown.language import count_words
 
 LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
 attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
@@ -219,7 +220,7 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None) -> Re
         reading.subjects = _document(content, name, top, opening, split=False)
     else:
         reading.subjects = _sections(content, level)
-    for slight in [s for s in reading.subjects if len(s.text().split()) < TOO_SHORT
+    for slight in [s for s in reading.subjects if count_words(s.text()) < TOO_SHORT
                    and not CUE.search(s.text())]:
         reading.subjects.remove(slight)
         reading.passed += [(b, "too short to say anything on its own") for b in slight.blocks]
@@ -323,7 +324,7 @@ def _runs(blocks: list[Block]) -> list[list[Block]]:
     runs: list[list[Block]] = []
     for block in blocks:
         text = " ".join(block.items)
-        short = len(text.split()) < SHORT and not CUE.search(text)
+        short = count_words(text) < SHORT and not CUE.search(text)
         lead_in = bool(runs) and runs[-1][-1].items and runs[-1][-1].items[-1].endswith(":")
         if runs and (short or lead_in or _overlap(" ".join(
                 i for b in runs[-1] for i in b.items), text) >= SEGMENT):

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
+from vaultlink.markdown.language import language_of, stop_words, tokens
 from vaultlink.markdown.text import STOP_WORDS, stem
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
-WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[A-Z0-9\"'“‘(\[`*])")
+# A sentence ends at . ! ? before a space and a word that does not start in lower case,
+# or at 。！？ (Chinese and Japanese put no space after them), closing quotes kept.
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s\w\"'“‘(\[`*]*[^\W_]|[\"'“‘(\[`*])"
+                    r"|(?<=[。！？])\s*(?![」』”’）)\s]|$)")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 _UNHIDE = re.compile(r"\x00(\d+)\x00")
@@ -31,13 +34,15 @@ _SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
 
 
 def words(text: str) -> list[str]:
-    """The words of a text, lowercased (inline code and numbers included)."""
-    return [w.lower().strip("'’.") for w in WORD.findall(text)]
+    """The words of a text in any script, lowercased (inline code and numbers included;
+    Chinese and Japanese as character pairs)."""
+    return [w.strip("'’.") for w in tokens(text)]
 
 
 def content_words(text: str) -> list[str]:
-    """Stemmed words that carry meaning (stop words dropped)."""
-    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]
+    """Stemmed words that carry meaning (the stop words of the text's language dropped)."""
+    stops = stop_words(language_of(text)) if text else STOP_WORDS
+    return [stem(w) for w in words(text) if w not in stops and len(w) > 1]
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -86,7 +91,7 @@ def split_sentences(text: str) -> list[str]:
     hidden = _CODE_SPAN.sub(hide, flat)
     out: list[str] = []
     for piece in _SPLIT.split(hidden):
-        if out and _ABBREV.search(out[-1]):
+        if out and (_ABBREV.search(out[-1]) or piece[:1].islower()):
             out[-1] += " " + piece
         else:
             out.append(piece)

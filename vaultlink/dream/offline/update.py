@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.dream.offline.text import STEP_MARK, content_words, delink
+from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import (
+    ENGLISH,
     cite,
     listing,
     paragraphs,
@@ -137,6 +139,7 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     sec = find_sources_section(body)
     main_end = sec.start if sec is not None else len(lines)
     unit = [ln for p in paragraphs(summary) for ln in p.lines if p.kind != "heading"]
+    words = wording_of(summary)
     corrections: list[str] = []
     newer = is_newer(source, "\n".join(lines))
     for i in range(main_end):
@@ -163,14 +166,15 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     elif action == "REFINE":
         into_old = [ln for heading, ln in fresh if heading not in made]
         phrase = phrase_of([ln for _, ln in fresh]) if into_old else ""
-        parts = [f"more on {phrase or title}"] if into_old else []
+        parts = [words.more_on.format(what=phrase or title)] if into_old else []
         if made:
-            parts.append(f"the section{'s' if len(made) > 1 else ''} "
+            parts.append(listing([f"“{h}”" for h in made], words) if words is not ENGLISH
+                         else f"the section{'s' if len(made) > 1 else ''} "
                          + listing([f"“{h}”" for h in made]))
         what, extra = "; ".join(parts), ""
     else:
         what, extra = title, ""
-    sentence = source_sentence(action, what, [source], extra)
+    sentence = source_sentence(action, what, [source], extra, words)
     new_body = _with_source_line(lines, sentence)
     did = (f"corrected: {'; '.join(corrections)}" if corrections else "") + \
         (f"{'; ' if corrections else ''}added {len(fresh)} sentence(s) where they belong"

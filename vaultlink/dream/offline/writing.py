@@ -20,8 +20,10 @@ from vaultlink.dream.offline.naming import (
     opening_phrase,
 )
 from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
+from vaultlink.dream.offline.wording import WORDINGS, Wording, wording_of
 from vaultlink.markdown.text import LIST_MARK
 
+ENGLISH = WORDINGS["en"]
 MAX_MENTIONS = 5      # links woven into one node's text by mention
 MAX_SEE_ALSO = 2      # nodes in the one sentence on what the source note also names
 _PROTECTED = re.compile(r"`[^`]*`|\[\[[^\]]*\]\]|\[[^\]]*\]\([^)]*\)|https?://\S+")
@@ -73,20 +75,27 @@ def aspects(summary: str) -> list[str]:
     return [line.strip()[3:] for line in summary.split("\n") if line.strip().startswith("## ")]
 
 
-def alias(path: str) -> str:
+def alias(path: str, words: Wording = ENGLISH) -> str:
     """How a source reads inside a sentence: ``daily/2026-06-17/retro.md`` -> "the
-    2026-06-17 retro", ``resource/rrf-paper-notes.md`` -> "rrf paper notes"."""
-    return readable(path)
+    2026-06-17 retro", ``resource/rrf-paper-notes.md`` -> "rrf paper notes"; a day note
+    in the words of the note's language ("2026-06-20 的笔记")."""
+    said = readable(path)
+    if words is ENGLISH:
+        return said
+    if said.startswith("the note of "):
+        return words.day_note.format(day=said.removeprefix("the note of "))
+    return said.removeprefix("the ")
 
 
-def cite(path: str) -> str:
+def cite(path: str, words: Wording = ENGLISH) -> str:
     """A source link with its reading as alias."""
-    return f"[[{path}|{alias(path)}]]"
+    return f"[[{path}|{alias(path, words)}]]"
 
 
-def listing(items: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+def listing(items: list[str], words: Wording = ENGLISH) -> str:
+    """``a``, ``a and b``, ``a, b and c`` (in the words of a language)."""
+    return items[0] if len(items) == 1 else \
+        words.comma.join(items[:-1]) + words.and_ + items[-1]
 
 
 def lower_first(text: str) -> str:
@@ -109,14 +118,16 @@ def what_it_backs(title: str, summary: str) -> str:
     return title
 
 
-def source_sentence(action: str, what: str, paths: list[str], extra: str = "") -> str:
+def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
+                    words: Wording = ENGLISH) -> str:
     """One ``## Sources`` line that says what its source backs, opening with it:
-    "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."."""
-    links = listing([cite(p) for p in paths])
+    "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."
+    (in the words of the note's language)."""
+    links = listing([cite(p, words) for p in paths], words) + extra
     what = what[:1].upper() + what[1:]
-    said = {"CORROBORATE": "confirmed again by", "CORRECT": "corrected in"}.get(
-        action, "taken from")
-    return f"- {what}: {said} {links}{extra}."
+    said = {"CORROBORATE": words.confirmed, "CORRECT": words.corrected}.get(
+        action, words.taken)
+    return "- " + said.format(what=what, links=links)
 
 
 def phrase_of(lines: list[str]) -> str:
@@ -230,11 +241,12 @@ def also_covered(page: str, candidates: list[tuple[str, str]]) -> str:
             break
     if not found:
         return ""
+    words = wording_of(page)
     said = listing([lower_first(f) if i else f[:1].upper() + f[1:]
-                    for i, (_, _, f) in enumerate(found)])
-    links = listing([f"[[{p}|{n}]]" for p, n, _ in found])
-    verb = "is" if len(found) == 1 else "are"
-    return f"{said} {verb} covered in {links}."
+                    for i, (_, _, f) in enumerate(found)], words)
+    links = listing([f"[[{p}|{n}]]" for p, n, _ in found], words)
+    said_as = words.covered_one if len(found) == 1 else words.covered_many
+    return said_as.format(said=said, links=links)
 
 
 def unit_lines(summary: str) -> list[str]:

@@ -1,0 +1,125 @@
+"""What a text's script and language change in how its words are read.
+
+Chinese and Japanese are written without spaces, so a word is not what lies between
+spaces: those scripts are counted by characters, cut into character pairs where words
+are compared, and end sentences at 。！？. Korean, Cyrillic, Greek, Arabic, Hebrew and the
+Latin scripts put spaces between words. A note's language comes from its script where
+that decides it (kana: Japanese, Hangul: Korean, Han alone: Chinese) and otherwise from
+py3langid, a maintained detector that ships its model; stop words come from the
+stopwords-iso lists for every language but English, whose list is ours (tuned on notes).
+Pure functions; the detector and the lists load on first use.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+# Han ideographs, their extensions and compatibility forms, Hiragana, Katakana (and the
+# half-width forms): the scripts written without spaces between words.
+_UNSPACED = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+             "\uff66-\uff9f\U00020000-\U0002fa1f")
+UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+# A word of a spaced script: letters, digits and combining marks (\w holds them), with
+# inner apostrophes, hyphens and dots ("don't", "e-mail", "v2.3") kept.
+_SPACED_WORD = re.compile(f"(?:(?![{_UNSPACED}])[^\\W_])+(?:['’.-](?:(?![{_UNSPACED}])[^\\W_])+)*")
+# Chinese words average 1.5 to 2 characters: "too short" and "too long" in words hold for
+# Chinese and Japanese text read as one word per two characters.
+CHARS_PER_WORD = 2
+SURE = 0.9  # py3langid's probability for a language other than English
+LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "zh", "ja", "ko")
+
+
+def unspaced_chars(text: str) -> int:
+    """How many characters of ``text`` are in a script written without spaces."""
+    return sum(len(run) for run in UNSPACED_RUN.findall(text))
+
+
+def count_words(text: str) -> int:
+    """The words of a text in any script: what spaces separate, and one word per two
+    characters of Chinese or Japanese."""
+    spaced = len(UNSPACED_RUN.sub(" ", text).split())
+    return spaced + math.ceil(unspaced_chars(text) / CHARS_PER_WORD)
+
+
+def spaced_words(text: str) -> list[str]:
+    """The words of the spaced scripts in ``text`` (any alphabet), as written."""
+    return _SPACED_WORD.findall(text)
+
+
+def is_unspaced(text: str) -> bool:
+    """Whether most letters of ``text`` are Chinese or Japanese."""
+    letters = sum(1 for ch in text if ch.isalpha())
+    return letters > 0 and unspaced_chars(text) * 2 > letters
+
+
+def char_pairs(run: str) -> list[str]:
+    """The overlapping character pairs of a run of Chinese or Japanese: the words of a
+    text with no spaces, found without a dictionary ("搜索索引" -> 搜索 索索 索引); a
+    lone character is kept."""
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words of any script, in order: spaced words as written, Chinese and
+    Japanese as character pairs."""
+    out: list[str] = []
+    pos = 0
+    for m in UNSPACED_RUN.finditer(text):
+        out += [w.lower() for w in _SPACED_WORD.findall(text[pos:m.start()])]
+        out += char_pairs(m.group(0))
+        pos = m.end()
+    out += [w.lower() for w in _SPACED_WORD.findall(text[pos:])]
+    return out
+
+
+@lru_cache(maxsize=4096)
+def language_of(text: str) -> str:
+    """The language of ``text`` as an ISO 639-1 code ("en" when it cannot be told).
+
+    The script decides where it can (cheap and sure); Latin and Cyrillic text goes to
+    py3langid, limited to the languages vaultlink has words for.
+    """
+    sample = text[:2000]
+    if _KANA.search(sample):
+        return "ja"
+    if _HANGUL.search(sample) and len(_HANGUL.findall(sample)) * 3 > unspaced_chars(sample):
+        return "ko"
+    if UNSPACED_RUN.search(sample) and is_unspaced(sample):
+        return "zh"
+    letters = [w for w in _SPACED_WORD.findall(sample) if not w.isdigit()]
+    if len(letters) < 3:
+        return "ru" if _CYRILLIC.search(sample) else "en"
+    lang, confidence = _identifier().classify(sample)
+    # English terms run through notes in every language, and a short English note can
+    # look like Dutch: only a sure verdict makes a note not English
+    return str(lang) if lang in LANGUAGES and (lang == "en" or confidence >= SURE) else "en"
+
+
+@lru_cache(maxsize=1)
+def _identifier():  # type: ignore[no-untyped-def]
+    # ~0.8 s to load its model: only when a note's language is not told by its script
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(LANGUAGES))
+    return identifier
+
+
+@lru_cache(maxsize=32)
+def stop_words(language: str) -> frozenset[str]:
+    """Words of ``language`` that carry no subject: ours for English, stopwords-iso's for
+    the others (English ones always included: notes mix English terms into any language)."""
+    from vaultlink.markdown.text import STOP_WORDS  # text.py reads words through this module
+
+    if language == "en":
+        return STOP_WORDS
+    import stopwordsiso
+
+    if not stopwordsiso.has_lang(language):
+        return STOP_WORDS
+    return STOP_WORDS | frozenset(w.lower() for w in stopwordsiso.stopwords(language))
