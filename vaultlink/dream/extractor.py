@@ -26,8 +26,9 @@ from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
+from vaultlink.markdown.language import STOP_WORDS, stem, subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
-from vaultlink.markdown.text import FENCED_BLOCK, STOP_WORDS, stem, subject_words
+from vaultlink.markdown.text import FENCED_BLOCK
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 
 from vaultlink.dream.offline.writing import weave
+from vaultlink.markdown.language import subject_words
 from vaultlink.markdown.links import code_line_numbers
 from vaultlink.markdown.sections import find_sources_section
-from vaultlink.markdown.text import FENCED_BLOCK, subject_words
+from vaultlink.markdown.text import FENCED_BLOCK
 
 
 def compose(body: str, source_line: str) -> str:

@@ -30,8 +30,9 @@ from vaultlink.errors import (
     unexpected,
 )
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
+from vaultlink.markdown.language import STOP_WORDS
 from vaultlink.markdown.links import render_link
-from vaultlink.markdown.text import LIST_MARK, STOP_WORDS
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from vaultlink.errors import SearchIndexError
-from vaultlink.markdown.text import STOP_WORDS
+from vaultlink.markdown.language import STOP_WORDS
 
 RRF_K = 60
 VECTOR_WEIGHT = 0.7

@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection, Iterable
 
 from vaultlink.index.fusion import words_of
-from vaultlink.markdown.text import STOP_WORDS
+from vaultlink.markdown.language import STOP_WORDS
 
 # A subject longer than this is a sentence, not a name; no phrase search for it.
 MAX_SUBJECT_WORDS = 8

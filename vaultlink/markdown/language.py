@@ -31,6 +31,19 @@ _SPACED_WORD = re.compile(f"(?:(?![{_UNSPACED}])[^\\W_])+(?:['’.-](?:(?![{_UNS
 # Chinese and Japanese text read as one word per two characters.
 CHARS_PER_WORD = 2
 SURE = 0.9  # py3langid's probability for a language other than English
+# English words that carry no subject: left out of keywords, topic names, query terms and
+# the offline integrator's similarity (tuned on notes; other languages use stopwords-iso).
+STOP_WORDS = frozenset("""
+a about after again all also an and any are as at back be because been before being
+below between both but by can can't could did do does doesn't don't down during e.g
+each etc even few first for from further get getting got had has have he her here
+his how i i'm i've i.e if in into is isn't it it's its just let like lot made make
+may me might more most much must my new no not now of off on once one only or other
+our out over own per really same she should so some still such than that that's the
+their them then there these they thing things this those through to too two under up
+us use used using very via was way we we're we've well were what when where which
+while who why will with won't would yet you your
+""".split())
 LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "ru", "zh", "ja", "ko")
 
 
@@ -114,12 +127,27 @@ def _identifier():  # type: ignore[no-untyped-def]
 def stop_words(language: str) -> frozenset[str]:
     """Words of ``language`` that carry no subject: ours for English, stopwords-iso's for
     the others (English ones always included: notes mix English terms into any language)."""
-    from vaultlink.markdown.text import STOP_WORDS  # text.py reads words through this module
-
     if language == "en":
         return STOP_WORDS
-    import stopwordsiso
+    import stopwordsiso  # its lists load only for a note not in English
 
     if not stopwordsiso.has_lang(language):
         return STOP_WORDS
     return STOP_WORDS | frozenset(w.lower() for w in stopwordsiso.stopwords(language))
+
+
+def stem(word: str) -> str:
+    """A crude stem so "reviews" meets "review" and "reranking" meets "rerank"."""
+    for suffix in ("ings", "ing", "ies", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def subject_words(text: str) -> list[str]:
+    """The stemmed words of ``text`` that carry its subject, in any script: letters and
+    digits (numbers matter: "k = 20" is not "k = 60"; Chinese and Japanese as character
+    pairs), the stop words of its language and single letters dropped."""
+    stops = stop_words(language_of(text)) if text else STOP_WORDS
+    return [stem(w) for part in tokens(text) for w in re.split(r"[^\w]+", part)
+            if w and w not in stops and len(w) > 1]

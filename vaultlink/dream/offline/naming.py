@@ -13,8 +13,7 @@ import re
 from collections import Counter
 
 from vaultlink.dream.offline.text import words
-from vaultlink.markdown.language import UNSPACED_RUN, count_words, language_of
-from vaultlink.markdown.text import STOP_WORDS, stem
+from vaultlink.markdown.language import STOP_WORDS, UNSPACED_RUN, count_words, language_of, stem
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
-from vaultlink.markdown.language import language_of, stop_words, tokens
-from vaultlink.markdown.text import STOP_WORDS, stem
+from vaultlink.markdown.language import STOP_WORDS, language_of, stem, stop_words, tokens
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 # A sentence ends at . ! ? before a space and a word that does not start in lower case,
