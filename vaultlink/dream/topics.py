@@ -46,7 +46,7 @@ _ACTION_WEIGHT = {"CORRECT": 4, "CREATE": 3, "REFINE": 2, "CORROBORATE": 1}
 
 def normalize_title(title: str) -> str:
     """How topic titles are compared across days: lowercase words, no punctuation."""
-    return " ".join(re.findall(r"[a-z0-9]+", title.lower()))
+    return " ".join(re.findall(r"[^\W_]+", title.lower()))
 
 
 def day_of(paths: list[str], today: dt.date) -> dt.date:
@@ -71,7 +71,7 @@ def keywords(text: str, n: int = 5, first: str = "") -> list[str]:
     """Two to five content words: those of ``first`` (a title), then the most frequent of
     ``text``; never a stop word, a bare number or a word like "every" or "top"."""
     def content(t: str) -> list[str]:
-        return [w for w in re.findall(r"[a-z][a-z0-9-]*[a-z0-9]", t.lower())
+        return [w for w in re.findall(r"[^\W\d_][\w-]*[^\W_]", t.lower())
                 if len(w) > 2 and w not in STOP_WORDS and w not in _PLAIN]
     picked = list(dict.fromkeys(content(first)))[:n]
     for w, _ in Counter(content(text)).most_common():

@@ -221,7 +221,7 @@ def _link_list(items: list[str]) -> bool:
     bare = 0
     for item in items:
         rest = _MD_LINK.sub("", _WIKI.sub("", LIST_MARK.sub("", item)))
-        bare += len(re.findall(r"[A-Za-z]{2,}", rest)) <= 3 and rest != LIST_MARK.sub("", item)
+        bare += len(re.findall(r"[^\W\d_]{2,}", rest)) <= 3 and rest != LIST_MARK.sub("", item)
     return bare >= max(2, int(0.7 * len(items)))
 
 
@@ -260,7 +260,7 @@ def items_of(block: Block) -> list[str]:
         items.append(_item(current))
     if prose:
         items += split_sentences(clean_inline(" ".join(prose)))
-    return [i for i in items if re.search(r"[A-Za-z0-9]", i)]
+    return [i for i in items if re.search(r"[^\W_]", i)]
 
 
 def _item(lines: list[str]) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from vaultlink.dream.context import PassedOver, SourceNote
 from vaultlink.dream.offline.blocks import Block, parse_blocks
 from vaultlink.dream.offline.naming import FUNCTION, IMPERATIVE, name_words
-from vaultlink.dream.offline.subjects import Subject, read_note
+from vaultlink.dream.offline.subjects import Subject, page_facts, read_note
 from vaultlink.dream.offline.text import STEP_MARK, split_sentences, words
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.units import MAX_CONTEXT, Unit, slugify
@@ -262,7 +262,8 @@ class OfflineExtractor:
         """The units of one note's new sections; what they leave out goes to ``passed``."""
         text = note.text or rebuilt(note)
         blocks = parse_blocks(text)
-        reading = read_note(blocks, note.path, new_lines(note, text))
+        page = page_facts(text)
+        reading = read_note(blocks, note.path, new_lines(note, text), page.title)
         units: list[Unit] = []
         passed = list(reading.passed)
         for subject in reading.subjects:
@@ -270,6 +271,9 @@ class OfflineExtractor:
             passed += left
             if unit is None:
                 continue
+            if page.description and subject.named and subject.document \
+                    and subject.name == reading.subjects[0].name:
+                unit.description = page.description  # the page says what it is
             if unit.name in {u.name for u in units}:  # two subjects named alike: kept apart
                 unit.name = slugify(f"{unit.name}-{len(units) + 1}")
             units.append(unit)

@@ -13,7 +13,16 @@ import re
 from collections import Counter
 
 from vaultlink.dream.offline.text import words
-from vaultlink.markdown.language import STOP_WORDS, UNSPACED_RUN, count_words, language_of, stem
+from vaultlink.markdown.language import (
+    STOP_WORDS,
+    UNSPACED_RUN,
+    char_pairs,
+    count_words,
+    is_unspaced,
+    language_of,
+    stem,
+    stop_words,
+)
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the
@@ -193,8 +202,9 @@ def key_phrase(sentences: list[str]) -> str:
     counts: Counter[tuple[str, ...]] = Counter()
     shown: dict[tuple[str, ...], str] = {}
     first: dict[tuple[str, ...], int] = {}
+    stops = stop_words(language_of(" ".join(sentences)))
     for sentence in sentences:
-        for run in _runs(sentence):
+        for run in _runs(sentence, stops):
             for size in range(2, min(4, len(run)) + 1):
                 for i in range(len(run) - size + 1):
                     key = tuple(stem(w.lower()) for w in run[i:i + size])
@@ -211,7 +221,7 @@ def key_phrase(sentences: list[str]) -> str:
 def opening_phrase(sentence: str) -> str:
     """The first run of two to four content words of a sentence: usually what it is
     about ("The embedding model is ..." -> "embedding model")."""
-    for run in _runs(sentence):
+    for run in _runs(sentence, stop_words(language_of(sentence))):
         if len(run) >= 2:
             return " ".join(run[:4])
     return ""
@@ -219,19 +229,50 @@ def opening_phrase(sentence: str) -> str:
 
 def subject_name(items: list[str], headings: list[str]) -> str:
     """A name for a run of sentences with no heading of its own: what a definition defines,
-    a phrase the text repeats, the phrase it opens with, else a heading above it."""
-    candidates = [defined_term(i) for i in items[:3]]
-    candidates += [key_phrase(items), *(opening_phrase(i) for i in items[:2])]
+    a phrase the text repeats, the phrase it opens with, else a heading above it (Chinese
+    and Japanese: the phrase whose characters the text repeats most)."""
+    if is_unspaced(" ".join(items)):
+        candidates = [unspaced_phrase(items)]
+    else:
+        candidates = [defined_term(i) for i in items[:3]]
+        candidates += [key_phrase(items), *(opening_phrase(i) for i in items[:2])]
     candidates += [clean_heading(h) for h in headings]
     return first_sound(candidates)
 
 
-def _runs(sentence: str) -> list[list[str]]:
+# Characters that are grammar, not subject, in Chinese (particles, pronouns, "and",
+# "is", "in") and Japanese (the particles written in kana): a phrase never spans them.
+_GRAMMAR_CHARS = ("的了和与及或是在也都就而并把被从对为于以将要会我你他她它们这那"
+                  "个吗呢吧啊着过又还但即其之所每はがをにでとのもへやねよ")
+_GRAMMAR = re.compile(f"[{_GRAMMAR_CHARS}]+")
+MAX_PHRASE_CHARS = 8
+
+
+def unspaced_phrase(items: list[str]) -> str:
+    """The phrase of a Chinese or Japanese text that says its subject: of the runs of two
+    to eight characters between punctuation and grammar characters, the one whose
+    character pairs the text repeats most ("搜索索引" in a paragraph on rebuilding the
+    search index), the earliest of equals; '' when there is none."""
+    chunks = UNSPACED_RUN.findall(" ".join(items))
+    pairs = Counter(p for chunk in chunks for p in char_pairs(chunk))
+    best, score = "", 0.0
+    for chunk in chunks:
+        for run in _GRAMMAR.split(chunk):
+            if not 2 <= len(run) <= MAX_PHRASE_CHARS or is_generic(run) or is_event(run):
+                continue
+            mine = char_pairs(run)
+            value = sum(pairs[p] for p in mine) / len(mine)
+            if value > score:
+                best, score = run, value
+    return best
+
+
+def _runs(sentence: str, stops: frozenset[str] = STOP_WORDS) -> list[list[str]]:
     """Maximal runs of content words (as written) between stop words and punctuation."""
     out: list[list[str]] = []
     run: list[str] = []
     after_date = False  # "the 2026-06-10 design review" names a note, not a subject
-    tokens = re.findall(r"`[^`]*`|[A-Za-z0-9][\w'’.-]*[A-Za-z0-9]|[A-Za-z]|[^\w\s]", sentence)
+    tokens = re.findall(r"`[^`]*`|[^\W_][\w'’.-]*[^\W_]|[^\W\d_]|[^\w\s]", sentence)
     if tokens and tokens[0].lower() in IMPERATIVE:
         tokens = tokens[1:]  # "Run the rebuild": the verb of an instruction names nothing
     for token in tokens:
@@ -243,10 +284,10 @@ def _runs(sentence: str) -> list[list[str]]:
             run = []
             continue
         if after_date:
-            after_date = word[:1].isalpha() and word not in STOP_WORDS
+            after_date = word[:1].isalpha() and word not in stops
             continue
-        possessive = re.fullmatch(r"[a-z0-9-]+['’]s", word) is not None
-        plain = (token[0].isalnum() and word not in STOP_WORDS and word not in FUNCTION
+        possessive = re.fullmatch(r"[\w-]+['’]s", word) is not None
+        plain = (token[0].isalnum() and word not in stops and word not in FUNCTION
                  and len(word) > 2 and not re.fullmatch(r"[\d.:,–-]+", word)
                  and (("'" not in word and "’" not in word) or possessive))
         if plain and run and _VERBISH.match(word):  # a verb ends a phrase

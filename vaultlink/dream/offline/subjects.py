@@ -35,6 +35,8 @@ from vaultlink.dream.offline.naming import (
 )
 from vaultlink.dream.offline.text import STEP_MARK, content_words
 from vaultlink.dream.units import slugify
+from vaultlink.errors import FrontmatterError
+from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.language import count_words
 
 LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
@@ -167,14 +169,40 @@ def site_of(blocks: list[Block], path: str) -> str:
         return banner.info
     parts = path.split("/")
     folder = parts[-2] if len(parts) > 2 else ""
-    if folder and re.search(r"[A-Za-z]{3}", folder) and not re.search(r"\d{4}", folder):
+    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder):
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""
 
 
-def read_note(blocks: list[Block], path: str, new: set[int] | None = None) -> Reading:
-    """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is None)."""
+@dataclass(frozen=True)
+class PageFacts:
+    """What a page's frontmatter says of it, as Web Clipper, Hugo, Jekyll and Docusaurus
+    write it: its title and one line on what it is."""
+
+    title: str = ""
+    description: str = ""
+
+
+def page_facts(text: str) -> PageFacts:
+    """The ``title`` and ``description`` (or ``summary``) of a note's frontmatter; empty
+    for a note without them or with a block that does not parse."""
+    try:
+        meta, _ = read_frontmatter(text)
+    except FrontmatterError:
+        return PageFacts()
+
+    def line(key: str) -> str:
+        value = meta.get(key)
+        return " ".join(value.split()) if isinstance(value, str) else ""
+    return PageFacts(line("title")[:200], (line("description") or line("summary"))[:400])
+
+
+def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
+              front_title: str = "") -> Reading:
+    """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is
+    None); ``front_title`` is the title its frontmatter gives, which names it first."""
     title, level = note_title(blocks)
+    title = front_title or title
     reading = Reading(title=title)
     content: list[Block] = []
     weak: list[Block] = []

@@ -35,7 +35,7 @@ from vaultlink.markdown.sections import find_sources_section, sections
 from vaultlink.markdown.text import LIST_MARK
 
 COVERED = 0.7  # share of a sentence's words the node must hold to already say it
-_TOKEN = re.compile(r"`[^`]*`|\d+(?:[.,]\d+)*|[A-Za-z][\w'-]*")
+_TOKEN = re.compile(r"`[^`]*`|\d+(?:[.,]\d+)*|[^\W\d_][\w'-]*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
