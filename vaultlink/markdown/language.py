@@ -90,6 +90,16 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+def join_sentences(sentences: list[str]) -> str:
+    """Sentences as one paragraph: a space after a sentence of a spaced script, none after
+    。！？ (Chinese and Japanese put none)."""
+    out = ""
+    for sentence in sentences:
+        gap = "" if not out or out.endswith(("。", "！", "？")) else " "
+        out += gap + sentence
+    return out
+
+
 @lru_cache(maxsize=4096)
 def language_of(text: str) -> str:
     """The language of ``text`` as an ISO 639-1 code ("en" when it cannot be told).

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.language import CHARS_PER_WORD, UNSPACED_RUN, unspaced_chars
 from vaultlink.markdown.links import (
     RAW_WIKILINK,
     Wikilink,
@@ -124,8 +125,10 @@ def bare_link_lines(body: str) -> list[tuple[int, str]]:
         if not RAW_WIKILINK.search(line):
             continue
         rest = RAW_WIKILINK.sub(" ", LIST_MARK.sub("", line))
-        words = re.findall(r"[^\W_]+", rest)
-        if len(words) < 3:
+        # Chinese and Japanese have no spaces: one word per two of their characters
+        words = len(re.findall(r"[^\W_]+", UNSPACED_RUN.sub(" ", rest))) \
+            + unspaced_chars(rest) // CHARS_PER_WORD
+        if words < 3:
             out.append((i + 1, line))
     return out
 

@@ -42,6 +42,10 @@ _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _EMOJI = re.compile(r":(?:material|octicons|fontawesome|simple)-[a-z0-9-]+:")
 _WIKI = re.compile(r"\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
 _CODE = re.compile(r"`[^`]*`")
+# A site generator's macro as published pages keep it: MDN's {{domxref("fetch()")}} reads
+# as its first argument, a sidebar {{JSRef}} or a Hugo shortcode {{< note >}} as nothing.
+_MACRO = re.compile(r"\{\{\s*[\w-]+\s*(?:\(\s*(?:\"([^\"]*)\"|'([^']*)')?[^{}]*\))?\s*\}\}"
+                    r"|\{\{[<%][^{}]*[>%]\}\}")
 _EXTERNAL = re.compile(r"^(https?:|mailto:)")
 
 
@@ -84,19 +88,20 @@ def clean_inline(text: str) -> str:
     """
     spans: list[str] = []
 
-    def hide(m: re.Match[str]) -> str:
-        spans.append(m.group(0))
+    def keep(span: str) -> str:
+        spans.append(span)
         return f"\x00{len(spans) - 1}\x00"
 
-    out = _CODE.sub(hide, text)
+    out = _CODE.sub(lambda m: keep(m.group(0)), text)
+    out = _MACRO.sub(lambda m: keep(m.group(1) or m.group(2) or ""), out)
     out = _IMAGE.sub("", out)
     out = _FOOTNOTE_REF.sub("", out)
     out = _MD_LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), out)
     out = _WIKI.sub(lambda m: (m.group(2) or readable(m.group(1))).strip(), out)
     out = _REF_LINK.sub(lambda m: m.group(1), out)
     out = _TAG.sub("", _ATTR_LIST.sub("", _EMOJI.sub("", out)))
+    out = re.sub(r"\(\s*\)", "", out)  # "(see )" after a link went; `f()` in code stays
     out = re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], out)
-    out = re.sub(r"\(\s*\)", "", out)  # "(see )" after a link went
     return " ".join(out.split())
 
 

@@ -21,6 +21,7 @@ from vaultlink.dream.offline.naming import (
 )
 from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
 from vaultlink.dream.offline.wording import WORDINGS, Wording, wording_of
+from vaultlink.markdown.language import join_sentences
 from vaultlink.markdown.text import LIST_MARK
 
 ENGLISH = WORDINGS["en"]
@@ -61,7 +62,7 @@ def render(paras: list[Para]) -> list[str]:
         if p.kind == "heading":
             blocks.append(p.lines[0])
         elif p.kind == "prose":
-            blocks.append(" ".join(delink(s) for s in p.lines))
+            blocks.append(join_sentences([delink(s) for s in p.lines]))
         elif p.kind == "steps":
             blocks.append("\n".join(f"{i}. {delink(STEP_MARK.sub('', s))}"
                                     for i, s in enumerate(p.lines, 1)))
