@@ -21,6 +21,7 @@ import time
 from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
+from vaultlink.dream.repeats import repeat_units, twin_of
 from vaultlink.dream.units import Unit
 from vaultlink.errors import (
     ModelError,
@@ -131,7 +132,9 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
     room = max(ctx.max_units - len(retries) - len(pending), 0)
-    fresh = _extract_notes(ctx, run, sent, note_failures, room)
+    copies, sent = _repeats(ctx, run, sent, set(checkpoints))
+    fresh = copies + _extract_notes(ctx, run, sent, note_failures, max(room - len(copies), 0))
+    sent += [n for n in notes if n.path in run.yields and n not in sent]
     sizes = {i.path: i.size for i in infos}
     read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
     run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
@@ -234,3 +237,25 @@ def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Fa
     (run.parked_paths if parked else run.failed_paths).add(note.path)
     log.warning("extract %s failed: %s", note.path, error)
     ctx.report("note_failed", path=note.path, error=error, parked=parked)
+
+
+def _repeats(ctx: DreamContext, run: RunState, notes: list[SourceNote], checkpointed: set[str]
+             ) -> tuple[list[Unit], list[SourceNote]]:
+    """The units of the new notes that repeat an integrated one (they corroborate its
+    nodes, with no model call), and the notes left to extract."""
+    units: list[Unit] = []
+    rest: list[SourceNote] = []
+    for note in notes:
+        twin = twin_of(ctx, note, checkpointed) if note.path not in checkpointed else None
+        if twin is None:
+            rest.append(note)
+            continue
+        found = repeat_units(note, *twin)
+        log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0], len(found))
+        run.yields[note.path] = len(found)
+        run.extract_usage[note.path] = {"units": len(found), "prompt_tokens": 0,
+                                        "answer_tokens": 0, "model_seconds": 0.0}
+        ctx.report("note_finished", path=note.path, units=len(found), tokens=[0, 0],
+                   seconds=0.0)
+        units += found
+    return units, rest

@@ -22,11 +22,13 @@ import logging
 from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.nodetext import coverage
+from vaultlink.dream.offline.wording import wording_of
+from vaultlink.dream.offline.writing import source_sentence
 from vaultlink.dream.oneshot import HOLDS, run_oneshot
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import ACTIONS, Unit
+from vaultlink.dream.units import ACTIONS, Receipt, Unit
 from vaultlink.errors import (
     ModelError,
     ModelOutputError,
@@ -34,6 +36,8 @@ from vaultlink.errors import (
     VaultlinkError,
     unexpected,
 )
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.sections import append_source_sentence, cited_sources
 from vaultlink.vault.journal import JournalEntry
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
@@ -138,6 +142,8 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         return UnitResult(unit, "integrated", earlier.action, earlier.target,
                           note=f"decided by #{earlier.id} before the last run stopped",
                           journal_id=earlier.id)
+    if unit.corroborates:
+        return _confirm_repeat(ctx, run_id, unit)
     errors: list[str] = []
     served_badly = 0
     usage = Usage()
@@ -202,6 +208,36 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                      ctx.integrator_name, error=message)
     result.parked = parked
     return result
+
+
+def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
+    """A note that repeats one the node holds: one Sources line, no model, no new text."""
+    toolbox = _toolbox(ctx, unit)
+    target = unit.corroborates
+    note = f"the same text as {unit.repeats}, saved again as {unit.paths[0]}"
+    try:
+        body = split_frontmatter(toolbox.text_of(target))[1]
+        if set(unit.paths) <= cited_sources(body):
+            return _record(ctx, run_id, unit, toolbox, "SKIP", target,
+                           "already integrated: the node cites this source", "skipped",
+                           Usage(), "repeat", error="already integrated")
+        line = source_sentence("CORROBORATE", unit.title or unit.name, unit.paths,
+                               words=wording_of(body))
+        answer = json.loads(toolbox.call("edit", {
+            "path": target, "old": body, "new": append_source_sentence(body, line)}))
+        if "error" in answer:
+            raise VaultlinkError(str(answer["error"]))
+    except VaultlinkError as exc:
+        toolbox.rollback()
+        message = f"could not add {unit.paths[0]} to {target}: {exc}"
+        parked = False if ctx.dry_run else ctx.state.record_failure(
+            run_id, unit.to_dict(), message, attempts=1, park_after=ctx.park_after)
+        result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", Usage(),
+                         "repeat", error=message)
+        result.parked = parked
+        return result
+    outcome = SessionOutcome("done", Receipt("CORROBORATE", target, note))
+    return _record_done(ctx, run_id, unit, toolbox, outcome, Usage(), "repeat")
 
 
 def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:

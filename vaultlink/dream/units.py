@@ -62,11 +62,13 @@ class Unit:
     description: str = ""
     siblings: list[str] = field(default_factory=list)  # other subjects of the same note
     context: str = ""  # the rest of the note's prose: what it names beyond the summary
+    corroborates: str = ""  # a repeat of an integrated note: the node it confirms
+    repeats: str = ""  # ... and the note it repeats
 
     def to_dict(self) -> dict[str, Any]:
         """As stored in the journal and pending table (empty optional keys left out)."""
         data = asdict(self)
-        for key in ("title", "description", "siblings", "context"):
+        for key in ("title", "description", "siblings", "context", "corroborates", "repeats"):
             if not data[key]:
                 del data[key]
         return data
@@ -80,7 +82,8 @@ class Unit:
                    " ".join(str(data.get("title") or "").split())[:120],
                    " ".join(str(data.get("description") or "").split())[:400],
                    [str(s) for s in data.get("siblings") or [] if isinstance(s, str)][:20],
-                   str(data.get("context") or "")[:MAX_CONTEXT])
+                   str(data.get("context") or "")[:MAX_CONTEXT],
+                   str(data.get("corroborates") or ""), str(data.get("repeats") or ""))
 
 
 @dataclass
