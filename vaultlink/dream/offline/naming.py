@@ -143,7 +143,7 @@ def clean_heading(text: str) -> str:
         out = _TRAILS.sub("", _LEADS.sub("", out)).strip()
     if how:  # a past-tense account of a procedure names the procedure
         out = _PAST.sub(lambda m: _present(m.group(0)), out, count=1)
-    return out[:1].upper() + out[1:] if out else out
+    return capitalized(out)
 
 
 def _present(word: str) -> str:
@@ -354,8 +354,18 @@ def first_sound(candidates: list[str], title: bool = False) -> str:
     for name in candidates:
         name = " ".join(name.split()).strip(" ,;:-")
         if name and not name_flaw(name, title):
-            return name[:1].upper() + name[1:]
+            return capitalized(name)
     return ""
+
+
+def capitalized(text: str) -> str:
+    """``text`` with a capital first letter, unless it opens with a command or an
+    identifier written in lower case ("npm-ci", "iPhone")."""
+    return text if _IDENTIFIER.match(text) else text[:1].upper() + text[1:]
+
+
+# A name that opens with a command or identifier keeps its case: "npm-ci", "iPhone", "v2".
+_IDENTIFIER = re.compile(r"^[a-z][\w.]*(?:[-_.\d][\w.-]*|[A-Z]\w*)(?:\s|$)")
 
 
 def common_words(a: str, b: str) -> set[str]:

@@ -162,6 +162,12 @@ def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
     return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
 
 
+# Folders that hold pages of any site (the Web Clipper's default is Clippings/)
+_NOT_SITES = frozenset("""clippings clipping clips clipped docs doc notes articles article
+web inbox resources resource reading pages bookmarks read-later later saved papers copies
+imports imported archive""".split())
+
+
 def site_of(blocks: list[Block], path: str) -> str:
     """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
     banner = next((b for b in blocks if b.kind == "banner"), None)
@@ -169,7 +175,8 @@ def site_of(blocks: list[Block], path: str) -> str:
         return banner.info
     parts = path.split("/")
     folder = parts[-2] if len(parts) > 2 else ""
-    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder):
+    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
+            and folder.lower() not in _NOT_SITES:
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""
 

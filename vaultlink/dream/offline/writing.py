@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from vaultlink.dream.offline.naming import (
     FUNCTION,
     GENERIC,
+    capitalized,
     key_phrase,
     name_words,
     opening_phrase,
@@ -125,7 +126,7 @@ def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
     "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."
     (in the words of the note's language)."""
     links = listing([cite(p, words) for p in paths], words) + extra
-    what = what[:1].upper() + what[1:]
+    what = capitalized(what)
     said = {"CORROBORATE": words.confirmed, "CORRECT": words.corrected}.get(
         action, words.taken)
     return "- " + said.format(what=what, links=links)

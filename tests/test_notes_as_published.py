@@ -1,0 +1,155 @@
+"""Notes as people keep them (issue 24): pages whose title lives in frontmatter, day notes
+in Chinese and German, pages saved twice, and the words of any script. The pages in
+tests/fixtures/pages are kept as published (see NOTICE there); whole runs use real vaults
+in tmp_path with the real state, index and offline integrator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_offline_extract import extract
+from tests.test_offline_runs import dream
+from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
+from vaultlink.dream.offline.text import split_sentences
+from vaultlink.dream.units import is_slug, slugify
+from vaultlink.markdown.language import count_words, language_of, subject_words, tokens
+from vaultlink.markdown.sections import bare_link_lines
+from vaultlink.vault.state import State
+
+PAGES = Path(__file__).parent / "fixtures" / "pages"
+
+
+def vault_with(root: Path, notes: dict[str, str]) -> Path:
+    for folder in ("daily", "resource", "digest"):
+        (root / folder).mkdir(exist_ok=True)
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def page(name: str) -> str:
+    return (PAGES / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("name", "title", "description"), [
+    ("npm-ci.md", "npm-ci", "Clean install a project"),
+    ("npm-install.md", "npm-install", "Install a package"),
+    ("npm-audit.md", "npm-audit", "Run a security audit"),
+    ("webclipper-bases-syntax.md", "Bases syntax",
+     "Bases use YAML to define views, filters and formulas over the notes of a vault."),
+    ("hugo-page.md", "Image processing",
+     "Resize, crop, rotate and filter images in a Hugo project."),
+    ("docusaurus-page.md", "Deployment",
+     "Build a Docusaurus site into static files and serve them from any host."),
+])
+def test_a_page_titled_in_frontmatter_gives_one_unit_named_by_that_title(
+        name: str, title: str, description: str) -> None:
+    units, _ = extract(f"resource/Clippings/{name}", page(name))
+    assert [u.title.lower() for u in units] == [title.lower()]
+    assert units[0].name == slugify(title)
+    assert units[0].description == description
+    assert "Synopsis" not in units[0].title and "Description" not in units[0].title
+
+
+def test_pages_that_share_only_generic_headings_stay_apart(tmp_path: Path) -> None:
+    root = vault_with(tmp_path, {f"resource/{n}": page(n) for n in
+                                 ("npm-ci.md", "npm-install.md", "npm-audit.md")})
+    run = dream(root)
+    assert sorted((r.action, r.target) for r in run.results) == [
+        ("CREATE", "digest/wiki/npm-audit.md"), ("CREATE", "digest/wiki/npm-ci.md"),
+        ("CREATE", "digest/wiki/npm-install.md")]
+
+
+@pytest.mark.parametrize(("name", "names"), [
+    ("zh-day.md", ["搜索索引", "部署规则"]),
+    ("de-day.md", ["Suchindex gesprochen", "Freitags nachmittags"]),
+])
+def test_a_day_note_with_two_decisions_gives_two_units_named_in_its_language(
+        name: str, names: list[str]) -> None:
+    units, ex = extract("daily/2026-12-01.md", page(name))
+    assert [u.title for u in units] == names
+    assert not ex.passed
+    assert all(name_flaw(u.title) == "" and not is_event(u.title) for u in units)
+
+
+def test_a_chinese_page_runs_to_the_end_and_its_node_reads_in_chinese(tmp_path: Path) -> None:
+    root = vault_with(tmp_path, {"resource/zh/fetch.md": page("zh-fetch.md"),
+                                 "resource/zh/promise.md": page("zh-promise.md"),
+                                 "daily/2026-12-01.md": page("zh-day.md")})
+    run = dream(root)
+    assert run.failed_paths == set() and len(run.results) == 4
+    node = (root / "digest" / "wiki" / "搜索索引.md").read_text(encoding="utf-8")
+    assert "- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]。" in node
+    assert "问题。我们决定" in node  # sentences joined as Chinese joins them
+    fetch = (root / "digest" / "wiki" / "使用-fetch.md").read_text(encoding="utf-8")
+    assert "{{" not in fetch and "全局 fetch() 方法" in fetch  # MDN's macros read as words
+
+
+def test_a_page_saved_again_under_another_name_corroborates_its_node(tmp_path: Path) -> None:
+    originals = {f"resource/docs/{n}": page(n) for n in
+                 ("npm-ci.md", "npm-install.md", "npm-audit.md", "hugo-page.md",
+                  "webclipper-bases-syntax.md")}
+    root = vault_with(tmp_path, originals)
+    dream(root)
+    nodes = sorted(p.name for p in (root / "digest" / "wiki").glob("*.md"))
+    for i, (path, text) in enumerate(originals.items()):
+        copy = root / "resource" / "copies" / f"copy {i} of {path.rsplit('/', 1)[-1]}"
+        copy.parent.mkdir(exist_ok=True)
+        copy.write_text(text + "\nCopied again for the team wiki.\n", encoding="utf-8")
+    run = dream(root)
+    assert sorted(r.action for r in run.results) == ["CORROBORATE"] * 5
+    assert sorted(p.name for p in (root / "digest" / "wiki").glob("*.md")) == nodes
+    ci = (root / "digest" / "wiki" / "npm-ci.md").read_text(encoding="utf-8")
+    assert "Copied again" not in ci
+    assert "- npm-ci: confirmed again by [[resource/copies/copy 0 of npm-ci.md|" in ci
+    state = State(root / ".vaultlink" / "state.sqlite")
+    try:
+        assert {e.integrator for e in state.journal(5) if e.action == "CORROBORATE"} == {
+            "repeat"}
+    finally:
+        state.close()
+
+
+def test_words_are_read_in_any_script() -> None:
+    assert count_words("今天和团队讨论了搜索索引的问题") == 8  # 15 characters, two a word
+    assert count_words("Heute haben wir") == 3
+    assert tokens("搜索索引 Über") == ["搜索", "索索", "索引", "über"]
+    assert subject_words("The k = 20 rule 搜索") == ["20", "rule", "搜索"]
+    assert [language_of(t) for t in (
+        "Heute haben wir mit dem Team über den Suchindex gesprochen.",
+        "今天和团队讨论了搜索索引", "今日はチームと検索インデックスについて話した",
+        "오늘 팀과 검색 인덱스에 대해 이야기했다", "Сегодня мы обсудили поисковый индекс",
+        "The backup job copies the vault to the NAS every night.")] == [
+        "de", "zh", "ja", "ko", "ru", "en"]
+    assert split_sentences("我们决定每周重建！真的吗？「好。」然后 OK。") == [
+        "我们决定每周重建！", "真的吗？", "「好。」然后 OK。"]
+    assert split_sentences("Das ist gut. Über alles. Это тест. это нет.") == [
+        "Das ist gut.", "Über alles.", "Это тест. это нет."]
+
+
+def test_slugs_keep_the_notes_letters() -> None:
+    assert [slugify(t) for t in ("Übersicht", "使用 Fetch", "Café au lait", "Привет, мир",
+                                 "हिन्दी भाषा", "נתונים עבריים", "a/b:c?")] == [
+        "übersicht", "使用-fetch", "café-au-lait", "привет-мир", "हिन्दी-भाषा",
+        "נתונים-עבריים", "a-b-c"]
+    assert all(is_slug(slugify(t)) for t in ("Übersicht", "使用 Fetch", "हिन्दी"))
+    assert not is_slug("Übersicht") and not is_slug("a b")
+
+
+def test_headings_that_name_a_part_of_a_page_name_nothing_in_any_language() -> None:
+    for heading in ("Synopsis", "See also", "Beschreibung", "Siehe auch", "Voir aussi",
+                    "描述", "示例", "参见", "構文", "関連情報", "예제", "Описание"):
+        assert name_flaw(heading) == "generic", heading
+    assert {"synopsis", "描述", "構文"} <= GENERIC
+    for title in ("Montag", "周一", "Monday 2026-06-20", "2026年12月1日 星期一"):
+        assert is_event(title), title
+
+
+def test_a_chinese_sources_line_is_a_sentence_not_a_bare_link() -> None:
+    body = ("正文。\n\n## Sources\n\n- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]。\n"
+            "- [[daily/2026-12-02.md]]\n")
+    assert [n for n, _ in bare_link_lines(body)] == [6]
