@@ -14,7 +14,7 @@ from bench.quality.realdocs import (
     resolved_links,
     unlink,
 )
-from bench.quality.realdocs._build import drop_host_links, mask_hosts
+from bench.quality.realdocs._build import drop_host_links, mask_hosts, title_of
 from bench.quality.realdocs.linkdocs_sets import ROOT, SETS
 
 PREFIXES = {ds.name: ds.site_prefixes for ds in SETS}
@@ -116,3 +116,22 @@ def test_no_page_names_a_masked_host() -> None:
     assert masked > 0
     npm = [p for p in PAGES if p.set == "npm"]
     assert any("https://registry.example" in p.text for p in npm)
+
+
+def test_npm_pages_are_kept_as_published() -> None:
+    # npm's pages have their title and lead only in front matter, as its site reads them:
+    # the build keeps the block and makes no heading of it
+    npm = [p for p in PAGES if p.set == "npm"]
+    assert len(npm) >= 80
+    for p in npm:
+        assert p.text.startswith("---\n"), p.path
+        head, _, body = p.text[4:].partition("\n---\n")
+        assert f"title: {p.title}" in head.split("\n"), p.path
+        assert not body.lstrip().startswith(f"# {p.title}"), p.path
+
+
+def test_title_of_reads_front_matter_when_there_is_no_h1() -> None:
+    page = "---\ntitle: npm-ci\ndescription: Clean install a project\n---\n\n### Synopsis\n"
+    assert title_of(page, "fallback") == "npm-ci"
+    assert title_of("---\ntitle: t\n---\n\n# The H1\n", "f") == "The H1"
+    assert title_of("## Only an H2\n", "f") == "Only an H2"

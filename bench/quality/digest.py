@@ -21,6 +21,7 @@ import re
 import shutil
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ from bench.quality.digest_run import (
     repeat,
     sample_corpus,
 )
+from bench.quality.realdocs import load_corpus
+from bench.quality.realdocs._build import corpora
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.vault.notes import Vault
 
@@ -165,10 +168,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.digest", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["realdocs", "sample_vault"])
+    parser.add_argument("--linkdocs-set", action="append", default=[], metavar="SET",
+                        choices=[ds.name for ds in corpora()["linkdocs"].sets],
+                        help="instead of realdocs and sample_vault: this set of linkdocs "
+                             "(repeatable), e.g. npm, whose pages keep their front matter")
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--corpus", choices=["langdocs"], default=None,
+                        help="langdocs: the language axis instead (digest_lang.py), one "
+                             "vault per language, pages fed one at a time")
+    parser.add_argument("--language", action="append", default=[], metavar="LANG",
+                        help="with --corpus langdocs: this language (repeatable; default "
+                             "en, de, ja, zh-hans)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
+    if args.corpus is not None:
+        return _languages(args)
     embedder = MiniLMEmbedder()
     dest = args.keep or Path(tempfile.mkdtemp(prefix="vaultlink-digest-bench-"))
     dest.mkdir(parents=True, exist_ok=True)
@@ -176,8 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     sample_nodes = {f"digest/{p.parent.name}/{p.name}" for p in (SAMPLE / "digest").rglob("*.md")}
     builds = [("realdocs", realdocs_corpus, realdocs_repeats, None),
               ("sample_vault", sample_corpus, lambda c: SAMPLE_REPEATS, sample_nodes)]
+    if args.linkdocs_set:  # instead: sets of linkdocs, as published (npm: front matter)
+        linkdocs = load_corpus(corpora()["linkdocs"].root)
+        builds = [(f"linkdocs-{s}", partial(realdocs_corpus, name=f"linkdocs-{s}",
+                                             pages=[p for p in linkdocs if p.set == s]),
+                   realdocs_repeats, None) for s in args.linkdocs_set]
     for name, build, repeats, people in builds:
-        if args.only and args.only != name:
+        if args.only and args.only != name and not args.linkdocs_set:
             continue
         corpus = build(dest)
         m = measure(corpus.root, embedder, corpus.truth or None, people)
@@ -202,6 +222,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 1 if broken else 0
+
+
+def _languages(args: argparse.Namespace) -> int:
+    """``--corpus langdocs``: the per-language table (exit 0 even when pages failed)."""
+    from dataclasses import asdict
+
+    from bench.quality.digest_lang import DEFAULT_LANGUAGES, language_table, run_languages
+
+    dest = args.keep or Path(tempfile.mkdtemp(prefix="vaultlink-digest-lang-"))
+    dest.mkdir(parents=True, exist_ok=True)
+    results = run_languages(dest, args.corpus, tuple(args.language) or DEFAULT_LANGUAGES)
+    print(language_table(results))
+    if args.keep:
+        print(f"vaults in {dest}")
+    else:
+        shutil.rmtree(dest, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(
+            [{**asdict(r), "nodes_per_page": round(r.nodes_per_page, 3)} for r in results],
+            indent=1, ensure_ascii=False))
+    return 0
 
 
 if __name__ == "__main__":

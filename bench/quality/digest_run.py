@@ -114,15 +114,16 @@ def timed(corpus: Corpus) -> Iterator[None]:
     corpus.seconds = time.monotonic() - started
 
 
-def realdocs_corpus(dest: Path, pages: list[Page] | None = None) -> Corpus:
+def realdocs_corpus(dest: Path, pages: list[Page] | None = None,
+                    name: str = "realdocs") -> Corpus:
     """The real documentation pages as ``resource/<set>/<slug>.md``, dreamed until settled."""
     pages = pages if pages is not None else load_corpus()
-    root = dest / "realdocs"
+    root = dest / name
     for folder in ("daily", "resource", "digest"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     written = write_as_vault(pages, root)
     truth = {frozenset(written[p] for p in pair) for pair in truth_pairs(pages)}
-    corpus = Corpus("realdocs", root, truth)
+    corpus = Corpus(name, root, truth)
     untouched = {k: v for k, v in snapshot(root).items() if not k.startswith("digest/")}
     with timed(corpus):
         settle(corpus)

@@ -6,9 +6,11 @@
 SRC holds the archives unpacked side by side (``tar xf``; an npm tarball into a folder
 named after it, as ``SRC/fastify-5.12.8/package/``), as each corpus's SOURCES.md lists
 them. ``realdocs`` (the default) is the 70 hand-picked pages listed below; ``linkdocs``
-is the larger corpus whose sets ``linkdocs_sets`` defines by rules. The only changes
-made to a page are the ones in ``clean`` (front matter, mkdocs admonitions and content
-tabs, mkdocstrings directives) and, for each ``--drop-link-host``, links to that web host
+is the larger corpus whose sets ``linkdocs_sets`` defines by rules; ``langdocs`` is
+read from git repositories by ``langdocs_sets.build``. The only changes made to a page
+are the ones in ``clean`` (front matter, mkdocs admonitions and content tabs,
+mkdocstrings directives; none for a set marked ``raw``, as npm's is) and, for each
+``--drop-link-host``, links to that web host
 turned into their plain labels and any other mention of it (or a subdomain) written
 ``registry.example`` (the corpora were built with the hosts of the package registries'
 own web pages, which this repository does not name). Stdlib only.
@@ -19,13 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.quality.realdocs import ROOT, linkdocs_sets, resolved_links, strip_links
+from bench.quality.realdocs import ROOT, langdocs_sets, linkdocs_sets, resolved_links, strip_links
 from bench.quality.realdocs.realdocs_sets import MAX_WORDS, MIN_WORDS, SETS, DocSet
 
 # ------------------------------------------------------------------ cleaning
@@ -127,13 +129,18 @@ _ATTRS = re.compile(r"[ \t]*\{[:#.][^}]*\}[ \t]*$")
 
 
 def title_of(text: str, fallback: str, banner: str = "") -> str:
-    """The first H1 (ATX, setext or HTML), else the first H2, else ``fallback``.
+    """The first H1 (ATX, setext or HTML), else the front matter's ``title``, else the
+    first H2, else ``fallback``.
 
     An HTML ``<h1>`` whose text is ``banner`` (the site's name) is not a title.
     """
     found: dict[int, str] = {}
     fence: str | None = None
-    lines = text.split("\n")
+    # a page kept as published may carry its title only in front matter (npm's do)
+    front = _FRONT_MATTER.match(text)
+    titled = re.search(r"^title:[ \t]*(.+?)[ \t]*$", front.group(0), re.M) if front else None
+    front_title = titled.group(1).strip("'\"") if titled else ""
+    lines = text[front.end():].split("\n") if front else text.split("\n")
     for i, line in enumerate(lines):
         m = _FENCE.match(line)
         if fence is not None:
@@ -160,7 +167,7 @@ def title_of(text: str, fallback: str, banner: str = "") -> str:
             found.setdefault(level, _ATTRS.sub("", heading).strip())
             if level == 1:
                 break
-    return found.get(1) or found.get(2) or fallback
+    return found.get(1) or front_title or found.get(2) or fallback
 
 
 def slug_of(original_path: str) -> str:
@@ -215,6 +222,8 @@ class Corpus:
     sets: tuple[DocSet, ...]
     min_words: int
     max_words: int
+    # a corpus read from git repositories rather than archives has its own builder
+    builder: Callable[[Path, Path | None], list[dict[str, object]]] | None = None
 
 
 def corpora() -> dict[str, Corpus]:
@@ -227,26 +236,18 @@ def corpora() -> dict[str, Corpus]:
             linkdocs_sets.MIN_WORDS,
             linkdocs_sets.MAX_WORDS,
         ),
+        "langdocs": Corpus(langdocs_sets.ROOT, langdocs_sets.SETS, 0, 10**9,
+                           builder=langdocs_sets.build),
     }
-
-
-def heading_from_front_matter(text: str) -> str:
-    """``text`` with its front matter's title and description as an H1 and a lead line."""
-    text = text.replace("\r\n", "\n")
-    m = _FRONT_MATTER.match(text)
-    if m is None:
-        return text
-    fields = dict(re.findall(r"^(title|description):[ \t]*(.+?)[ \t]*$", m.group(0), re.M))
-    head = [f"# {fields['title']}"] if "title" in fields else []
-    if "description" in fields:
-        head.append(fields["description"].rstrip(".") + ".")
-    return "\n\n".join(head) + "\n\n" + text[m.end():]
 
 
 def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
     """Original path -> cleaned text of the set's pages, in order."""
+    def as_kept(text: str) -> str:
+        return text if ds.raw else clean(text)
+
     if ds.pages:
-        return {orig: clean((docs / orig).read_text(encoding="utf-8")) for orig in ds.pages}
+        return {orig: as_kept((docs / orig).read_text(encoding="utf-8")) for orig in ds.pages}
     out: dict[str, str] = {}
     for f in sorted(docs.rglob("*.md"), key=lambda f: f.relative_to(docs).as_posix()):
         orig = f.relative_to(docs).as_posix()
@@ -254,8 +255,7 @@ def selected(ds: DocSet, docs: Path, corpus: Corpus) -> dict[str, str]:
             continue
         if any(fnmatchcase(orig, g) for g in ds.exclude):
             continue
-        raw = f.read_text(encoding="utf-8")
-        text = clean(heading_from_front_matter(raw) if ds.front_matter_heading else raw)
+        text = as_kept(f.read_text(encoding="utf-8"))
         if corpus.min_words <= words(text) <= corpus.max_words:
             out[orig] = text
     return out
@@ -268,6 +268,8 @@ def build(
     corpus: str = "realdocs",
 ) -> list[dict[str, object]]:
     spec = corpora()[corpus]
+    if spec.builder is not None:
+        return spec.builder(src, dest)
     dest = spec.root if dest is None else dest
     manifest: list[dict[str, object]] = []
     for ds in spec.sets:

@@ -30,7 +30,7 @@ SETS = (
         license_file="LICENSE",
         # "[npm install](/commands/npm-install)": the site is served from docs/content
         site_prefixes=("/",),
-        front_matter_heading=True,
+        raw=True,
     ),
     DocSet(
         name="serverless",

@@ -27,9 +27,9 @@ class DocSet:
     include: tuple[str, ...] = ("*.md",)
     exclude: tuple[str, ...] = ()
     license_file: str = ""  # in the archive root; copied to licenses/ (linkdocs)
-    # the page's front matter ``title`` and ``description`` are what its site shows as
-    # heading and lead (npm's pages have neither in Markdown): kept as "# title" + lead
-    front_matter_heading: bool = False
+    # the pages exactly as published: no cleaning at all, front matter kept (npm's pages
+    # have their title and lead only in front matter, as many sites' pages do)
+    raw: bool = False
 
     @property
     def docs_in_archive(self) -> str:
