@@ -22,6 +22,8 @@ from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.fusion import fts_match, fuse_ranks, rrf_fuse
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
+from vaultlink.index.tables import FTS_TOKENIZE
+from vaultlink.index.words import CUT_VERSION
 from vaultlink.vault.notes import Vault
 
 
@@ -598,8 +600,9 @@ def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
         index = NodeIndex(vault, vault.state_dir / "state.sqlite", client,
                           opened.embedder, body_chars=50)  # type: ignore[arg-type]
         assert len(index.sync().added) == 4
-    assert ("body_chars=200 keyword_body_chars=100000 without sources (broken YAML by body), "
-            "now body_chars=50 keyword_body_chars=100000 without") in caplog.text
+    assert ("body_chars=200 keyword_body_chars=100000 without sources (broken YAML by body) "
+            f"fts={FTS_TOKENIZE} words={CUT_VERSION}, now body_chars=50 keyword_body_chars=100000 "
+            "without") in caplog.text
     assert len(opened.embedder.texts) == 4
     index.close()
     client.close()

@@ -13,10 +13,10 @@ import pytest
 
 from tests.test_index import node
 from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.fusion import words_of
 from vaultlink.index.mentions import NameTable, subject_of
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
+from vaultlink.index.words import words_of
 from vaultlink.vault.notes import Vault
 
 # -- pure parts -----------------------------------------------------------------

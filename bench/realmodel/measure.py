@@ -18,7 +18,7 @@ from typing import Any
 
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.sections import cited_sources, without_sources
-from vaultlink.markdown.text import STOP_WORDS
+from vaultlink.markdown.language import STOP_WORDS
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault, parse_note
 

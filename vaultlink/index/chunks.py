@@ -73,6 +73,7 @@ class ChunkIndex(IndexBase):
 
     kind = "chunks"
     fts_columns = ("breadcrumb", "text")
+    fts_shown = True  # a hit shows its section as written, not its CJK search form
     bm25_weights = (1.0, 1.0)
 
     def __init__(self, vault: Vault, db_path: Path,
@@ -172,9 +173,10 @@ class ChunkIndex(IndexBase):
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
+        crumb, text = self._fts_shown("breadcrumb", "t"), self._fts_shown("text", "t")
         found = self._hit_rows(query, max(limit * 2, 20), self.bm25_weights,
                                (VECTOR_WEIGHT, KEYWORD_WEIGHT),
-                               f"SELECT d.id, d.path, d.line, t.breadcrumb, t.text "
+                               f"SELECT d.id, d.path, d.line, {crumb}, {text} "
                                f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
                                "WHERE d.id IN ({marks})")
         # Two priors on top of the fused rank, for questions: a digest node holds what

@@ -5,11 +5,11 @@ Pure functions: the indexes hand in ranked lists and raw query text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TypeVar
 
 from vaultlink.errors import SearchIndexError
+from vaultlink.index.words import words_of
 from vaultlink.markdown.language import STOP_WORDS
 
 RRF_K = 60
@@ -21,7 +21,6 @@ MAX_QUERY_CHARS = 2000
 MAX_QUERY_TERMS = 64
 
 T = TypeVar("T")
-_WORD = re.compile(r"[^\W_]+")
 
 
 def rrf_fuse(vector: Sequence[T], keyword: Sequence[T], *, vector_weight: float = VECTOR_WEIGHT,
@@ -49,17 +48,13 @@ def fuse_ranks(lists: Sequence[tuple[Sequence[T], float]], k: int = RRF_K
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
-def words_of(text: str) -> tuple[str, ...]:
-    """The lower-cased words of ``text`` as FTS5's unicode61 tokenizer cuts them: letters
-    and digits, with ``-``, ``_``, ``/`` and every other mark between words."""
-    return tuple(w.lower() for w in _WORD.findall(text))
-
-
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
 
-    Operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words or
-    vanish; stop words are left out unless nothing else is left; None when no word is.
+    The terms are the query's search words (``words.words_of``: a CJK run gives its
+    pairs of characters, each a term). Operators, quotes, ``*``, ``:`` and ``NEAR`` in
+    the query become plain words or vanish; stop words are left out unless nothing
+    else is left; None when no word is.
     """
     terms: list[str] = []
     seen: set[str] = set()

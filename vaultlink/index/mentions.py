@@ -8,7 +8,7 @@ by name in two directions:
 * the nodes the best match **names** in its text (its links, or a node's name written
   as plain words): the neighbours of the subject the query is about;
 * the nodes whose name or text names the query's **subject** (the words before its
-  first ``:``, ``. `` or line break), as one phrase: the node of that name, then the
+  first ``:``, ``. ``, ``。`` or line break), as one phrase: the node of that name, then the
   nodes that would link to it.
 
 Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns them.
@@ -19,12 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from vaultlink.index.fusion import words_of
+from vaultlink.index.words import has_cjk, words_of
 from vaultlink.markdown.language import STOP_WORDS
 
-# A subject longer than this is a sentence, not a name; no phrase search for it.
+# A subject longer than this is a sentence, not a name; no phrase search for it. A CJK
+# run's search words are its pairs of characters, and a word there is about two
+# characters long, so a pair counts as half a word (``_size``).
 MAX_SUBJECT_WORDS = 8
-_SUBJECT_END = re.compile(r":|\.\s|\n")
+# ":" or "：", ". " or "。", or a line break (Chinese and Japanese write no space after
+# their full stop, and full-width colons).
+_SUBJECT_END = re.compile(r"[:：。\n]|\.\s")
 
 
 def subject_of(query: str) -> tuple[str, ...]:
@@ -34,7 +38,20 @@ def subject_of(query: str) -> tuple[str, ...]:
     name>. <summary>"``; a short query without either is all subject.
     """
     words = words_of(_SUBJECT_END.split(query, maxsplit=1)[0])
-    return words if _is_a_name(words) and len(words) <= MAX_SUBJECT_WORDS else ()
+    return words if _is_a_name(words) and _size(words) <= MAX_SUBJECT_WORDS else ()
+
+
+def _size(words: tuple[str, ...]) -> float:
+    """How many words ``words`` are, a CJK pair of characters counting as half of one."""
+    return sum(0.5 if has_cjk(w) else 1.0 for w in words)
+
+
+def _name_words(name: str) -> tuple[str, ...]:
+    """The words of a node's name, cut after ``MAX_SUBJECT_WORDS`` (``_size``)."""
+    words = words_of(name)
+    while _size(words) > MAX_SUBJECT_WORDS:
+        words = words[:-1]
+    return words
 
 
 def _is_a_name(words: tuple[str, ...]) -> bool:
@@ -52,7 +69,7 @@ class NameTable:
     def __init__(self, names: Iterable[tuple[int, str]]) -> None:
         self._ids: dict[tuple[str, ...], list[int]] = {}
         for doc_id, name in names:
-            words = words_of(name)[:MAX_SUBJECT_WORDS]
+            words = _name_words(name)
             if not _is_a_name(words):
                 continue
             self._ids.setdefault(words, []).append(doc_id)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.embed import Embedder
 from vaultlink.index.store import ensure_dir
+from vaultlink.index.words import CUT_VERSION, search_text
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State, immediate_transaction
@@ -87,6 +88,9 @@ class IndexTables:
 
     kind: ClassVar[str]
     fts_columns: ClassVar[tuple[str, ...]]
+    # The FTS columns hold each text's search form (``words.search_text``: CJK runs as
+    # pairs of characters); an index that shows its texts keeps them as written too.
+    fts_shown: ClassVar[bool] = False
 
     def __init__(self, vault: Vault, db_path: Path,
                  chroma_client: ClientAPI | Callable[[], ClientAPI], embedder: Embedder,
@@ -131,8 +135,16 @@ class IndexTables:
             self._coll = self._open_collection()
         return self._coll
 
+    def _fts_ddl(self) -> str:
+        """The FTS5 table: the columns searched, then (``fts_shown``) one unindexed column
+        each for its text as written, kept only where the indexed form differs."""
+        cols = list(self.fts_columns)
+        if self.fts_shown:
+            cols += [f"{c}_shown UNINDEXED" for c in self.fts_columns]
+        return (f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5("
+                f"{', '.join(cols)}, tokenize='{FTS_TOKENIZE}')")
+
     def _create_tables(self) -> None:
-        cols = ", ".join(self.fts_columns)
         self._db.executescript(f"""
             CREATE TABLE IF NOT EXISTS idx_meta (key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE IF NOT EXISTS {self._files_t} (path TEXT PRIMARY KEY, size INTEGER,
@@ -141,8 +153,7 @@ class IndexTables:
             CREATE TABLE IF NOT EXISTS {self._docs_t} (id INTEGER PRIMARY KEY AUTOINCREMENT,
                 path TEXT NOT NULL, ord INTEGER, line INTEGER, text_hash TEXT);
             CREATE INDEX IF NOT EXISTS {self._docs_t}_path ON {self._docs_t}(path);
-            CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5({cols},
-                tokenize='{FTS_TOKENIZE}');
+            {self._fts_ddl()};
             CREATE TABLE IF NOT EXISTS {self._vec_t} (id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
         """)
 
@@ -178,7 +189,7 @@ class IndexTables:
         it read every page (46,000 section vectors: 70 ms at every open). Only a hand
         edit of the database could leave some docs without a vector."""
         if (self._meta(f"{self.kind}.collection") != self.collection_name
-                or self._meta(f"{self.kind}.params") != self.params()):
+                or self._meta(f"{self.kind}.params") != self._params()):
             self._check_consistent()
         elif self._has_rows(self._docs_t) and not self._has_rows(self._vec_t):
             self._vectors_from_chroma()
@@ -218,15 +229,15 @@ class IndexTables:
                                    f"answer: {exc}") from exc
         params = self._meta(f"{self.kind}.params")
         self._chroma_checked = True
-        if stored == self.collection_name and rows == vectors and params == self.params():
+        if stored == self.collection_name and rows == vectors and params == self._params():
             return
         if stored is not None and stored != self.collection_name:
             log.warning("the %s index was built with %s; building %s", self.kind, stored,
                         self.collection_name)
             self._drop_collection(stored)
-        elif stored is not None and params != self.params():
+        elif stored is not None and params != self._params():
             log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
-                        params, self.params())
+                        params, self._params())
         elif stored is not None and self._count(self._vec_t) == rows:
             log.warning("the %s index's Chroma collection is out of step (%d rows, %d "
                         "vectors); restoring it from state.sqlite", self.kind, rows, vectors)
@@ -264,9 +275,13 @@ class IndexTables:
             with self._tx() as db:
                 for table in self._tables():
                     db.execute(f"DELETE FROM {table}")
+                # made anew, so that its columns and tokenizer are the ones the code
+                # writes (an index built before ``fts_shown`` or another tokenizer)
+                db.execute(f"DROP TABLE {self._fts_t}")
+                db.execute(self._fts_ddl())
                 db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
                                [(f"{self.kind}.collection", self.collection_name),
-                                (f"{self.kind}.params", self.params())])
+                                (f"{self.kind}.params", self._params())])
 
     def close(self) -> None:
         """Close the SQLite connection (the Chroma client belongs to the caller)."""
@@ -277,6 +292,11 @@ class IndexTables:
     def params(self) -> str:
         """The settings the stored texts depend on; a change rebuilds the index."""
         return ""
+
+    def _params(self) -> str:
+        """``params`` and how keyword search cuts words: what the stored index was built
+        with (the cut and the tokenizer changing rebuild it too)."""
+        return f"{self.params()} fts={FTS_TOKENIZE} words={CUT_VERSION}".strip()
 
     def _guard(self, fn: Callable[[], T]) -> T:
         try:
@@ -298,9 +318,19 @@ class IndexTables:
                    replace: bool = False) -> None:
         if replace:
             db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
-        marks = ",".join("?" * (len(self.fts_columns) + 1))
-        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(self.fts_columns)}) "
-                   f"VALUES ({marks})", (doc_id, *doc.fts))
+        values: list[str | None] = [search_text(text) for text in doc.fts]
+        cols = list(self.fts_columns)
+        if self.fts_shown:
+            cols += [f"{c}_shown" for c in self.fts_columns]
+            values += [None if shown == indexed else shown
+                       for shown, indexed in zip(doc.fts, values, strict=True)]
+        marks = ",".join("?" * (len(cols) + 1))
+        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(cols)}) "
+                   f"VALUES ({marks})", (doc_id, *values))
+
+    def _fts_shown(self, column: str, alias: str) -> str:
+        """SQL for an FTS column's text as written (``fts_shown``), read as ``alias``."""
+        return f"coalesce({alias}.{column}_shown, {alias}.{column})"
 
     def _delete_docs(self, db: sqlite3.Connection, ids: list[int]) -> None:
         db.executemany(f"DELETE FROM {self._docs_t} WHERE id = ?", [(i,) for i in ids])

@@ -1,0 +1,164 @@
+"""realrecall with each way of cutting CJK text for keyword search, to compare them.
+
+    .venv/bin/python -m bench.quality.cjk_cuts --cut none -- --corpus langdocs
+    .venv/bin/python -m bench.quality.cjk_cuts --cut segment:ja -- --corpus langdocs
+    .venv/bin/python -m bench.quality.cjk_cuts --load    # each segmenter's load time
+
+The product cuts a run of CJK letters into overlapping pairs (``vaultlink.index.words``);
+this swaps that one function, ``cjk_words``, which the index text, the query, the
+subject phrase and the name table all go through, and runs realrecall's main with the
+arguments after ``--``:
+
+* ``none``: the run as one word, what FTS5's unicode61 tokenizer does (before the change);
+* ``bigram``: the product's cut;
+* ``trigram``: the cut of FTS5's ``trigram`` tokenizer, on CJK runs only (a run of one or
+  two characters stays whole, as a query term that short finds nothing with trigram;
+  the tokenizer on the whole table would also drop stemming and word bounds in English);
+* ``segment``: a segmenter per script: kana in the run, SudachiPy (mode A, core
+  dictionary); Hangul, kiwipiepy; Han alone, rjieba (jieba's ``cut_for_search``);
+* ``segment:ja`` / ``segment:zh``: Han alone goes to SudachiPy / rjieba as well, that is the
+  language known beforehand (a vault of one language), the best case for segmenting;
+* ``fugashi``: ``segment:ja`` with fugashi and unidic-lite in place of SudachiPy.
+
+The segmenters are not dependencies of vaultlink: install them to run these
+(``pip install rjieba sudachipy sudachidict-core fugashi unidic-lite kiwipiepy``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from vaultlink.index import words
+
+Cut = Callable[[str], list[str]]
+_PAIRS: Cut = words.cjk_words  # the product's, kept before any swap
+
+
+def _trigrams(run: str) -> list[str]:
+    return [run] if len(run) < 3 else [run[i:i + 3] for i in range(len(run) - 2)]
+
+
+@cache
+def _sudachi() -> Any:
+    from sudachipy import Dictionary, SplitMode
+
+    tokenizer = Dictionary(dict="core").create()
+    return lambda run: [m.surface() for m in tokenizer.tokenize(run, SplitMode.A)]
+
+
+@cache
+def _fugashi() -> Any:
+    import fugashi
+
+    tagger = fugashi.Tagger()
+    return lambda run: [w.surface for w in tagger(run)]
+
+
+@cache
+def _jieba() -> Any:
+    import rjieba
+
+    return rjieba.cut_for_search
+
+
+@cache
+def _kiwi() -> Any:
+    from kiwipiepy import Kiwi
+
+    kiwi = Kiwi()
+    return lambda run: [t.form for t in kiwi.tokenize(run)]
+
+
+def _is_kana(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u31f0" <= ch <= "\u31ff" or "\uff66" <= ch <= "\uff9f"
+
+
+def _is_hangul(ch: str) -> bool:
+    return ("\uac00" <= ch <= "\ud7ff" or "\u1100" <= ch <= "\u11ff"
+            or "\u3130" <= ch <= "\u318f" or "\uffa0" <= ch <= "\uffdc")
+
+
+def segmenting(han: str, japanese: str = "sudachi") -> Cut:
+    """A cut by a segmenter chosen from the run's script; ``han``: who cuts Han alone."""
+    ja = _sudachi if japanese == "sudachi" else _fugashi
+
+    def cut(run: str) -> list[str]:
+        if any(_is_hangul(c) for c in run):
+            seg = _kiwi()
+        elif any(_is_kana(c) for c in run) or han == "ja":
+            seg = ja()
+        else:
+            seg = _jieba()
+        return [w.lower() for w in seg(run) if w.strip() and w[0].isalnum()] or [run]
+    return cut
+
+
+CUTS: dict[str, Callable[[], Cut]] = {
+    "none": lambda: (lambda run: [run]),
+    "bigram": lambda: _PAIRS,
+    "trigram": lambda: _trigrams,
+    "segment": lambda: segmenting("zh"),
+    "segment:zh": lambda: segmenting("zh"),
+    "segment:ja": lambda: segmenting("ja"),
+    "fugashi": lambda: segmenting("ja", japanese="fugashi"),
+}
+
+
+def use_cut(name: str) -> None:
+    """Make ``words`` cut CJK runs with ``name`` in this process."""
+    words.cjk_words = CUTS[name]()  # type: ignore[assignment]
+
+
+_LOADERS = {"rjieba": _jieba, "sudachipy": _sudachi, "fugashi": _fugashi, "kiwipiepy": _kiwi}
+_SAMPLE = {"rjieba": "我们在数据库里建立索引", "sudachipy": "データベースの索引を使う",
+           "fugashi": "データベースの索引を使う", "kiwipiepy": "데이터베이스를 씁니다"}
+
+
+def load_times() -> None:
+    """Each segmenter's import, load and first cut, in a new process (three runs)."""
+    for name in _LOADERS:
+        for _ in range(3):
+            subprocess.run([sys.executable, "-m", "bench.quality.cjk_cuts", "--load-one", name],
+                           check=True)
+
+
+def _load_one(name: str) -> None:
+    start = time.perf_counter()
+    cut = _LOADERS[name]()
+    loaded = time.perf_counter()
+    cut(_SAMPLE[name])
+    done = time.perf_counter()
+    print(f"{name}: load {loaded - start:.3f} s, first cut {done - loaded:.3f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run realrecall with one cut, or time the segmenters."""
+    parser = argparse.ArgumentParser(prog="python -m bench.quality.cjk_cuts",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cut", choices=sorted(CUTS), default="bigram")
+    parser.add_argument("--load", action="store_true", help="time each segmenter's load")
+    parser.add_argument("--load-one", choices=sorted(_LOADERS), help=argparse.SUPPRESS)
+    parser.add_argument("rest", nargs="*", help="realrecall's arguments, after --")
+    args = parser.parse_args(argv)
+    if args.load_one:
+        _load_one(args.load_one)
+        return 0
+    if args.load:
+        load_times()
+        return 0
+    use_cut(args.cut)
+    from bench.quality.realrecall import main as realrecall
+
+    print(f"CJK cut: {args.cut}")
+    return realrecall(args.rest)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

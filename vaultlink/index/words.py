@@ -1,0 +1,94 @@
+"""Search words: how keyword recall and recall by name cut a text, in every script.
+
+One cut serves every place that reads words for search: the text FTS5 indexes
+(:func:`search_text`), the query (``fusion.fts_match``), the subject phrase and the
+name table (``mentions``). Because they share it, they never disagree on where a word
+starts.
+
+FTS5's ``unicode61`` tokenizer keeps a run of letters as one token. Chinese and
+Japanese put no spaces between words, so a whole clause was one token and no word
+inside it could be found; Korean separates words but attaches particles to them
+("데이터베이스를"). A run of CJK letters (Han, kana, Hangul) is therefore cut into
+overlapping pairs of characters, "数据库索引" into 数据 据库 库索 索引: a word of two
+or more characters inside a sentence is then a phrase of pairs, found wherever it
+stands, and a query's pairs score the texts that share most of them (the CJK bigram
+analysis of Lucene and Elasticsearch). It needs no dictionary and no language guess,
+so a query and a text of a mixed vault are always cut alike; segmenters and FTS5's
+``trigram`` tokenizer were measured against it (docs/performance.md).
+
+Everything else is cut as ``unicode61`` cuts it, and a text without a CJK letter is
+indexed exactly as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Bumped whenever the cut changes: the indexes name it in their params and rebuild.
+CUT_VERSION = "cjk-bigram-1"
+
+# Letters of the scripts written without spaces between words (and Hangul, whose words
+# carry particles): Han with its extensions and compatibility forms, the iteration and
+# numeral marks 々〆〇〻, hiragana, katakana (with ー and the half-width forms), Hangul
+# syllables and jamo. Only letters reach this test (``_WORD`` keeps letters and digits),
+# so the marks and punctuation inside these blocks stay separators, as in unicode61.
+_CJK_RANGES = (
+    "\u1100-\u11ff"          # Hangul jamo
+    "\u3005-\u3007\u3021-\u3029"  # 々〆〇, Hangzhou numerals
+    "\u3031-\u3035\u3038-\u303c"  # kana repeat marks, 〻
+    "\u3040-\u30ff"          # hiragana, katakana
+    "\u3130-\u318f"          # Hangul compatibility jamo
+    "\u31f0-\u31ff"          # katakana phonetic extensions
+    "\u3400-\u4dbf"          # Han extension A
+    "\u4e00-\u9fff"          # Han
+    "\ua960-\ua97f"          # Hangul jamo extended A
+    "\uac00-\ud7ff"          # Hangul syllables, jamo extended B
+    "\uf900-\ufaff"          # Han compatibility
+    "\uff66-\uffdc"          # half-width katakana and Hangul
+    "\U00020000-\U0003134f"  # Han extensions B to G
+)
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+# A run of CJK letters only: a mark or punctuation inside the blocks (・, ゛) ends it.
+_CJK_RUN = re.compile(f"(?:(?![\\W_])[{_CJK_RANGES}])+")
+# A word as unicode61 cuts it (letters and digits; ``_`` and every mark between words),
+# split further where CJK letters meet others ("API接口" is "api" and "接口").
+_PIECE = re.compile(f"[{_CJK_RANGES}]+|[^\\W_{_CJK_RANGES}]+")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    """The lower-cased search words of ``text``: letters and digits as FTS5's unicode61
+    tokenizer cuts them (``-``, ``_``, ``/`` and every other mark between words), and each
+    run of CJK letters as its overlapping pairs of characters (a lone one as itself)."""
+    if _CJK.search(text) is None:  # the common case, and exactly what it always was
+        return tuple(w.lower() for w in _WORD.findall(text))
+    words: list[str] = []
+    for word in _WORD.findall(text):
+        for piece in _PIECE.findall(word):
+            if _CJK.match(piece):
+                words += cjk_words(piece)
+            else:
+                words.append(piece.lower())
+    return tuple(words)
+
+
+def cjk_words(run: str) -> list[str]:
+    """The search words of one run of CJK letters: its overlapping pairs of characters."""
+    if len(run) < 2:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def search_text(text: str) -> str:
+    """``text`` as FTS5 indexes it: each run of CJK letters replaced by its search words
+    between spaces, so that unicode61 finds the same words as :func:`words_of`; any
+    other text is returned unchanged."""
+    if _CJK.search(text) is None:
+        return text
+    return _CJK_RUN.sub(lambda m: f" {' '.join(cjk_words(m.group()))} ", text)
+
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` holds a CJK letter (and so is indexed in another form)."""
+    return _CJK.search(text) is not None
