@@ -227,8 +227,13 @@ class OllamaEmbedder:
         return vectors
 
 
-# The local models, by the id written as ``embedding.model``.
-LOCAL_MODELS = (MINILM_MODEL_ID, MINILM_FAST_MODEL_ID, E5_MODEL_ID)
+# The local models, by the id written as ``embedding.model``, with what they are.
+MODEL_NAMES = {
+    MINILM_MODEL_ID: "all-MiniLM-L6-v2, English",
+    MINILM_FAST_MODEL_ID: "all-MiniLM-L6-v2 with int8 arithmetic, English",
+    E5_MODEL_ID: "multilingual-e5-small, 4-bit, ~100 languages",
+}
+LOCAL_MODELS = tuple(MODEL_NAMES)
 
 
 def make_embedder(provider: str, model: str | None, host: str | None, timeout: float,

@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,7 +210,7 @@ class MultilingualEmbedder:
     def calibrate(cosine: float) -> float:
         """The similarity vaultlink reports for a cosine of this model: on MiniLM's
         scale (see :data:`E5_SCALE`), so the same thresholds serve both models."""
-        pieces = list(zip(E5_SCALE, E5_SCALE[1:], strict=False))
+        pieces = list(pairwise(E5_SCALE))
         # The piece the cosine falls in; below the first point the first, above the
         # last the last (a cosine is at most 1, up to rounding).
         (x0, y0), (x1, y1) = next((p for p in pieces if cosine <= p[1][0]), pieces[-1])
