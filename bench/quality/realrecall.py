@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.quality.realrecall                     # linkdocs, a few minutes
     .venv/bin/python -m bench.quality.realrecall --corpus realdocs   # the 70 pages, 10 s
+    .venv/bin/python -m bench.quality.realrecall --corpus langdocs   # per language
     .venv/bin/python -m bench.quality.realrecall --json
 
 The sample vault's link recall (``bench/quality/linkrecall.py``) is saturated at 0.99:
@@ -12,9 +13,14 @@ that recall@20 is far from saturated, and ``realdocs``, the 70 pages (hatch,
 Python-Markdown, fastify) the digest benchmark also reads, where telling three small
 sets apart already earns most of recall@20.
 
-* A digest node per page: ``name`` is the page title, ``description`` its first
-  sentence of prose, the body the page's text with its links to other pages turned into
-  their labels (``realdocs.write_as_vault`` does the same), so the answer is not in it.
+* A digest node per page: ``name`` is the page title (the manifest's: a page's H1, or
+  its front matter's ``title`` in langdocs), ``description`` its first sentence of prose,
+  the body the page's text without its front matter and with its links to other pages
+  turned into their labels (``realdocs.write_as_vault`` does the same), so the answer is
+  not in it. The embedder and ``index.body_chars`` are the settings' (defaults and
+  ``VAULTLINK_*`` variables), read by the product's ``load_settings``.
+* ``--corpus langdocs`` has a language axis: each language its own vault
+  (``realrecall_lang.py``), one row per language.
 * Each node searches with ``name + description``, as a new unit about that page would.
 * Truth: the pages it links to or that link to it (``realdocs.truth_pairs``); pages in
   no pair are left out of the mean.
@@ -56,11 +62,12 @@ if __package__ in (None, ""):  # `python bench/quality/realrecall.py`
 
 from bench.quality.realdocs import Page, load_corpus, truth_pairs, unlink
 from bench.quality.realdocs._build import corpora
-from vaultlink.index.embed import Embedder, MiniLMEmbedder
+from vaultlink.cli.settings import load_settings, model_cache_dir
+from vaultlink.index.embed import Embedder, make_embedder
 from vaultlink.index.fusion import rrf_fuse
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import open_chroma
-from vaultlink.markdown.frontmatter import render_frontmatter
+from vaultlink.markdown.frontmatter import render_frontmatter, split_frontmatter
 from vaultlink.vault.notes import Vault
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -68,7 +75,6 @@ _SKIP_LINE = re.compile(r"^\s*(#|<|>|\||-{3,}\s*$|={3,}\s*$|\*{3,}\s*$|\[[^\]]+\
 _INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _MARKUP = re.compile(r"[*_`]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`\"'])")
 _WORD = re.compile(r"\w+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)  # site metadata, not prose
 
@@ -104,7 +110,23 @@ def first_sentence(text: str) -> str:
     prose = _INLINE_LINK.sub(r"\1", prose)
     prose = _REF_LINK.sub(r"\1", prose)
     prose = " ".join(_MARKUP.sub("", prose).split())
-    return _SENTENCE_END.split(prose, maxsplit=1)[0] if prose else ""
+    return _first_of(prose)
+
+
+_FULL_STOPS = "。！？"  # CJK sentence ends: no space follows them
+
+
+def _first_of(prose: str) -> str:
+    """The first sentence of ``prose``: up to ". ", "! " or "? " before a capital letter,
+    a parenthesis or a quote (in any script), or up to a CJK full stop."""
+    for i, ch in enumerate(prose):
+        if ch in _FULL_STOPS:
+            return prose[: i + 1]
+        if ch in ".!?" and i + 2 < len(prose) and prose[i + 1] == " ":
+            nxt = prose[i + 2]
+            if nxt.isupper() or nxt in "(`\"'":
+                return prose[: i + 1]
+    return prose
 
 
 @dataclass(frozen=True)
@@ -131,8 +153,10 @@ def real_nodes(pages: Sequence[Page]) -> list[RealNode]:
     out = []
     for p in pages:
         slug = p.path.removesuffix(".md").replace("/", "-").lower()
-        out.append(RealNode(p.path, f"digest/wiki/{slug}.md", p.title, first_sentence(p.text),
-                            unlink(p.text, p.original_path, by_set[p.set])))
+        # a page as published may open with front matter: a node's body never does
+        body = split_frontmatter(unlink(p.text, p.original_path, by_set[p.set]))[1]
+        out.append(RealNode(p.path, f"digest/wiki/{slug}.md", p.title, first_sentence(body),
+                            body))
     return out
 
 
@@ -232,6 +256,7 @@ class RealRecall:
     same_set_chance_at_10: float
     node_search_p50_ms: float
     seconds: float
+    language: str = ""  # the set, on a corpus with a language axis (langdocs)
 
 
 def ranked_by(search: Callable[[str], list[str]], nodes: Sequence[RealNode],
@@ -260,11 +285,26 @@ def left_out_ranked(index: NodeIndex, root: Path, nodes: Sequence[RealNode],
     return out
 
 
-def run_real_recall(embedder: Embedder, body_chars: int = 1000,
-                    corpus: str = "linkdocs") -> RealRecall:
-    """Build both indexes over the corpus, search for every page, score against its links."""
+def configured_embedder() -> tuple[Embedder, int]:
+    """The node embedder and ``index.body_chars`` as a vault's settings give them.
+
+    Defaults, then ``VAULTLINK_*`` variables (``VAULTLINK_EMBEDDING__MODEL=...``), read
+    by the product's own ``load_settings`` and ``make_embedder``: a model chosen by
+    configuration is the one this benchmark measures.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        options = load_settings(Path(tmp)).pipeline()
+    embedder = make_embedder(options.embedding_provider, options.embedding_model,
+                             options.llm_host, options.timeout, model_cache_dir())
+    return embedder, options.body_chars
+
+
+def run_real_recall(embedder: Embedder, body_chars: int = 1000, corpus: str = "linkdocs",
+                    pages: Sequence[Page] | None = None, language: str = "") -> RealRecall:
+    """Build both indexes over the corpus (or ``pages`` of it), search for every page,
+    score against its links."""
     started = time.monotonic()
-    pages = load_corpus(corpora()[corpus].root)
+    pages = list(pages) if pages is not None else load_corpus(corpora()[corpus].root)
     nodes = real_nodes(pages)
     pairs = truth_pairs(pages)
     truth = truth_by_page(pages, pairs)
@@ -307,7 +347,8 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000,
         bm25_at_20=recall_at(bm25, truth, 20), dense_at_20=recall_at(dense, truth, 20),
         same_set_chance_at_20=same_set_chance(pages, truth, 20),
         same_set_chance_at_10=same_set_chance(pages, truth, 10),
-        node_search_p50_ms=statistics.median(times), seconds=time.monotonic() - started)
+        node_search_p50_ms=statistics.median(times), seconds=time.monotonic() - started,
+        language=language)
 
 
 def report(res: RealRecall) -> str:
@@ -341,13 +382,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quality.realrecall",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--body-chars", type=int, default=1000,
-                        help="index.body_chars of the node index (default 1000)")
+    parser.add_argument("--body-chars", type=int, default=None,
+                        help="index.body_chars of the node index (default: the setting)")
     parser.add_argument("--corpus", choices=sorted(corpora()), default="linkdocs",
-                        help="which corpus of real pages (default linkdocs)")
+                        help="which corpus of real pages (default linkdocs); langdocs "
+                             "is run language by language")
+    parser.add_argument("--language", action="append", default=[], metavar="LANG",
+                        help="with a corpus of languages: only this one (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    res = run_real_recall(MiniLMEmbedder(), body_chars=args.body_chars, corpus=args.corpus)
+    embedder, body_chars = configured_embedder()
+    if args.body_chars is not None:
+        body_chars = args.body_chars
+    from bench.quality.realrecall_lang import LANGUAGE_AXIS, language_table, run_by_language
+    if args.corpus in LANGUAGE_AXIS:
+        runs = run_by_language(embedder, body_chars, args.corpus, args.language)
+        print(json.dumps([asdict(r) for r in runs], indent=2) if args.json
+              else language_table(runs, LANGUAGE_AXIS[args.corpus]))
+        return 0
+    res = run_real_recall(embedder, body_chars=body_chars, corpus=args.corpus)
     print(json.dumps(asdict(res), indent=2) if args.json else report(res))
     return 0
 

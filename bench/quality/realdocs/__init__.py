@@ -237,7 +237,9 @@ def resolve_target(
         return None
     known_set = set(known)
     base = joined.rstrip("/")
-    for cand in (base, base + ".md", base + "/index.md"):
+    # a site that serves x.md as x.html links to "x.html" (React's docs)
+    html: tuple[str, ...] = (base.removesuffix(".html") + ".md",) if base.endswith(".html") else ()
+    for cand in (base, base + ".md", base + "/index.md", *html):
         if cand in known_set:
             return cand
     return None
@@ -249,7 +251,7 @@ def _is_page_target(target: str) -> bool:
     if not path or _SCHEME.match(path) or path.startswith("//"):
         return False
     last = posixpath.basename(path.rstrip("/"))
-    return path.endswith((".md", "/")) or "." not in last
+    return path.endswith((".md", ".html", "/")) or "." not in last
 
 
 def strip_links(text: str, goes: Callable[[str], bool]) -> str:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.quality.realdocs import ROOT, linkdocs_sets, resolved_links, strip_links
+from bench.quality.realdocs import ROOT, langdocs_sets, linkdocs_sets, resolved_links, strip_links
 from bench.quality.realdocs.realdocs_sets import MAX_WORDS, MIN_WORDS, SETS, DocSet
 
 # ------------------------------------------------------------------ cleaning
@@ -215,6 +215,8 @@ class Corpus:
     sets: tuple[DocSet, ...]
     min_words: int
     max_words: int
+    # a corpus read from git repositories rather than archives has its own builder
+    builder: Callable[[Path, Path | None], list[dict[str, object]]] | None = None
 
 
 def corpora() -> dict[str, Corpus]:
@@ -227,6 +229,8 @@ def corpora() -> dict[str, Corpus]:
             linkdocs_sets.MIN_WORDS,
             linkdocs_sets.MAX_WORDS,
         ),
+        "langdocs": Corpus(langdocs_sets.ROOT, langdocs_sets.SETS, 0, 10**9,
+                           builder=langdocs_sets.build),
     }
 
 
@@ -268,6 +272,8 @@ def build(
     corpus: str = "realdocs",
 ) -> list[dict[str, object]]:
     spec = corpora()[corpus]
+    if spec.builder is not None:
+        return spec.builder(src, dest)
     dest = spec.root if dest is None else dest
     manifest: list[dict[str, object]] = []
     for ds in spec.sets:
