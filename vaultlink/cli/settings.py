@@ -52,11 +52,15 @@ llm:
                         # offline writes offline text all the same
 
 embedding:
-  provider: local       # local: bundled all-MiniLM-L6-v2 (no download); ollama
-  model: minilm-l6-v2-int8  # local: the bundled model; ollama: e.g. nomic-embed-text
-  sections: fast        # the section index of `search`: fast is the bundled model with
-                        # int8 arithmetic (about twice as fast to build, recall within
-                        # 0.01 on bench.quality.sectionrecall); same: the model above
+  provider: local       # local: a model installed with vaultlink (no download); ollama
+  model: minilm-l6-v2-int8  # local: minilm-l6-v2-int8 (English) or multilingual-e5-small-q4
+                        # (~100 languages; `vaultlink init` picks it when the notes are not
+                        # mostly English); ollama: e.g. nomic-embed-text. A new model
+                        # rebuilds the index (its vectors are another space)
+  sections: fast        # the section index of `search`: fast is MiniLM with int8
+                        # arithmetic (about twice as fast to build, recall within 0.01 on
+                        # bench.quality.sectionrecall); same: the model above. The
+                        # multilingual model always embeds the sections itself
 
 index:
   body_chars: 1000      # opening of a digest body indexed with its name and description
@@ -102,6 +106,22 @@ api:
 """
 
 DEFAULTS: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG_YAML)
+
+_MODEL_LINE = "  model: minilm-l6-v2-int8  # local: minilm-l6-v2-int8"
+
+
+def config_yaml(embedding_model: str | None = None, why: str = "") -> str:
+    """The commented default file, with ``embedding.model`` set to ``embedding_model``
+    (None: the default) and ``why`` as a comment above it (what ``vaultlink init``
+    saw in the notes)."""
+    if embedding_model is None:
+        return DEFAULT_CONFIG_YAML
+    width = len("  model: minilm-l6-v2-int8")  # the comment keeps its column
+    line = f"  model: {embedding_model}".ljust(width)
+    note = "".join(f"  # {part}\n" for part in why.splitlines() if part)
+    text = DEFAULT_CONFIG_YAML.replace(_MODEL_LINE, note + line + "  # local: minilm-l6-v2-int8", 1)
+    assert yaml.safe_load(text)["embedding"]["model"] == embedding_model
+    return text
 
 
 @dataclass(frozen=True)

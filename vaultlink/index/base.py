@@ -339,7 +339,10 @@ class IndexBase(IndexTables):
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
-        similarity = dict(nearest)
+        # A model whose cosines run on another scale reports them on MiniLM's, which
+        # every threshold is set on (see Embedder); rankings do not change.
+        scale = getattr(self.embedder, "calibrate", None)
+        similarity = {i: scale(s) for i, s in nearest} if scale else dict(nearest)
         fused = fuse_ranks(lists)[:limit]
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]

@@ -2,7 +2,9 @@
 
 An :class:`Embedder` turns texts into L2-normalised vectors: :class:`MiniLMEmbedder`
 (the default; all-MiniLM-L6-v2 on onnxruntime from files pip installed, nothing is
-downloaded at run time) or :class:`OllamaEmbedder` (a model served by Ollama).
+downloaded at run time), :class:`~vaultlink.index.multilingual.MultilingualEmbedder`
+(multilingual-e5-small from a pip package, for notes not mostly in English) or
+:class:`OllamaEmbedder` (a model served by Ollama).
 :func:`make_embedder` picks one from already-read configuration values; the index
 hands Chroma the vectors, so Chroma never embeds (nor downloads a model) itself.
 """
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 from vaultlink.index.minilm_graph import load_minilm
+from vaultlink.index.multilingual import E5_MODEL_ID, MultilingualEmbedder
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,7 +44,13 @@ BATCH_TOKENS = 256
 
 
 class Embedder(Protocol):
-    """Something that turns texts into vectors of one fixed space."""
+    """Something that turns texts into vectors of one fixed space.
+
+    The similarity the indexes report is the cosine of two vectors, on the scale of
+    MiniLM's, which every threshold is set on. A model whose cosines run on another
+    scale also has ``calibrate(cosine) -> similarity``, a monotone map onto MiniLM's
+    (see ``MultilingualEmbedder.calibrate``).
+    """
 
     @property
     def model_id(self) -> str:
@@ -218,20 +227,31 @@ class OllamaEmbedder:
         return vectors
 
 
+# The local models, by the id written as ``embedding.model``, with what they are.
+MODEL_NAMES = {
+    MINILM_MODEL_ID: "all-MiniLM-L6-v2, English",
+    MINILM_FAST_MODEL_ID: "all-MiniLM-L6-v2 with int8 arithmetic, English",
+    E5_MODEL_ID: "multilingual-e5-small, 4-bit, ~100 languages",
+}
+LOCAL_MODELS = tuple(MODEL_NAMES)
+
+
 def make_embedder(provider: str, model: str | None, host: str | None, timeout: float,
                   cache_dir: Path | None = None) -> Embedder:
     """The embedder for ``provider``: "local" (MiniLM, the default) or "ollama".
 
-    Ollama needs ``model`` and uses ``host`` and ``timeout``; local takes no model
-    but one of its own two ids (exact or int8 arithmetic), and keeps its graphs in
-    ``cache_dir``. ConfigError for anything else.
+    Ollama needs ``model`` and uses ``host`` and ``timeout``. Local takes one of
+    :data:`LOCAL_MODELS` (None or empty: MiniLM): MiniLM exact or with int8
+    arithmetic, whose graphs are kept in ``cache_dir``, or the multilingual model.
+    ConfigError for anything else.
     """
     kind = (provider or "local").strip().lower()
     if kind == "local":
+        if model == E5_MODEL_ID:
+            return MultilingualEmbedder(cache_dir=cache_dir)
         if model not in (None, "", MINILM_MODEL_ID, MINILM_FAST_MODEL_ID):
-            raise ConfigError(f"the local embedder runs {MINILM_MODEL_ID} (or its int8 "
-                              f"arithmetic, {MINILM_FAST_MODEL_ID}), not {model!r}; "
-                              "use provider 'ollama' for other models")
+            raise ConfigError(f"the local embedder runs {', '.join(LOCAL_MODELS)}, not "
+                              f"{model!r}; use provider 'ollama' for other models")
         return MiniLMEmbedder(cache_dir=cache_dir, fast=model == MINILM_FAST_MODEL_ID)
     if kind == "ollama":
         if not model:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MINILM_FAST_MODEL_ID, Embedder, make_embedder
+from vaultlink.index.multilingual import E5_MODEL_ID
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import collection_namespace, open_chroma
 from vaultlink.options import PipelineOptions
@@ -82,19 +83,29 @@ def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedd
     return Indexes(nodes, chunks, client)
 
 
+def fast_sections(options: PipelineOptions) -> bool:
+    """Whether the section index runs MiniLM with int8 arithmetic: with ``section_embedding``
+    "fast", unless the nodes' model is the local multilingual one, which is 4-bit
+    already and which a vault not in English needs for its sections too."""
+    multilingual = (options.embedding_provider.strip().lower() == "local"
+                    and options.embedding_model == E5_MODEL_ID)
+    return options.section_embedding == "fast" and not multilingual
+
+
 def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
     """Both search indexes of a vault, with the embedders the options name.
 
     The section index holds every section of every note (46,000 in a vault of 10,000
     notes), so its first build is the embedder's work: with ``section_embedding``
-    "fast" it runs MiniLM with int8 arithmetic, twice as fast on a CPU; the node
-    index, which integration's recall reads, keeps the exact model.
+    "fast" it runs MiniLM with int8 arithmetic, twice as fast on a CPU, and the node
+    index, which integration's recall reads, keeps its model; the local multilingual
+    model embeds both (see :func:`fast_sections`).
     """
     cache = Path(options.model_cache) if options.model_cache else None
     embedder = make_embedder(options.embedding_provider, options.embedding_model,
                              options.llm_host, options.timeout, cache)
     sections = None
-    if options.section_embedding == "fast":
+    if fast_sections(options):
         sections = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.timeout, cache)
     return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
                         chroma_host=options.chroma_host, chroma_port=options.chroma_port,
