@@ -79,6 +79,7 @@ class Assistant:
         self._served = _Standalone(vault)
         self._views = Views(self._served)
         self._one_at_a_time = threading.Lock()  # one writer lock per process, one call
+        self.answer_chars = a.ANSWER_CHARS  # an answer's JSON stays under this
 
     # -- reaching the vault: through the daemon, or here under the writer lock --------
 
@@ -140,7 +141,7 @@ class Assistant:
                          "similarity": round(h["similarity"], 3),
                          "sources": self._sources(h["path"], resolver, fence)})
         answer: a.NodeSearchAnswer = {"query": query, "hits": hits, "cut": False, "note": ""}
-        dropped = a.fit(answer, hits)
+        dropped = a.fit(answer, hits, self.answer_chars)
         answer["cut"] = dropped > 0
         answer["note"] = (f"{dropped} more hit(s) left out to fit; ask with a lower limit"
                           if dropped else "" if hits else
@@ -169,7 +170,7 @@ class Assistant:
                          "links_to": [r["path"] for r in h["outlinks"][:a.LIST_ITEMS]],
                          "linked_from": [r["path"] for r in h["inlinks"][:a.LIST_ITEMS]]})
         answer: a.SearchAnswer = {"query": query, "hits": hits, "cut": False, "note": ""}
-        dropped = a.fit(answer, hits)
+        dropped = a.fit(answer, hits, self.answer_chars)
         answer["cut"] = bool(dropped or cut_texts)
         notes = []
         if cut_texts:
@@ -240,12 +241,9 @@ class Assistant:
             return view
 
     def _standalone(self, read: collections.abc.Callable[[], Any]) -> Any:
-        db = self.vault.state_dir / "state.sqlite"
-        if not db.exists():
-            raise VaultlinkError("this vault has no state yet: run `vaultlink dream` (or "
-                                 "start `vaultlink watch`) once")
         self._served.generation += 1
-        self._served._state = State(db)
+        # made if missing (under .vaultlink/, with the writer lock held): an empty journal
+        self._served._state = State(self.vault.state_dir / "state.sqlite")
         try:
             return read()
         finally:
@@ -274,7 +272,7 @@ class Assistant:
                           "undone": bool(r.get("undone")),
                           "integrator": r.get("integrator") or ""})
         answer: a.RecentAnswer = {"days": days, "decisions": shown, "cut": False, "note": ""}
-        dropped = a.fit(answer, shown) + max(0, len(rows) - limit)
+        dropped = a.fit(answer, shown, self.answer_chars) + max(0, len(rows) - limit)
         answer["cut"] = dropped > 0
         answer["note"] = (f"{dropped} more decision(s) in these {days} day(s); "
                           "`vaultlink log` lists them all" if dropped
@@ -307,7 +305,8 @@ class Assistant:
             "problems": problems[:a.LIST_ITEMS * 2],
             "backlog_waiting": int((data.get("backlog") or {}).get("waiting", 0)),
             "last_run": last_words, "cut": False, "note": ""}
-        dropped = total - len(answer["problems"]) + a.fit(answer, answer["problems"])
+        dropped = total - len(answer["problems"])
+        dropped += a.fit(answer, answer["problems"], self.answer_chars)
         answer["cut"] = dropped > 0 or answer["queue_length"] > len(answer["queue"])
         if answer["cut"]:
             answer["note"] = "lists cut; `vaultlink status` shows them all"
