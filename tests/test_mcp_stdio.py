@@ -36,6 +36,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_vault"
 QUESTION = "How do we vacuum the bloated documents table?"  # README, "Ask your assistant"
+SEARCH_EXAMPLE = "why does autovacuum fall behind"  # `vaultlink search --help`, bench
 TOOLS = {"node_search", "search", "read", "recent", "status", "integrate_now"}
 VACUUM = "digest/procedure/postgres-vacuum.md"
 
@@ -80,6 +81,7 @@ def test_without_a_daemon_a_client_lists_six_tools_and_finds_the_vacuum_node(
     async def talk(s: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {"tools": {t.name for t in (await s.list_tools()).tools}}
         out["hits"] = await s.call_tool("node_search", {"query": QUESTION, "limit": 5})
+        out["why"] = await s.call_tool("node_search", {"query": SEARCH_EXAMPLE, "limit": 5})
         for given in ("../../etc/passwd", "digest/wiki/escape.md", "a-name-of-nothing"):
             out[given] = await s.call_tool("read", {"path_or_name": given})
         out["integrate"] = await s.call_tool("integrate_now", {"path": "daily/2026-06-11.md"})
@@ -90,6 +92,9 @@ def test_without_a_daemon_a_client_lists_six_tools_and_finds_the_vacuum_node(
     assert out["tools"] == TOOLS
     path, sources = first_hit_and_sources(out["hits"])
     assert path == VACUUM
+    assert {"daily/2026-06-11.md", "resource/postgres-vacuum-guide.md"} <= sources
+    path, sources = first_hit_and_sources(out["why"])
+    assert path == "digest/wiki/postgres-autovacuum.md"
     assert {"daily/2026-06-11.md", "resource/postgres-vacuum-guide.md"} <= sources
     for given, words in (("../../etc/passwd", "would leave the vault"),
                          ("digest/wiki/escape.md", "symlink whose target is outside"),
