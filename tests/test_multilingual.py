@@ -4,6 +4,7 @@ real notes for ``vaultlink init``'s language sample (py3langid)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 from collections.abc import Sequence
@@ -67,7 +68,7 @@ def test_a_sentence_is_nearest_its_translations(e5: MultilingualEmbedder) -> Non
 
 
 def test_minilm_does_not_do_that_which_is_why_this_model_exists() -> None:
-    zh, de, far = MiniLMEmbedder().embed([ZH, DE, FAR])
+    zh, de, _far = MiniLMEmbedder().embed([ZH, DE, FAR])
     assert cos(zh, de) < 0.5  # the English model sees no translation here
 
 
@@ -94,7 +95,7 @@ def test_similarity_is_reported_on_minilms_scale() -> None:
         assert MultilingualEmbedder.calibrate(x) == pytest.approx(y)
     grid = [i / 100 for i in range(-100, 101)]
     mapped = [MultilingualEmbedder.calibrate(c) for c in grid]
-    assert all(a <= b for a, b in zip(mapped, mapped[1:], strict=False))
+    assert all(a <= b for a, b in itertools.pairwise(mapped))
     assert mapped[0] == -1.0 and mapped[-1] == 1.0
     assert (DEFAULTS["integrate"]["same_threshold"], DEFAULTS["integrate"]["related_threshold"],
             DEFAULTS["index"]["min_similarity"]) == (E5_SCALE[2][1], E5_SCALE[1][1],

@@ -55,3 +55,12 @@ class DaemonOptions:
     api_port: int
     steps: tuple[str, ...]
     pipeline: PipelineOptions
+
+
+@dataclass(frozen=True)
+class AssistOptions:
+    """What ``vaultlink mcp`` serves with: recall's options (read in its own process
+    while no daemon runs) and the relevance floor ``node-search`` and ``search`` use."""
+
+    pipeline: PipelineOptions
+    min_similarity: float  # index.min_similarity

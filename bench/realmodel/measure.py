@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.sections import cited_sources, without_sources
 from vaultlink.markdown.language import STOP_WORDS
+from vaultlink.markdown.sections import cited_sources, without_sources
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault, parse_note
 

@@ -15,11 +15,9 @@ import typer
 
 from vaultlink import __version__
 from vaultlink.cli.settings import Settings, load_settings
-from vaultlink.daemon.process import VaultLock
-from vaultlink.errors import ConfigError, VaultBusy, VaultlinkError
-from vaultlink.markdown.links import LinkResolver, parse_link_body
-from vaultlink.vault.atomic import recover_work_files
-from vaultlink.vault.notes import STATE_DIR, Vault
+from vaultlink.daemon.process import VaultLock, recover_after_crash
+from vaultlink.errors import ConfigError, VaultBusy
+from vaultlink.vault.notes import Vault
 
 app = typer.Typer(
     name="vaultlink",
@@ -96,77 +94,6 @@ def vault_writer(v: Vault, command: str, if_daemon: str = "") -> Iterator[None]:
         yield
     finally:
         lock.release()
-
-
-def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
-    """The writer lock for ``command``, or None when the running daemon holds it: then
-    the command asks the daemon (``daemon.client.ask_daemon``) instead of opening the index.
-    Raises ``VaultBusy`` when another command holds it."""
-    lock = VaultLock(v.state_dir, command)
-    try:
-        lock.acquire()
-    except VaultBusy as busy:
-        if busy.holder != "daemon":
-            raise
-        return None
-    try:
-        recover_after_crash(v)
-    except BaseException:
-        lock.release()
-        raise
-    return lock
-
-
-def recover_after_crash(v: Vault) -> None:
-    """What every writer does first: finish what a killed process left behind (work
-    files of an atomic write, and writes it never journaled: ``upkeep.recover``)."""
-    # the journal, undo and its rollback: ~40 ms that --help need not pay
-    from vaultlink.dream.upkeep import recover
-    from vaultlink.vault.state import State
-
-    recover_work_files(v.root, [v.digest, STATE_DIR])
-    if not (v.state_dir / "state.sqlite").exists():
-        return
-    state = State(v.state_dir / "state.sqlite")
-    try:
-        recover(v, state)
-    finally:
-        state.close()
-
-
-def note_argument(v: Vault, given: str, gone_ok: bool = False,
-                  resolver: LinkResolver | None = None) -> str:
-    """The vault path a user means by a note argument: a vault path, an absolute path
-    inside the vault, or a name as written in a link (``hybrid-search``,
-    ``[[hybrid-search|alias]]``), resolved the way Obsidian resolves links. With
-    ``gone_ok``, a vault path that no longer exists is taken as given (the journal
-    remembers deleted notes). ``resolver``: one already built over the vault's files."""
-    text = given.strip()
-    if text.startswith("[[") and text.endswith("]]"):
-        text = parse_link_body(text[2:-2])[0]
-    elif Path(text).is_absolute():
-        inside = _vault_path_of(v, Path(text))
-        if inside is None and Path(text).exists():
-            raise VaultlinkError(f"{given} is not inside the vault {v.root}")
-        text = inside or text.lstrip("/")  # else a vault-root path, as in [[/daily/x]]
-    res = (resolver or LinkResolver(v.iter_files())).resolve(text)
-    if res.path is not None:
-        return res.path
-    if gone_ok and "/" in text:
-        return v.rel(text if text.endswith(".md") else text + ".md")
-    raise VaultlinkError(f"{given}: {res.reason}")
-
-
-def _vault_path_of(v: Vault, path: Path) -> str | None:
-    """The vault path of an absolute path inside the vault, also through a symlinked root."""
-    try:
-        return v.relative_of(path)
-    except ValueError:
-        pass
-    try:
-        return path.resolve().relative_to(v.root.resolve()).as_posix()
-    except ValueError:
-        return None
 
 
 def emit_json(data: Any) -> None:

@@ -12,12 +12,11 @@ from vaultlink.cli.common import (
     VaultOpt,
     app,
     emit_json,
-    note_argument,
     open_vault,
 )
 from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path, config_yaml
 from vaultlink.vault.atomic import content_hash
-from vaultlink.vault.graph import build_graph, check_vault
+from vaultlink.vault.graph import build_graph, check_vault, resolve_note
 
 
 @app.command()
@@ -121,7 +120,7 @@ def links(
     """
     v, _ = open_vault(vault)
     graph = build_graph(v)
-    path = note_argument(v, note, resolver=graph.resolver)
+    path = resolve_note(v, note, resolver=graph.resolver)
     out = [{"target": e.target, "raw": e.raw, "line": e.line, "broken": e.target is None,
             "reason": e.reason} for e in graph.outlinks.get(path, [])]
     back = [{"source": e.source, "raw": e.raw, "line": e.line}

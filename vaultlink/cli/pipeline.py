@@ -20,13 +20,12 @@ from vaultlink.cli.common import (
     app,
     emit_json,
     model_overrides,
-    note_argument,
     open_vault,
     vault_writer,
-    writer_or_daemon,
 )
+from vaultlink.daemon.process import writer_or_daemon
 from vaultlink.errors import ConfigError
-from vaultlink.vault.graph import check_vault
+from vaultlink.vault.graph import check_vault, resolve_note
 
 # `dream` finished, but some units or notes failed: they are kept (not checkpointed) and
 # a later run retries them; parked ones wait for `dream --retry-parked`.
@@ -131,7 +130,7 @@ def log(
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
-    path = note_argument(v, note, gone_ok=True) if note else None
+    path = resolve_note(v, note, gone_ok=True) if note else None
     state = State(v.state_dir / "state.sqlite")
     try:
         entries = state.journal(limit, path)

@@ -16,9 +16,10 @@ from vaultlink.cli.common import (
     emit_json,
     open_vault,
     vault_writer,
-    writer_or_daemon,
 )
 from vaultlink.cli.settings import Settings
+from vaultlink.daemon.process import writer_or_daemon
+from vaultlink.index.fusion import above_floor
 from vaultlink.vault.notes import Vault
 
 LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, max=500,
@@ -73,7 +74,7 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
 
         answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
             {"q": query, "limit": limit, "in": kind}), timeout=3600)
-        return above_floor(answer["hits"], settings)
+        return above_floor(answer["hits"], float(settings.get("index.min_similarity")))
     try:
         indexes = _recall_indexes(v, settings)
         try:
@@ -87,20 +88,8 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
             indexes.close()
     finally:
         lock.release()
-    return above_floor([dataclasses.asdict(h) for h in found], settings)
-
-
-# Hits this high in the keyword ranking are shown whatever their similarity: an exact
-# ticket number or name that the vector model does not see (bench/quality/floor.py).
-KEYWORD_RANKS_KEPT = 3
-
-
-def above_floor(hits: list[dict[str, Any]], settings: Settings) -> list[dict[str, Any]]:
-    """The hits worth showing: a similarity at ``index.min_similarity`` or above, or one
-    of the best keyword matches; the long tail of faint matches goes."""
-    floor = float(settings.get("index.min_similarity"))
-    return [h for h in hits if float(h.get("similarity", 0)) >= floor
-            or 0 < int(h.get("keyword_rank", 0)) <= KEYWORD_RANKS_KEPT]
+    return above_floor([dataclasses.asdict(h) for h in found],
+                       float(settings.get("index.min_similarity")))
 
 
 @app.command("node-search")

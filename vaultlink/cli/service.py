@@ -20,10 +20,9 @@ from vaultlink.cli.common import (
     emit_json,
     model_overrides,
     open_vault,
-    writer_or_daemon,
 )
 from vaultlink.cli.settings import Settings
-from vaultlink.daemon.process import setup_logging
+from vaultlink.daemon.process import setup_logging, writer_or_daemon
 from vaultlink.dream.backfill import duration
 from vaultlink.errors import ConfigError
 

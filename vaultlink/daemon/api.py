@@ -151,6 +151,14 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
 
+def bearer_matches(header: str, token: bytes) -> bool:
+    """Whether an ``Authorization`` header is ``Bearer <token>`` (constant time)."""
+    scheme, _, given = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode("utf-8", "replace"), token)
+
+
 def _vaultlink_listens(port: int) -> bool:
     """Whether the program on ``port`` answers as vaultlink's API does."""
     conn = http.client.HTTPConnection(LOOPBACK, port, timeout=1)
@@ -225,10 +233,7 @@ class ApiServer:
 
     def authorised(self, header: str) -> bool:
         """Constant-time check of ``Authorization: Bearer <token>``."""
-        scheme, _, given = header.strip().partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        return hmac.compare_digest(given.strip().encode("utf-8", "replace"), self._token)
+        return bearer_matches(header, self._token)
 
     def start(self) -> None:
         """Serve in a thread that sleeps until a request (or stop) arrives."""

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import DaemonError, VaultBusy, WriteFailed
+from vaultlink.vault.atomic import recover_work_files
+from vaultlink.vault.notes import STATE_DIR, Vault
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +154,42 @@ class VaultLock:
                 os.ftruncate(self._fd, 0)
             os.close(self._fd)
             self._fd = None
+
+
+def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
+    """The writer lock for ``command``, or None when the running daemon holds it: then
+    the command asks the daemon (``client.ask_daemon``) instead of opening the index.
+    Raises ``VaultBusy`` when another command holds it."""
+    lock = VaultLock(v.state_dir, command)
+    try:
+        lock.acquire()
+    except VaultBusy as busy:
+        if busy.holder != "daemon":
+            raise
+        return None
+    try:
+        recover_after_crash(v)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def recover_after_crash(v: Vault) -> None:
+    """What every writer does first: finish what a killed process left behind (work
+    files of an atomic write, and writes it never journaled: ``upkeep.recover``)."""
+    # the journal, undo and its rollback: ~40 ms that --help need not pay
+    from vaultlink.dream.upkeep import recover
+    from vaultlink.vault.state import State
+
+    recover_work_files(v.root, [v.digest, STATE_DIR])
+    if not (v.state_dir / "state.sqlite").exists():
+        return
+    state = State(v.state_dir / "state.sqlite")
+    try:
+        recover(v, state)
+    finally:
+        state.close()
 
 
 def setup_logging(state_dir: Path, level: int = logging.INFO) -> Path:

@@ -13,14 +13,14 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.daemon.client import iso
-from vaultlink.daemon.watch import RecordingVault
 from vaultlink.dream import history
 from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoNeedsCascade
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
+from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import JournalEntry, State
 
 if TYPE_CHECKING:  # a type only: the API never opens parts itself
@@ -33,7 +33,11 @@ class ServedDaemon(Protocol):
     """What the API reads of the daemon it serves (``service.Daemon``)."""
 
     generation: int
-    vault: RecordingVault
+
+    @property
+    def vault(self) -> Vault:
+        """The vault served (the daemon's records its own writes)."""
+        ...
 
     @property
     def state(self) -> State:
@@ -60,6 +64,20 @@ class ServedDaemon(Protocol):
     def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
         """Estimate, and with ``queue``, queue notes of the backlog."""
         ...
+
+
+def node_sources(body: str, rel: str, resolver: LinkResolver) -> list[dict[str, str]]:
+    """The ``## Sources`` of digest node ``rel`` (its body): each link resolved to the
+    vault path it cites, with the sentence that cites it."""
+    sources: list[dict[str, str]] = []
+    sec = find_sources_section(body)
+    if sec is not None:
+        lines = body.split("\n")[sec.start:sec.end]
+        for link in find_wikilinks("\n".join(lines)):
+            target = resolver.resolve(link.target, rel).path or link.target
+            sentence = lines[link.line - 1].strip().removeprefix("- ").removeprefix("* ")
+            sources.append({"path": target, "sentence": sentence})
+    return sources
 
 
 class ApiError(Exception):
@@ -118,14 +136,7 @@ class Views:
     def _digest(self, rel: str) -> dict[str, Any]:
         note = self.daemon.vault.read_note(rel)
         graph = self.graph()
-        sources: list[dict[str, str]] = []
-        sec = find_sources_section(note.body)
-        if sec is not None:
-            lines = note.body.split("\n")[sec.start:sec.end]
-            for link in find_wikilinks("\n".join(lines)):
-                target = graph.resolver.resolve(link.target, rel).path or link.target
-                sentence = lines[link.line - 1].strip().removeprefix("- ").removeprefix("* ")
-                sources.append({"path": target, "sentence": sentence})
+        sources = node_sources(note.body, rel, graph.resolver)
         cited = {s["path"] for s in sources}
         related: list[dict[str, str]] = []
         for edge in graph.outlinks.get(rel, []):

@@ -6,7 +6,7 @@ Pure functions: the indexes hand in ranked lists and raw query text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.words import words_of
@@ -75,3 +75,16 @@ def query_text(query: str) -> str:
     if not isinstance(query, str) or not query.strip():
         raise SearchIndexError("the search query is empty; give some words to search for")
     return query.strip()[:MAX_QUERY_CHARS]
+
+
+# Hits this high in the keyword ranking are shown whatever their similarity: an exact
+# ticket number or name that the vector model does not see (bench/quality/floor.py).
+KEYWORD_RANKS_KEPT = 3
+
+
+def above_floor(hits: list[dict[str, Any]], floor: float) -> list[dict[str, Any]]:
+    """The hits worth showing (as the API and ``--json`` give them): a similarity at
+    ``floor`` (``index.min_similarity``) or above, or one of the best keyword matches;
+    the long tail of faint matches goes."""
+    return [h for h in hits if float(h.get("similarity", 0)) >= floor
+            or 0 < int(h.get("keyword_rank", 0)) <= KEYWORD_RANKS_KEPT]

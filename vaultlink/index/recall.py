@@ -92,14 +92,11 @@ def fast_sections(options: PipelineOptions) -> bool:
     return options.section_embedding == "fast" and not multilingual
 
 
-def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
-    """Both search indexes of a vault, with the embedders the options name.
+def recall_embedders(options: PipelineOptions) -> tuple[Embedder, Embedder | None]:
+    """The embedders the options name: the nodes' and (None: the same) the sections'.
 
-    The section index holds every section of every note (46,000 in a vault of 10,000
-    notes), so its first build is the embedder's work: with ``section_embedding``
-    "fast" it runs MiniLM with int8 arithmetic, twice as fast on a CPU, and the node
-    index, which integration's recall reads, keeps its model; the local multilingual
-    model embeds both (see :func:`fast_sections`).
+    A long-lived reader (``vaultlink mcp`` without a daemon) keeps them across the
+    indexes it opens, so the model loads once, not per query.
     """
     cache = Path(options.model_cache) if options.model_cache else None
     embedder = make_embedder(options.embedding_provider, options.embedding_model,
@@ -107,6 +104,21 @@ def open_recall(vault: Vault, options: PipelineOptions) -> Indexes:
     sections = None
     if fast_sections(options):
         sections = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.timeout, cache)
+    return embedder, sections
+
+
+def open_recall(vault: Vault, options: PipelineOptions,
+                embedders: tuple[Embedder, Embedder | None] | None = None) -> Indexes:
+    """Both search indexes of a vault, with the embedders the options name (or
+    ``embedders``, from ``recall_embedders`` earlier).
+
+    The section index holds every section of every note (46,000 in a vault of 10,000
+    notes), so its first build is the embedder's work: with ``section_embedding``
+    "fast" it runs MiniLM with int8 arithmetic, twice as fast on a CPU, and the node
+    index, which integration's recall reads, keeps its model; the local multilingual
+    model embeds both (see :func:`fast_sections`).
+    """
+    embedder, sections = embedders or recall_embedders(options)
     return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
                         chroma_host=options.chroma_host, chroma_port=options.chroma_port,
                         body_chars=options.body_chars, section_embedder=sections)

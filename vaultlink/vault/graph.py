@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from vaultlink.errors import NoteUnreadable, VaultError
-from vaultlink.markdown.links import LinkResolver, Wikilink, find_wikilinks
+from vaultlink.errors import NoteUnreadable, VaultError, VaultlinkError
+from vaultlink.markdown.links import LinkResolver, Wikilink, find_wikilinks, parse_link_body
 from vaultlink.markdown.sections import bare_link_lines, sources_links
 from vaultlink.vault.notes import Vault
 
@@ -192,3 +193,38 @@ def _is_topics(rel: str, vault: Vault) -> bool:
 
 def _is_source(target: str | None, vault: Vault) -> bool:
     return target is not None and target.split("/", 1)[0] in (vault.daily, vault.resource)
+
+
+def resolve_note(v: Vault, given: str, gone_ok: bool = False,
+                 resolver: LinkResolver | None = None) -> str:
+    """The vault path a user means by a note argument: a vault path, an absolute path
+    inside the vault, or a name as written in a link (``hybrid-search``,
+    ``[[hybrid-search|alias]]``), resolved the way Obsidian resolves links. With
+    ``gone_ok``, a vault path that no longer exists is taken as given (the journal
+    remembers deleted notes). ``resolver``: one already built over the vault's files."""
+    text = given.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = parse_link_body(text[2:-2])[0]
+    elif Path(text).is_absolute():
+        inside = _vault_path_of(v, Path(text))
+        if inside is None and Path(text).exists():
+            raise VaultlinkError(f"{given} is not inside the vault {v.root}")
+        text = inside or text.lstrip("/")  # else a vault-root path, as in [[/daily/x]]
+    res = (resolver or LinkResolver(v.iter_files())).resolve(text)
+    if res.path is not None:
+        return res.path
+    if gone_ok and "/" in text:
+        return v.rel(text if text.endswith(".md") else text + ".md")
+    raise VaultlinkError(f"{given}: {res.reason}")
+
+
+def _vault_path_of(v: Vault, path: Path) -> str | None:
+    """The vault path of an absolute path inside the vault, also through a symlinked root."""
+    try:
+        return v.relative_of(path)
+    except ValueError:
+        pass
+    try:
+        return path.resolve().relative_to(v.root.resolve()).as_posix()
+    except ValueError:
+        return None
