@@ -12,6 +12,7 @@ import pytest
 
 from tests.test_offline_extract import extract
 from tests.test_offline_runs import dream
+from vaultlink.dream.extractor import language_hint
 from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.units import is_slug, slugify
@@ -153,3 +154,10 @@ def test_a_chinese_sources_line_is_a_sentence_not_a_bare_link() -> None:
     body = ("正文。\n\n## Sources\n\n- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]。\n"
             "- [[daily/2026-12-02.md]]\n")
     assert [n for n, _ in bare_link_lines(body)] == [6]
+
+
+def test_the_model_is_asked_for_units_in_the_notes_language() -> None:
+    assert language_hint(page("zh-day.md")) == (
+        "\n\n(The note is in Chinese: write the units in Chinese.)")
+    assert "German" in language_hint(page("de-day.md"))
+    assert language_hint(page("npm-ci.md")) == ""

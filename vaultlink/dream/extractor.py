@@ -26,7 +26,7 @@ from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
-from vaultlink.markdown.language import STOP_WORDS, stem, subject_words
+from vaultlink.markdown.language import STOP_WORDS, language_of, stem, subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
 from vaultlink.markdown.text import FENCED_BLOCK
 
@@ -124,7 +124,8 @@ class ModelExtractor:
     def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
         system = prompt("extract").replace("{max_units}", str(most))
         # A section's text starts with its own heading: the breadcrumb would repeat it.
-        user = f"Note {note.path}\n\n" + "\n\n".join(text for _, text in sections)
+        body = "\n\n".join(text for _, text in sections)
+        user = f"Note {note.path}\n\n{body}" + language_hint(body)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": user}]
         try:
@@ -321,3 +322,15 @@ def _unique(units: list[Unit]) -> list[Unit]:
         if n > 1:
             unit.name = f"{unit.name}-{n}"
     return units
+
+
+LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+                  "pt": "Portuguese", "nl": "Dutch", "ru": "Russian", "zh": "Chinese",
+                  "ja": "Japanese", "ko": "Korean"}
+
+
+def language_hint(text: str) -> str:
+    """A closing line asking for units in the note's language ('' for English): small
+    models answer in English unless told, even for a Chinese note."""
+    name = LANGUAGE_NAMES.get(language_of(text))
+    return f"\n\n(The note is in {name}: write the units in {name}.)" if name else ""
