@@ -463,6 +463,8 @@ class Handler(BaseHTTPRequestHandler):
             num_ctx = m.llm.n_ctx()
             tokens = m.fit(messages, tools, num_ctx, int(opts["num_keep"]), stats)
             chunks = self._chunks(m, body["model"], tokens, opts, grammar, tools, stats)
+            if self.server.transcript is not None:
+                chunks = _recorded(chunks, messages, stats, self.server.transcript)
             if stream:
                 self._stream(chunks)
             else:
@@ -536,6 +538,28 @@ def _aggregate(chunks: list[dict[str, Any]], with_tools: bool) -> dict[str, Any]
     return final
 
 
+def _recorded(chunks: Iterator[dict[str, Any]], messages: list[dict[str, Any]], stats: Stats,
+              path: Path) -> Iterator[dict[str, Any]]:
+    """The chunks, passed on; once the answer is done, one JSON line appended to ``path``:
+    the request's last message, the answer as sent (content and tool calls) and its cost.
+    A bench reads it to see what the model answered, including what vaultlink then drops."""
+    content: list[str] = []
+    calls: list[Any] = []
+    for c in chunks:
+        content.append(c["message"].get("content", ""))
+        calls.extend(c["message"].get("tool_calls", []))
+        yield c
+    system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+    record = {"at": now_iso(), "system_head": str(system)[:80],
+              "messages": len(messages), "last": messages[-1].get("content", ""),
+              "answer": "".join(content), "tool_calls": calls,
+              "prompt_tokens": stats.prompt_tokens, "cached_tokens": stats.cached_tokens,
+              "answer_tokens": stats.eval_count, "done_reason": stats.done_reason,
+              "seconds": round(time.perf_counter() - stats.started, 2)}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
 def _rate(n: int, seconds: float) -> float:
     return n / seconds if seconds > 0 else 0.0
 
@@ -545,10 +569,12 @@ class Server(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, addr: tuple[str, int], model: Model, default_ctx: int) -> None:
+    def __init__(self, addr: tuple[str, int], model: Model, default_ctx: int,
+                 transcript: Path | None = None) -> None:
         super().__init__(addr, Handler)
         self.model = model
         self.default_ctx = default_ctx
+        self.transcript = transcript
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -564,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--extra-bufts", action="store_true",
                    help="keep llama.cpp's extra buffer types (weight repacking, AMX); off by "
                         "default because they crash on AMX CPUs with the default build")
+    p.add_argument("--transcript", type=Path,
+                   help="append each chat's last message, answer and cost to this JSONL file")
     p.add_argument("-v", "--verbose", action="store_true", help="log every HTTP request too")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
@@ -571,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = spec_for_file(args.model)
     name = args.name or (spec.ollama_name if spec else full_name(args.model.stem))
     model = Model(args.model, name, args.threads, args.ctx, args.extra_bufts)
-    server = Server((args.host, args.port), model, args.ctx)
+    server = Server((args.host, args.port), model, args.ctx, args.transcript)
     log.info("serving %s as %r on http://%s:%d (capabilities: %s)", args.model.name, name,
              args.host, server.server_address[1], ", ".join(model.capabilities))
     try:
