@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.realmodel.fetch_model import CACHE_ENV, DEFAULT_CACHE, MODELS, fetch
-from bench.realmodel.measure import node_quality, outside_digest_changed, snapshot
+from bench.realmodel.measure import journal_of, node_quality, outside_digest_changed, snapshot
 from bench.realmodel.run import Load
 from bench.realmodel.smoke import REPO, free_port, wait_up
 from vaultlink.markdown.frontmatter import split_frontmatter
@@ -121,16 +121,15 @@ def per_note(root: Path, run: dict[str, Any], transcript: list[dict[str, Any]],
         lang = language_of(body)
         calls = extract_calls(transcript, path)
         results = [r for r in run.get("results", []) if path in r["unit"].get("paths", [])]
-        kept = {r["unit"]["name"] for r in results}
         units = []
         for u in given_units(calls):
             name, summary = str(u.get("name", "")), str(u.get("summary", ""))
-            decided = [r for r in results if r["unit"]["name"] in (name, *_numbered(name))]
+            decided = _decided(name, summary, results)
             units.append({
                 "name": name, "bucket": u.get("bucket"), "summary": summary,
                 "name_in_language": in_language(name, lang),
                 "summary_in_language": in_language(summary, lang),
-                "kept": name in kept or bool(decided),
+                "kept": bool(decided),
                 "decisions": [{"action": r["action"], "target": r["target"],
                                "status": r["status"], "error": r["error"][:200],
                                "model_seconds": r.get("model_seconds")} for r in decided]})
@@ -145,6 +144,31 @@ def per_note(root: Path, run: dict[str, Any], transcript: list[dict[str, Any]],
                       "passed_over": [p for p in run.get("passed_over", [])
                                       if p.get("path") == path]})
     return notes
+
+
+def rescore(report: dict[str, Any], root: Path) -> dict[str, Any]:
+    """``report`` with each given unit's ``kept`` and decisions read again from the journal
+    of its vault (kept with ``--keep``): for a report written before a matching fix."""
+    journal = journal_of(root / ".vaultlink" / "state.sqlite")
+    for note in report["notes"]:
+        results = [{"unit": j["unit"], "action": j["action"], "target": j["target"] or "",
+                    "status": "failed" if j["action"] == "FAILED" else "integrated",
+                    "error": "", "model_seconds": j.get("model_seconds")}
+                   for j in journal if note["path"] in j["unit"].get("paths", [])]
+        for u in note["units"]:
+            decided = _decided(u["name"], u["summary"], results)
+            u["kept"] = bool(decided)
+            u["decisions"] = [{k: r[k] for k in ("action", "target", "status", "error",
+                                                 "model_seconds")} for r in decided]
+    return report
+
+
+def _decided(name: str, summary: str, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results of the unit the model gave as ``name``: by name (vaultlink lower-cases
+    and numbers names: 虚拟DOM -> 虚拟dom, menu -> menu-2), else by its summary."""
+    names = {n.casefold() for n in (name, *_numbered(name))}
+    by_name = [r for r in results if r["unit"]["name"].casefold() in names]
+    return by_name or [r for r in results if r["unit"].get("summary") == summary]
 
 
 def _numbered(name: str) -> list[str]:
@@ -313,9 +337,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     p.add_argument("--keep", type=Path, help="copy the vault there afterwards, to read")
     p.add_argument("--tag", default="", help="suffix of the report's file name")
+    p.add_argument("--rescore", type=Path, metavar="VAULT",
+                   help="read the report of --tag again with this kept vault's journal")
     args = p.parse_args(argv)
-    rep = run_bench(args)
     stem = f"realmodel-languages-{args.model}" + (f"-{args.tag}" if args.tag else "")
+    if args.rescore:
+        rep = rescore(json.loads((args.out / f"{stem}.json").read_text(encoding="utf-8")),
+                      args.rescore)
+    else:
+        rep = run_bench(args)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{stem}.json").write_text(json.dumps(rep, indent=1, ensure_ascii=False) + "\n",
                                            encoding="utf-8")
