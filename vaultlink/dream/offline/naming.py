@@ -176,7 +176,7 @@ def qualified(name: str, site: str) -> str:
                 or language_of(name) != "en":
             return f"{site} {name.lower()}"  # "Hatch introduction", "Fastify 概述"
         return f"{name[:1].upper()}{name[1:].lower()} with {site}"
-    if len(ws) == 1:
+    if len(ws) == 1 and count_words(name) == 1:  # "代码分割" is a phrase, not one word
         plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals
         return f"{site} {name[:1].lower() if plain else name[:1]}{name[1:]}"
     return name

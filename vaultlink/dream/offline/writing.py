@@ -22,7 +22,7 @@ from vaultlink.dream.offline.naming import (
 )
 from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
 from vaultlink.dream.offline.wording import WORDINGS, Wording, wording_of
-from vaultlink.markdown.language import join_sentences
+from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
 from vaultlink.markdown.text import LIST_MARK
 
 ENGLISH = WORDINGS["en"]
@@ -169,8 +169,13 @@ _GENERIC_STEMS = frozenset(w.rstrip("s") for w in GENERIC)
 
 def _pattern(form: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in form.split()]
-    words[-1] = words[-1].removesuffix("s") + "s?"
-    return re.compile(r"(?<![\w\[|/-])" + r"\s+".join(words) + r"(?![\w\]-])", re.IGNORECASE)
+    # Chinese and Japanese words touch their neighbours: no word edge where they are
+    unspaced_start, unspaced_end = (bool(UNSPACED_RUN.match(form[:1])),
+                                    bool(UNSPACED_RUN.match(form[-1:])))
+    if not unspaced_end:
+        words[-1] = words[-1].removesuffix("s") + "s?"
+    return re.compile(("" if unspaced_start else r"(?<![\w\[|/-])") + r"\s+".join(words)
+                      + ("" if unspaced_end else r"(?![\w\]-])"), re.IGNORECASE)
 
 
 def part_forms(name: str, taken: set[str]) -> list[str]:
