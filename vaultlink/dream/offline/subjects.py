@@ -61,6 +61,7 @@ CUE = re.compile(DECISION.pattern + r"|\b(we will|we'll|must|default|instead of)
                  r"|\bfrom \d[\d.,]* to \d", re.IGNORECASE)
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
 STATUS_LINE = "status update (who is doing what)"
+NOTICE = "a notice above the page's text (a quote before it starts)"
 # A standup line about a person's day rather than about the work: "Me: ...", "Jonas: ...".
 _ACTIVITY = re.compile(r"^\W*(?:me|[A-Z][a-zé]+(?: and [A-Z][a-zé]+)?)\s*:|\b(?:working on|"
                        r"paired|pairing|reviewing|drafted|wants|will|today|tomorrow|"
@@ -235,11 +236,17 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
             else:
                 content.append(piece)
     content = joined(content)
+    dated = _DATED.search(path) is not None
+    if not dated and len(content) > 1 and content[0].kind == "quote" \
+            and content[1].kind != "quote" and not content[0].heads[level:]:
+        # a quote above a page's text is the site's notice ("Try the new docs", "This
+        # page is deprecated"), not what the page says
+        reading.passed.append((content[0], NOTICE))
+        content = content[1:]
     if not content:
         reading.passed += [(b, STATUS_LINE) for b in weak]
         return reading
     subject = subject_of_title(clean_heading(title)) if title else ""
-    dated = _DATED.search(path) is not None
     site = site_of(blocks, path)
     if subject:
         stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
