@@ -25,8 +25,9 @@ _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
 # A word of a spaced script: letters, digits and combining marks (\w holds them), with
-# inner apostrophes, hyphens and dots ("don't", "e-mail", "v2.3") kept.
-_SPACED_WORD = re.compile(f"(?:(?![{_UNSPACED}])[^\\W_])+(?:['’.-](?:(?![{_UNSPACED}])[^\\W_])+)*")
+# inner apostrophes, hyphens, dots and underscores ("don't", "e-mail", "v2.3",
+# "scale_factor") kept.
+_SPACED_WORD = re.compile(f"(?:(?![{_UNSPACED}])[^\\W_])+(?:['’._-](?:(?![{_UNSPACED}])[^\\W_])+)*")
 # Chinese words average 1.5 to 2 characters: "too short" and "too long" in words hold for
 # Chinese and Japanese text read as one word per two characters.
 CHARS_PER_WORD = 2

@@ -364,8 +364,8 @@ def capitalized(text: str) -> str:
     return text if _IDENTIFIER.match(text) else text[:1].upper() + text[1:]
 
 
-# A name that opens with a command or identifier keeps its case: "npm-ci", "iPhone", "v2".
-_IDENTIFIER = re.compile(r"^[a-z][\w.]*(?:[-_.\d][\w.-]*|[A-Z]\w*)(?:\s|$)")
+# A name that opens with an identifier keeps its case: "iPhone", "v2", "e5-base".
+_IDENTIFIER = re.compile(r"^[a-z][\w.-]*(?:[_.\d]|[A-Z])[\w.-]*(?:\s|$)")
 
 
 def common_words(a: str, b: str) -> set[str]:

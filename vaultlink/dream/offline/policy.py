@@ -345,7 +345,7 @@ class OfflinePolicy:
             blocks.insert(lead, also)
         title = unit.title or title_of(unit.name)
         source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
-                                 words=wording_of(unit.summary))
+                                 words=wording_of(unit.summary), as_written=True)
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
 

@@ -252,6 +252,8 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
         stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
         name = first_sound([qualified(subject, site)], title=True) or qualified(
             clean_heading(stem), site)
+        if front_title and name.lower() == front_title.lower():
+            name = front_title  # as its author wrote it: "npm-ci" is a command
         reading.subjects = _document(content, name,
                                      _aspect_level(blocks, level), "", split=dated)
     elif not dated and not (title and is_event(title)):  # a page: one subject all the same

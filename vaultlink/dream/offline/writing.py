@@ -121,12 +121,13 @@ def what_it_backs(title: str, summary: str) -> str:
 
 
 def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
-                    words: Wording = ENGLISH) -> str:
+                    words: Wording = ENGLISH, as_written: bool = False) -> str:
     """One ``## Sources`` line that says what its source backs, opening with it:
     "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."
-    (in the words of the note's language)."""
+    (in the words of the note's language). A node's name opens it ``as_written`` (a
+    name in lower case is a command: "npm-ci"); a phrase gets a capital."""
     links = listing([cite(p, words) for p in paths], words) + extra
-    what = capitalized(what)
+    what = what if as_written else capitalized(what)
     said = {"CORROBORATE": words.confirmed, "CORRECT": words.corrected}.get(
         action, words.taken)
     return "- " + said.format(what=what, links=links)
