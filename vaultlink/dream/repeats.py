@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 REPEAT_SHARE = 0.8  # share of a note's paragraphs its twin must hold word for word
 MIN_PARAGRAPHS = 3  # a note shorter than this is too little to call a copy
 NEAREST = 5         # nodes whose sources are compared with the note
-QUERY_CHARS = 1500
+QUERY_CHARS = 300  # its opening: enough to find the node, cheap to embed
 
 
 def paragraph_prints(text: str) -> set[str]:
