@@ -165,3 +165,23 @@ def test_the_model_is_asked_for_units_in_the_notes_language() -> None:
         "\n\n(The note is in Chinese: write the units in Chinese.)")
     assert "German" in language_hint(page("de-day.md"))
     assert language_hint(page("npm-ci.md")) == ""
+
+
+def test_an_html_comment_is_never_quoted_and_never_hides_the_sources(tmp_path: Path) -> None:
+    text = ("---\ntitle: Using the State Hook\n---\n\nHooks let you use state without "
+            "writing a class.\n\n<!--\n  I'm not proud of this line markup.\n-->\n\n"
+            "The state hook returns the current value and a function that updates it.\n")
+    units, _ = extract("resource/react/hooks-state.md", text)
+    assert len(units) == 1 and "<!--" not in units[0].summary
+    assert "returns the current value" in units[0].summary
+    root = vault_with(tmp_path, {"resource/react/hooks-state.md": text})
+    run = dream(root)
+    assert [r.action for r in run.results] == ["CREATE"]
+
+
+def test_a_generic_page_title_is_qualified_by_the_name_its_page_keeps_naming() -> None:
+    text = ("---\ntitle: Erste Schritte\n---\n\nDiese Seite gibt einen Überblick über React "
+            "und die Dokumentation. Mit React baust du Oberflächen. Lerne React in kleinen "
+            "Schritten, denn React ist eine Bibliothek.\n")
+    units, _ = extract("resource/de/getting-started.md", text)
+    assert [u.title for u in units] == ["React Erste Schritte"]
