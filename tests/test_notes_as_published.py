@@ -132,6 +132,8 @@ def test_words_are_read_in_any_script() -> None:
         "de", "zh", "ja", "ko", "ru", "en"]
     assert split_sentences("我们决定每周重建！真的吗？「好。」然后 OK。") == [
         "我们决定每周重建！", "真的吗？", "「好。」然后 OK。"]
+    assert split_sentences("**没有计划移除 class。** 你可以同时使用。好的。") == [
+        "**没有计划移除 class。** 你可以同时使用。", "好的。"]  # no split inside bold
     assert split_sentences("Das ist gut. Über alles. Это тест. это нет.") == [
         "Das ist gut.", "Über alles.", "Это тест. это нет."]
 
