@@ -14,6 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.test_index import node
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS, config_path, load_settings
 from vaultlink.errors import EmbeddingError
@@ -140,10 +141,6 @@ class CountingE5(MultilingualEmbedder):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.texts += list(texts)
         return super().embed(texts)
-
-
-def node(name: str, description: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
 
 
 NODES = {
