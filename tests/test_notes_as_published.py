@@ -16,6 +16,7 @@ from vaultlink.dream.extractor import language_hint
 from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.units import is_slug, slugify
+from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, language_of, subject_words, tokens
 from vaultlink.markdown.sections import bare_link_lines
 from vaultlink.vault.state import State
@@ -97,19 +98,22 @@ def test_a_page_saved_again_under_another_name_corroborates_its_node(tmp_path: P
     root = vault_with(tmp_path, originals)
     dream(root)
     nodes = sorted(p.name for p in (root / "digest" / "wiki").glob("*.md"))
-    for i, (path, text) in enumerate(originals.items()):
-        copy = root / "resource" / "copies" / f"copy {i} of {path.rsplit('/', 1)[-1]}"
-        copy.parent.mkdir(exist_ok=True)
-        copy.write_text(text + "\nCopied again for the team wiki.\n", encoding="utf-8")
-    run = dream(root)
-    assert sorted(r.action for r in run.results) == ["CORROBORATE"] * 5
+    for i, (path, text) in enumerate(originals.items()):  # ten copies, a line added to each
+        for n, extra in enumerate(("Copied again for the team wiki.", "Saved for later.")):
+            copy = root / "resource" / f"copies-{n}" / f"copy {i} of {path.rsplit('/', 1)[-1]}"
+            copy.parent.mkdir(exist_ok=True)
+            head, body, _ = split_frontmatter(text)  # at the end, or atop the body
+            copy.write_text(text + f"\n{extra}\n" if n == 0 else f"{head}\n{extra}\n\n{body}",
+                            encoding="utf-8")
+    results = dream(root).results + dream(root).results  # five units a run (max_units)
+    assert sorted(r.action for r in results) == ["CORROBORATE"] * 10
     assert sorted(p.name for p in (root / "digest" / "wiki").glob("*.md")) == nodes
     ci = (root / "digest" / "wiki" / "npm-ci.md").read_text(encoding="utf-8")
-    assert "Copied again" not in ci
-    assert "- npm-ci: confirmed again by [[resource/copies/copy 0 of npm-ci.md|" in ci
+    assert "Copied again" not in ci and "Saved for later" not in ci
+    assert "- npm-ci: confirmed again by [[resource/copies-0/copy 0 of npm-ci.md|" in ci
     state = State(root / ".vaultlink" / "state.sqlite")
     try:
-        assert {e.integrator for e in state.journal(5) if e.action == "CORROBORATE"} == {
+        assert {e.integrator for e in state.journal(10) if e.action == "CORROBORATE"} == {
             "repeat"}
     finally:
         state.close()
@@ -128,6 +132,8 @@ def test_words_are_read_in_any_script() -> None:
         "de", "zh", "ja", "ko", "ru", "en"]
     assert split_sentences("我们决定每周重建！真的吗？「好。」然后 OK。") == [
         "我们决定每周重建！", "真的吗？", "「好。」然后 OK。"]
+    assert split_sentences("**没有计划移除 class。** 你可以同时使用。好的。") == [
+        "**没有计划移除 class。** 你可以同时使用。", "好的。"]  # no split inside bold
     assert split_sentences("Das ist gut. Über alles. Это тест. это нет.") == [
         "Das ist gut.", "Über alles.", "Это тест. это нет."]
 
@@ -161,3 +167,23 @@ def test_the_model_is_asked_for_units_in_the_notes_language() -> None:
         "\n\n(The note is in Chinese: write the units in Chinese.)")
     assert "German" in language_hint(page("de-day.md"))
     assert language_hint(page("npm-ci.md")) == ""
+
+
+def test_an_html_comment_is_never_quoted_and_never_hides_the_sources(tmp_path: Path) -> None:
+    text = ("---\ntitle: Using the State Hook\n---\n\nHooks let you use state without "
+            "writing a class.\n\n<!--\n  I'm not proud of this line markup.\n-->\n\n"
+            "The state hook returns the current value and a function that updates it.\n")
+    units, _ = extract("resource/react/hooks-state.md", text)
+    assert len(units) == 1 and "<!--" not in units[0].summary
+    assert "returns the current value" in units[0].summary
+    root = vault_with(tmp_path, {"resource/react/hooks-state.md": text})
+    run = dream(root)
+    assert [r.action for r in run.results] == ["CREATE"]
+
+
+def test_a_generic_page_title_is_qualified_by_the_name_its_page_keeps_naming() -> None:
+    text = ("---\ntitle: Erste Schritte\n---\n\nDiese Seite gibt einen Überblick über React "
+            "und die Dokumentation. Mit React baust du Oberflächen. Lerne React in kleinen "
+            "Schritten, denn React ist eine Bibliothek.\n")
+    units, _ = extract("resource/de/getting-started.md", text)
+    assert [u.title for u in units] == ["React Erste Schritte"]

@@ -11,6 +11,8 @@ arguments after ``--``:
 
 * ``none``: the run as one word, what FTS5's unicode61 tokenizer does (before the change);
 * ``bigram``: the product's cut;
+* ``bigram-script``: pairs within each stretch of one script (kanji, hiragana, katakana),
+  none across them;
 * ``trigram``: the cut of FTS5's ``trigram`` tokenizer, on CJK runs only (a run of one or
   two characters stays whole, as a query term that short finds nothing with trigram;
   the tokenizer on the whole table would also drop stemming and word bounds in English);
@@ -18,7 +20,8 @@ arguments after ``--``:
   dictionary); Hangul, kiwipiepy; Han alone, rjieba (jieba's ``cut_for_search``);
 * ``segment:ja`` / ``segment:zh``: Han alone goes to SudachiPy / rjieba as well, that is the
   language known beforehand (a vault of one language), the best case for segmenting;
-* ``fugashi``: ``segment:ja`` with fugashi and unidic-lite in place of SudachiPy.
+* ``fugashi``: ``segment:ja`` with fugashi and unidic-lite in place of SudachiPy;
+* ``hybrid``: fugashi for runs with kana, pairs for the others (Han alone, Hangul).
 
 The segmenters are not dependencies of vaultlink: install them to run these
 (``pip install rjieba sudachipy sudachidict-core fugashi unidic-lite kiwipiepy``).
@@ -38,6 +41,23 @@ from vaultlink.index import words
 
 Cut = Callable[[str], list[str]]
 _PAIRS: Cut = words.cjk_words  # the product's, kept before any swap
+
+
+def _script(ch: str) -> str:
+    if _is_kana(ch):
+        return "hiragana" if "\u3040" <= ch <= "\u309f" else "katakana"
+    return "hangul" if _is_hangul(ch) else "han"
+
+
+def _pairs_by_script(run: str) -> list[str]:
+    """Pairs within each stretch of one script: no pair spans a particle's edge (の索)."""
+    out: list[str] = []
+    start = 0
+    for i in range(1, len(run) + 1):
+        if i == len(run) or _script(run[i]) != _script(run[start]):
+            out += _PAIRS(run[start:i])
+            start = i
+    return out
 
 
 def _trigrams(run: str) -> list[str]:
@@ -99,20 +119,56 @@ def segmenting(han: str, japanese: str = "sudachi") -> Cut:
     return cut
 
 
+def japanese_only(japanese: str = "sudachi") -> Cut:
+    """A segmenter for runs with kana (Japanese for sure), pairs for the others."""
+    ja = _sudachi if japanese == "sudachi" else _fugashi
+
+    def cut(run: str) -> list[str]:
+        if any(_is_kana(c) for c in run):
+            return [w.lower() for w in ja()(run) if w.strip() and w[0].isalnum()] or [run]
+        return _PAIRS(run)
+    return cut
+
+
 CUTS: dict[str, Callable[[], Cut]] = {
     "none": lambda: (lambda run: [run]),
     "bigram": lambda: _PAIRS,
     "trigram": lambda: _trigrams,
+    "bigram-script": lambda: _pairs_by_script,
     "segment": lambda: segmenting("zh"),
     "segment:zh": lambda: segmenting("zh"),
     "segment:ja": lambda: segmenting("ja"),
     "fugashi": lambda: segmenting("ja", japanese="fugashi"),
+    "hybrid": lambda: japanese_only("fugashi"),
 }
 
 
 def use_cut(name: str) -> None:
     """Make ``words`` cut CJK runs with ``name`` in this process."""
     words.cjk_words = CUTS[name]()  # type: ignore[assignment]
+
+
+def use_run_phrases() -> None:
+    """Make the keyword query also ask for each CJK run of the query as a phrase (its
+    words in a row), beside its words OR'ed: a node holding the run whole ranks higher."""
+    import re
+
+    from vaultlink.index import base, fusion
+
+    plain = fusion.fts_match
+    run = re.compile(words._CJK_RUN.pattern)
+
+    def fts_match(query: str) -> str | None:
+        match = plain(query)
+        phrases = []
+        for found in run.findall(query):
+            cut = words.cjk_words(found)
+            if len(cut) > 1:
+                phrases.append('"' + " ".join(cut) + '"')
+        extra = " OR ".join(dict.fromkeys(phrases[:16]))
+        return match if not extra else extra if match is None else f"{match} OR {extra}"
+
+    base.fts_match = fts_match  # type: ignore[assignment]
 
 
 _LOADERS = {"rjieba": _jieba, "sudachipy": _sudachi, "fugashi": _fugashi, "kiwipiepy": _kiwi}
@@ -143,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cut", choices=sorted(CUTS), default="bigram")
+    parser.add_argument("--run-phrases", action="store_true",
+                        help="the keyword query also asks for each CJK run as a phrase")
     parser.add_argument("--load", action="store_true", help="time each segmenter's load")
     parser.add_argument("--load-one", choices=sorted(_LOADERS), help=argparse.SUPPRESS)
     parser.add_argument("rest", nargs="*", help="realrecall's arguments, after --")
@@ -154,9 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         load_times()
         return 0
     use_cut(args.cut)
+    if args.run_phrases:
+        use_run_phrases()
     from bench.quality.realrecall import main as realrecall
 
-    print(f"CJK cut: {args.cut}")
+    print(f"CJK cut: {args.cut}{', runs as phrases too' if args.run_phrases else ''}")
     return realrecall(args.rest)
 
 

@@ -265,6 +265,10 @@ def measure(root: Path, embedder: Embedder, truth: set[frozenset[str]] | None = 
             heads = {" ".join(words(h)) for p in n.cited if p in texts
                      for h in re.findall(r"^#+\s*(.+)$|^<h\d[^>]*>(.+)</h\d>",
                                          prose_of(texts[p]), re.M) for h in h if h}
+            # the title a page's frontmatter gives is the author's title too
+            heads |= {" ".join(words(t)) for p in n.cited if p in texts
+                      for t in re.findall(r"\A---\n(?:.*\n)*?title:\s*[\"']?(.+?)[\"']?\s*\n",
+                                          texts[p])}
             why = name_problem(n.name, toks, heads)
             if why:
                 m.bad_names.append((n.path, n.name, why))

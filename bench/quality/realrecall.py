@@ -113,14 +113,11 @@ def first_sentence(text: str) -> str:
     return _first_of(prose)
 
 
-_FULL_STOPS = "。！？"  # CJK sentence ends: no space follows them
-
-
 def _first_of(prose: str) -> str:
     """The first sentence of ``prose``: up to ". ", "! " or "? " before a capital letter,
-    a parenthesis or a quote (in any script), or up to a CJK full stop."""
+    a parenthesis or a quote (in any script), or up to a CJK full stop (no space after)."""
     for i, ch in enumerate(prose):
-        if ch in _FULL_STOPS:
+        if ch in "。！？":
             return prose[: i + 1]
         if ch in ".!?" and i + 2 < len(prose) and prose[i + 1] == " ":
             nxt = prose[i + 2]
@@ -286,12 +283,9 @@ def left_out_ranked(index: NodeIndex, root: Path, nodes: Sequence[RealNode],
 
 
 def configured_embedder() -> tuple[Embedder, int]:
-    """The node embedder and ``index.body_chars`` as a vault's settings give them.
-
-    Defaults, then ``VAULTLINK_*`` variables (``VAULTLINK_EMBEDDING__MODEL=...``), read
-    by the product's own ``load_settings`` and ``make_embedder``: a model chosen by
-    configuration is the one this benchmark measures.
-    """
+    """The node embedder and ``index.body_chars`` from the settings (defaults, then
+    ``VAULTLINK_*`` variables, e.g. ``VAULTLINK_EMBEDDING__MODEL``), by the product's own
+    ``load_settings`` and ``make_embedder``: a model chosen by configuration is measured."""
     with tempfile.TemporaryDirectory() as tmp:
         options = load_settings(Path(tmp)).pipeline()
     embedder = make_embedder(options.embedding_provider, options.embedding_model,
@@ -385,15 +379,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--body-chars", type=int, default=None,
                         help="index.body_chars of the node index (default: the setting)")
     parser.add_argument("--corpus", choices=sorted(corpora()), default="linkdocs",
-                        help="which corpus of real pages (default linkdocs); langdocs "
-                             "is run language by language")
+                        help="default linkdocs; langdocs runs language by language")
     parser.add_argument("--language", action="append", default=[], metavar="LANG",
                         help="with a corpus of languages: only this one (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     embedder, body_chars = configured_embedder()
-    if args.body_chars is not None:
-        body_chars = args.body_chars
+    body_chars = body_chars if args.body_chars is None else args.body_chars
     from bench.quality.realrecall_lang import LANGUAGE_AXIS, language_table, run_by_language
     if args.corpus in LANGUAGE_AXIS:
         runs = run_by_language(embedder, body_chars, args.corpus, args.language)

@@ -15,6 +15,7 @@ from vaultlink.cli.common import (
     open_vault,
 )
 from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path, config_yaml
+from vaultlink.errors import EmbeddingError
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import build_graph, check_vault, resolve_note
 
@@ -50,12 +51,19 @@ def init(
         typer.echo(f"{path} exists already; edit it, or pass --force to start over.")
         return
     from vaultlink.index.embed import MINILM_MODEL_ID  # the index package: only init needs it
-    from vaultlink.index.multilingual import E5_MODEL_ID
+    from vaultlink.index.multilingual import E5_MODEL_ID, e5_files
     from vaultlink.vault.languages import sample_languages  # py3langid: when a note has text
 
     sample = sample_languages(v, [v.daily, v.resource])
-    if sample.mostly_english:
+    try:
+        e5_files()
+        missing = ""
+    except EmbeddingError as exc:  # no wheel for this platform: MiniLM, and why
+        missing = str(exc)
+    if sample.mostly_english or missing:
         text, chose = config_yaml(), f"embedding: {MINILM_MODEL_ID}"
+        if missing and not sample.mostly_english:
+            chose += f"; the notes are not mostly English, but {missing}"
     else:
         seen = sample.describe()
         text = config_yaml(E5_MODEL_ID, "vaultlink init chose the multilingual model: the "

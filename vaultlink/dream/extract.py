@@ -14,14 +14,13 @@ taken up first, as they are (their notes are not extracted again meanwhile).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 
 from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
-from vaultlink.dream.repeats import repeat_units, twin_of
+from vaultlink.dream.repeats import fingerprint, repeat_units, twin_of
 from vaultlink.dream.units import Unit
 from vaultlink.errors import (
     ModelError,
@@ -39,11 +38,6 @@ from vaultlink.vault.notes import Note
 from vaultlink.vault.state import Failure
 
 log = logging.getLogger(__name__)
-
-
-def fingerprint(text: str) -> str:
-    """A section's identity across edits: whitespace-insensitive hash of its text."""
-    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
 
 
 def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[str, ...]]:

@@ -222,7 +222,7 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
                            "already integrated: the node cites this source", "skipped",
                            Usage(), "repeat", error="already integrated")
         line = source_sentence("CORROBORATE", unit.title or unit.name, unit.paths,
-                               words=wording_of(body))
+                               words=wording_of(body), as_written=True)
         answer = json.loads(toolbox.call("edit", {
             "path": target, "old": body, "new": append_source_sentence(body, line)}))
         if "error" in answer:

@@ -38,6 +38,7 @@ from vaultlink.dream.nodetext import (
     weave_mentions,
     without_dangling_lead,
 )
+from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
 from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
@@ -428,7 +429,8 @@ def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -
     what = title
     if added:  # what an update added (or a repeat confirms): in its own words
         what = phrase_of([s for s in SENTENCE.split(" ".join(added.split())) if s]) or title
-    return source_sentence(action, what, unit.paths)
+    return source_sentence(action, what, unit.paths, words=wording_of(unit.summary),
+                           as_written=what == title)
 
 
 def _prose(toolbox: Toolbox, text: str, path: str, known: str) -> str:

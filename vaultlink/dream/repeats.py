@@ -25,18 +25,18 @@ log = logging.getLogger(__name__)
 REPEAT_SHARE = 0.8  # share of a note's paragraphs its twin must hold word for word
 MIN_PARAGRAPHS = 3  # a note shorter than this is too little to call a copy
 NEAREST = 5         # nodes whose sources are compared with the note
-QUERY_CHARS = 1500
+QUERY_CHARS = 300  # its opening: enough to find the node, cheap to embed
+
+
+def fingerprint(text: str) -> str:
+    """A section's or paragraph's identity across edits: a whitespace-insensitive hash."""
+    return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
 
 
 def paragraph_prints(text: str) -> set[str]:
-    """Fingerprints of a note's paragraphs (frontmatter left out, whitespace collapsed)."""
+    """Fingerprints of a note's paragraphs (frontmatter left out)."""
     _, body, _ = split_frontmatter(text)
-    out = set()
-    for para in body.split("\n\n"):
-        flat = " ".join(para.split())
-        if flat:
-            out.add(hashlib.sha256(flat.encode()).hexdigest()[:16])
-    return out
+    return {fingerprint(para) for para in body.split("\n\n") if para.strip()}
 
 
 def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]

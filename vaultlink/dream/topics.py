@@ -71,7 +71,7 @@ def keywords(text: str, n: int = 5, first: str = "") -> list[str]:
     """Two to five content words: those of ``first`` (a title), then the most frequent of
     ``text``; never a stop word, a bare number or a word like "every" or "top"."""
     def content(t: str) -> list[str]:
-        return [w for w in re.findall(r"[^\W\d_][\w-]*[^\W_]", t.lower())
+        return [w for w in re.findall(r"[^\W\d_][^\W_-]*(?:-[^\W_]+)*", t.lower())
                 if len(w) > 2 and w not in STOP_WORDS and w not in _PLAIN]
     picked = list(dict.fromkeys(content(first)))[:n]
     for w, _ in Counter(content(text)).most_common():

@@ -30,8 +30,8 @@ CUT_VERSION = "cjk-bigram-1"
 # Letters of the scripts written without spaces between words (and Hangul, whose words
 # carry particles): Han with its extensions and compatibility forms, the iteration and
 # numeral marks 々〆〇〻, hiragana, katakana (with ー and the half-width forms), Hangul
-# syllables and jamo. Only letters reach this test (``_WORD`` keeps letters and digits),
-# so the marks and punctuation inside these blocks stay separators, as in unicode61.
+# syllables and jamo. ``_CJK`` only tells that a text needs the slower cut; ``_CJK_RUN``
+# decides what is cut, and it takes letters alone.
 _CJK_RANGES = (
     "\u1100-\u11ff"          # Hangul jamo
     "\u3005-\u3007\u3021-\u3029"  # 々〆〇, Hangzhou numerals
@@ -48,11 +48,11 @@ _CJK_RANGES = (
     "\U00020000-\U0003134f"  # Han extensions B to G
 )
 _CJK = re.compile(f"[{_CJK_RANGES}]")
-# A run of CJK letters only: a mark or punctuation inside the blocks (・, ゛) ends it.
-_CJK_RUN = re.compile(f"(?:(?![\\W_])[{_CJK_RANGES}])+")
-# A word as unicode61 cuts it (letters and digits; ``_`` and every mark between words),
-# split further where CJK letters meet others ("API接口" is "api" and "接口").
-_PIECE = re.compile(f"[{_CJK_RANGES}]+|[^\\W_{_CJK_RANGES}]+")
+# A run of CJK letters only: a mark or punctuation inside the blocks (・, ゛) ends it, as
+# in unicode61. Captured, so that splitting a word on it keeps the runs ("API接口" is
+# "API" and "接口").
+_CJK_RUN = re.compile(f"((?:(?![\\W_])[{_CJK_RANGES}])+)")
+# A word as unicode61 cuts it: letters and digits; ``_`` and every mark between words.
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -64,10 +64,10 @@ def words_of(text: str) -> tuple[str, ...]:
         return tuple(w.lower() for w in _WORD.findall(text))
     words: list[str] = []
     for word in _WORD.findall(text):
-        for piece in _PIECE.findall(word):
-            if _CJK.match(piece):
+        for i, piece in enumerate(_CJK_RUN.split(word)):
+            if i % 2:  # the odd pieces are the CJK runs
                 words += cjk_words(piece)
-            else:
+            elif piece:
                 words.append(piece.lower())
     return tuple(words)
 
@@ -86,7 +86,6 @@ def search_text(text: str) -> str:
     if _CJK.search(text) is None:
         return text
     return _CJK_RUN.sub(lambda m: f" {' '.join(cjk_words(m.group()))} ", text)
-
 
 
 def has_cjk(text: str) -> bool:

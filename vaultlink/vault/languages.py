@@ -1,11 +1,11 @@
 """The languages a vault's notes are written in, from a small sample.
 
 ``vaultlink init`` reads this to choose the embedding model: MiniLM is an English
-model, so a vault whose notes are not mostly English gets the multilingual one. The
-detector is py3langid (BSD-3-Clause, a maintained fork of langid.py: a naive Bayes
-model of byte n-grams over 97 languages, shipped inside the package), so every
-script and every Latin-script language is told apart (counting scripts alone would
-take German for English). It loads in about a second, once, when a sample has text.
+model, so a vault whose notes are not mostly English gets the multilingual one. Each
+note's language is ``markdown.language.language_of``: its script where that decides
+it, else py3langid (BSD-3-Clause, a maintained fork of langid.py: a naive Bayes model
+of byte n-grams over 97 languages, shipped inside the package), so every Latin-script
+language is told apart (counting scripts alone would take German for English).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.language import language_of
 from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
@@ -31,26 +31,12 @@ MIN_LETTERS = 20
 MOSTLY = 0.8
 ENGLISH = "en"
 
-_IDENTIFIER: Any = None
-
-
-def _identifier() -> Any:
-    """py3langid's identifier with probabilities, loaded once per process."""
-    global _IDENTIFIER
-    if _IDENTIFIER is None:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier  # ~1 s: the model
-
-        _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    return _IDENTIFIER
-
-
 def detect_language(text: str) -> str | None:
     """The ISO 639-1 code of the language ``text`` is written in, or None when it has
     fewer than :data:`MIN_LETTERS` letters (too little to tell)."""
     if sum(1 for c in text[:SAMPLE_CHARS] if c.isalpha()) < MIN_LETTERS:
         return None
-    code, _ = _identifier().classify(text[:SAMPLE_CHARS])
-    return str(code)
+    return language_of(text[:SAMPLE_CHARS])
 
 
 def spread(paths: Sequence[str], count: int) -> list[str]:

@@ -42,6 +42,7 @@ _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _EMOJI = re.compile(r":(?:material|octicons|fontawesome|simple)-[a-z0-9-]+:")
 _WIKI = re.compile(r"\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
 _CODE = re.compile(r"`[^`]*`")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # A site generator's macro as published pages keep it: MDN's {{domxref("fetch()")}} reads
 # as its first argument, a sidebar {{JSRef}} or a Hugo shortcode {{< note >}} as nothing.
 _MACRO = re.compile(r"\{\{\s*[\w-]+\s*(?:\(\s*(?:\"([^\"]*)\"|'([^']*)')?[^{}]*\))?\s*\}\}"
@@ -108,6 +109,9 @@ def clean_inline(text: str) -> str:
 def parse_blocks(text: str) -> list[Block]:
     """The blocks of a note's text, frontmatter left out, in order."""
     _, _, skip = split_frontmatter(text)
+    # An HTML comment is not shown (Obsidian, every Markdown renderer): its lines read
+    # as blank, and a node never quotes a "<!--" that would hide the rest of the node.
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     lines = text.split("\n")
     blocks: list[Block] = []
     heads: list[tuple[int, str]] = []

@@ -50,6 +50,8 @@ returns return value values exceptions properties methods constructor events
     introducción uso parámetros especificaciones compatibilidad описание пример примеры
     синтаксис см также смотрите введение обзор примечания примечание использование
     параметры спецификации совместимость итоги заметки
+    erste schritte einstieg loslegen premiers pas démarrage primeros pasos comenzando
+    начало работы 开始 入门 快速开始 快速入门 始める 入門 시작하기
     描述 概述 概览 简介 介绍 示例 例子 范例 语法 参见 另请参阅 参阅 相关 注意 说明 用法 参数
     返回值 规范 规范说明 浏览器兼容性 总结 笔记 备注 示例代码 更多
     概要 説明 例 構文 関連情報 関連項目 参照 はじめに 注意 使い方 引数 返値 戻り値 仕様書
@@ -165,21 +167,37 @@ def subject_of_title(title: str) -> str:
     return clean_heading(title)
 
 
-def qualified(name: str, site: str) -> str:
+def qualified(name: str, site: str, language: str = "en") -> str:
     """A one-word or generic title qualified by the site it belongs to: 'Plugins' of the
-    fastify pages -> 'Fastify plugins'; 'Getting Started' -> 'Getting started with Fastify'."""
+    fastify pages -> 'Fastify plugins'; 'Getting Started' -> 'Getting started with
+    Fastify'; in a page of another ``language``, its site before it as written
+    ('React Erste Schritte', 'React 开始')."""
     if not site or site.lower() in name.lower():
         return name
     ws = [w for w in name_words(name) if w not in FUNCTION]
     if is_generic(name):
-        if name_words(name)[:1] in (["introduction"], ["intro"], ["overview"]) \
-                or language_of(name) != "en":
-            return f"{site} {name.lower()}"  # "Hatch introduction", "Fastify 概述"
+        if language != "en" or UNSPACED_RUN.search(name):
+            return f"{site} {name}"
+        if name_words(name)[:1] in (["introduction"], ["intro"], ["overview"]):
+            return f"{site} {name.lower()}"  # "Hatch introduction"
         return f"{name[:1].upper()}{name[1:].lower()} with {site}"
-    if len(ws) == 1:
+    if len(ws) == 1 and count_words(name) == 1:  # "代码分割" is a phrase, not one word
         plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals
         return f"{site} {name[:1].lower() if plain else name[:1]}{name[1:]}"
     return name
+
+
+def salient_name(sentences: list[str]) -> str:
+    """The proper name a text keeps coming back to ("React" on React's "Getting Started"
+    page, in any of its translations): the capitalised word most often found inside
+    its sentences, never first, three times at least; '' when there is none."""
+    counts: Counter[str] = Counter()
+    for sentence in sentences:
+        for word in re.findall(r"(?<=[^\W_]\s)[A-Z][\w.+-]*[\w+]", sentence):
+            if word.lower() not in STOP_WORDS and word.lower() not in GENERIC:
+                counts[word] += 1
+    best = counts.most_common(1)
+    return best[0][0] if best and best[0][1] >= 3 else ""
 
 
 def defined_term(sentence: str) -> str:
@@ -364,8 +382,8 @@ def capitalized(text: str) -> str:
     return text if _IDENTIFIER.match(text) else text[:1].upper() + text[1:]
 
 
-# A name that opens with a command or identifier keeps its case: "npm-ci", "iPhone", "v2".
-_IDENTIFIER = re.compile(r"^[a-z][\w.]*(?:[-_.\d][\w.-]*|[A-Z]\w*)(?:\s|$)")
+# A name that opens with an identifier keeps its case: "iPhone", "v2", "e5-base".
+_IDENTIFIER = re.compile(r"^[a-z][\w.-]*(?:[_.\d]|[A-Z])[\w.-]*(?:\s|$)")
 
 
 def common_words(a: str, b: str) -> set[str]:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from vaultlink.dream.offline.naming import name_words, same_name
@@ -77,6 +78,7 @@ log = logging.getLogger(__name__)
 
 SEARCH_LIMIT = 20
 MAX_RELATED = 3       # links in a new node beyond its mentions (bench.quality's best F1)
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}")  # a note of a day; any other is a page
 SAME_THING = 0.85     # a sibling of the unit's note, or a page, merges only this close
 MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
@@ -200,13 +202,18 @@ class OfflinePolicy:
         mine = unit.title or unit.name.replace("-", " ")
         if any(same_name(name, other) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
+        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
+                   for ln in split_frontmatter(text)[1].split("\n"))
+        if page and (aspects(unit.summary) or not _DATED.search(unit.paths[0])):
+            # two pages share a subject only by name (a page saved twice is a repeat,
+            # found by its text): an English model scores unrelated pages in another
+            # script as near (Russian and Korean pages merged at 0.85 and above)
+            return same_name(name, mine, whole=True)
         if sim >= SAME_THING:
             return True
         if not aspects(unit.summary):
             return True
-        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
-                   for ln in split_frontmatter(text)[1].split("\n"))
-        return same_name(name, mine, whole=page)
+        return same_name(name, mine)
 
     # -- recall ------------------------------------------------------------------------
 
@@ -345,7 +352,7 @@ class OfflinePolicy:
             blocks.insert(lead, also)
         title = unit.title or title_of(unit.name)
         source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
-                                 words=wording_of(unit.summary))
+                                 words=wording_of(unit.summary), as_written=True)
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
 

@@ -28,8 +28,10 @@ from vaultlink.dream.offline.naming import (
     clean_heading,
     first_sound,
     is_event,
+    is_generic,
     name_flaw,
     qualified,
+    salient_name,
     subject_name,
     subject_of_title,
 )
@@ -37,7 +39,7 @@ from vaultlink.dream.offline.text import STEP_MARK, content_words
 from vaultlink.dream.units import slugify
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
-from vaultlink.markdown.language import count_words
+from vaultlink.markdown.language import count_words, language_of
 
 LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
 attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
@@ -61,6 +63,7 @@ CUE = re.compile(DECISION.pattern + r"|\b(we will|we'll|must|default|instead of)
                  r"|\bfrom \d[\d.,]* to \d", re.IGNORECASE)
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
 STATUS_LINE = "status update (who is doing what)"
+NOTICE = "a notice above the page's text (a quote before it starts)"
 # A standup line about a person's day rather than about the work: "Me: ...", "Jonas: ...".
 _ACTIVITY = re.compile(r"^\W*(?:me|[A-Z][a-zé]+(?: and [A-Z][a-zé]+)?)\s*:|\b(?:working on|"
                        r"paired|pairing|reviewing|drafted|wants|will|today|tomorrow|"
@@ -176,7 +179,8 @@ def site_of(blocks: list[Block], path: str) -> str:
     parts = path.split("/")
     folder = parts[-2] if len(parts) > 2 else ""
     if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
-            and folder.lower() not in _NOT_SITES:
+            and folder.lower() not in _NOT_SITES \
+            and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""
 
@@ -235,22 +239,36 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
             else:
                 content.append(piece)
     content = joined(content)
+    dated = _DATED.search(path) is not None
+    if not dated and len(content) > 1 and content[0].kind == "quote" \
+            and content[1].kind != "quote" and not content[0].heads[level:]:
+        # a quote above a page's text is the site's notice ("Try the new docs", "This
+        # page is deprecated"), not what the page says
+        reading.passed.append((content[0], NOTICE))
+        content = content[1:]
     if not content:
         reading.passed += [(b, STATUS_LINE) for b in weak]
         return reading
     subject = subject_of_title(clean_heading(title)) if title else ""
-    dated = _DATED.search(path) is not None
     site = site_of(blocks, path)
+    said = [i for b in content for i in b.items]
+    language = language_of(" ".join(said[:20]))
+    if subject and not site and is_generic(subject) and not dated:
+        site = salient_name(said)  # "Getting started" of what: "React"
     if subject:
         stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
-        name = first_sound([qualified(subject, site)], title=True) or qualified(
-            clean_heading(stem), site)
+        name = first_sound([qualified(subject, site, language)], title=True) or qualified(
+            clean_heading(stem), site, language)
+        if front_title and name.lower() == front_title.lower():
+            name = front_title  # as its author wrote it: "npm-ci" is a command
         reading.subjects = _document(content, name,
                                      _aspect_level(blocks, level), "", split=dated)
     elif not dated and not (title and is_event(title)):  # a page: one subject all the same
         page, top, opening = page_title(blocks, path)
-        name = first_sound([qualified(clean_heading(page), site)], title=True) or qualified(
-            clean_heading(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")), site)
+        name = first_sound([qualified(clean_heading(page), site, language)],
+                           title=True) or qualified(
+            clean_heading(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")), site,
+            language)
         reading.title = reading.title or page
         reading.subjects = _document(content, name, top, opening, split=False)
     else:

@@ -19,8 +19,8 @@ from vaultlink.markdown.language import STOP_WORDS, language_of, stem, stop_word
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 # A sentence ends at . ! ? before a space and a word that does not start in lower case,
 # or at 。！？ (Chinese and Japanese put no space after them), closing quotes kept.
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^\s\w\"'“‘(\[`*]*[^\W_]|[\"'“‘(\[`*])"
-                    r"|(?<=[。！？])\s*(?![」』”’）)\s]|$)")
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*])"
+                    r"|(?<=[。！？])\s*(?![」』”’）)\s*_]|$)")
 _ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 _UNHIDE = re.compile(r"\x00(\d+)\x00")

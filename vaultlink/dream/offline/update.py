@@ -174,7 +174,8 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
         what, extra = "; ".join(parts), ""
     else:
         what, extra = title, ""
-    sentence = source_sentence(action, what, [source], extra, words)
+    sentence = source_sentence(action, what, [source], extra, words,
+                               as_written=action == "CORROBORATE")
     new_body = _with_source_line(lines, sentence)
     did = (f"corrected: {'; '.join(corrections)}" if corrections else "") + \
         (f"{'; ' if corrections else ''}added {len(fresh)} sentence(s) where they belong"

@@ -22,7 +22,7 @@ from vaultlink.dream.offline.naming import (
 )
 from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
 from vaultlink.dream.offline.wording import WORDINGS, Wording, wording_of
-from vaultlink.markdown.language import join_sentences
+from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
 from vaultlink.markdown.text import LIST_MARK
 
 ENGLISH = WORDINGS["en"]
@@ -121,12 +121,13 @@ def what_it_backs(title: str, summary: str) -> str:
 
 
 def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
-                    words: Wording = ENGLISH) -> str:
+                    words: Wording = ENGLISH, as_written: bool = False) -> str:
     """One ``## Sources`` line that says what its source backs, opening with it:
     "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."
-    (in the words of the note's language)."""
+    (in the words of the note's language). A node's name opens it ``as_written`` (a
+    name in lower case is a command: "npm-ci"); a phrase gets a capital."""
     links = listing([cite(p, words) for p in paths], words) + extra
-    what = capitalized(what)
+    what = what if as_written else capitalized(what)
     said = {"CORROBORATE": words.confirmed, "CORRECT": words.corrected}.get(
         action, words.taken)
     return "- " + said.format(what=what, links=links)
@@ -169,8 +170,13 @@ _GENERIC_STEMS = frozenset(w.rstrip("s") for w in GENERIC)
 
 def _pattern(form: str) -> re.Pattern[str]:
     words = [re.escape(w) for w in form.split()]
-    words[-1] = words[-1].removesuffix("s") + "s?"
-    return re.compile(r"(?<![\w\[|/-])" + r"\s+".join(words) + r"(?![\w\]-])", re.IGNORECASE)
+    # Chinese and Japanese words touch their neighbours: no word edge where they are
+    unspaced_start, unspaced_end = (bool(UNSPACED_RUN.match(form[:1])),
+                                    bool(UNSPACED_RUN.match(form[-1:])))
+    if not unspaced_end:
+        words[-1] = words[-1].removesuffix("s") + "s?"
+    return re.compile(("" if unspaced_start else r"(?<![\w\[|/-])") + r"\s+".join(words)
+                      + ("" if unspaced_end else r"(?![\w\]-])"), re.IGNORECASE)
 
 
 def part_forms(name: str, taken: set[str]) -> list[str]:
