@@ -187,3 +187,22 @@ def test_a_generic_page_title_is_qualified_by_the_name_its_page_keeps_naming() -
             "Schritten, denn React ist eine Bibliothek.\n")
     units, _ = extract("resource/de/getting-started.md", text)
     assert [u.title for u in units] == ["React Erste Schritte"]
+
+
+def test_a_note_that_adds_new_material_to_a_copied_page_is_read_as_usual(
+        tmp_path: Path) -> None:
+    text = page("hugo-page.md")
+    root = vault_with(tmp_path, {"resource/hugo/image-processing.md": text})
+    dream(root)
+    new = ("Image processing also has a Fit method. It scales an image down to fit the "
+           "given width and height, keeping the aspect ratio, and it never enlarges an image "
+           "that is already smaller than the box. We use it for every thumbnail in the "
+           "gallery section, with the quality set to seventy-five for WebP output.")
+    vault_with(root, {"resource/hugo/image-processing-notes.md": f"{text}\n{new}\n"})
+    run = dream(root)  # 6 of its 7 paragraphs are the page's, but 60 words are new
+    assert run.results and all(r.unit.corroborates == "" for r in run.results)
+    body = "\n".join(p.read_text(encoding="utf-8")
+                     for p in (root / "digest").rglob("*.md"))
+    assert "never enlarges an image" in body or any(
+        p.excerpt.startswith("Image processing also has a Fit method")
+        for p in run.passed_over)  # quoted, or reported with its reason: never lost

@@ -18,12 +18,14 @@ from vaultlink.dream.context import DreamContext, SourceNote
 from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.language import count_words
 from vaultlink.markdown.sections import cited_sources
 
 log = logging.getLogger(__name__)
 
 REPEAT_SHARE = 0.8  # share of a note's paragraphs its twin must hold word for word
 MIN_PARAGRAPHS = 3  # a note shorter than this is too little to call a copy
+MAX_ADDED_WORDS = 40  # what a copy may add ("Copied again for the team wiki.")
 NEAREST = 5         # nodes whose sources are compared with the note
 QUERY_CHARS = 300  # its opening: enough to find the node, cheap to embed
 
@@ -33,10 +35,10 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
 
 
-def paragraph_prints(text: str) -> set[str]:
-    """Fingerprints of a note's paragraphs (frontmatter left out)."""
+def paragraphs_by_print(text: str) -> dict[str, str]:
+    """A note's paragraphs (frontmatter left out) by their fingerprint."""
     _, body, _ = split_frontmatter(text)
-    return {fingerprint(para) for para in body.split("\n\n") if para.strip()}
+    return {fingerprint(para): para for para in body.split("\n\n") if para.strip()}
 
 
 def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
@@ -44,7 +46,8 @@ def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
     """The integrated note that ``note`` repeats, and the nodes citing it as (path, name,
     bucket); None when it repeats none. Reads only the few nodes nearest its text and
     the notes they cite."""
-    mine = paragraph_prints(note.text)
+    paragraphs = paragraphs_by_print(note.text)
+    mine = set(paragraphs)
     if len(mine) < MIN_PARAGRAPHS:
         return None
     body = split_frontmatter(note.text)[1].strip()
@@ -58,8 +61,10 @@ def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
                     holders.setdefault(source, []).append(
                         (hit.path, hit.name, hit.path.split("/")[-2]))
         for source, nodes in holders.items():
-            theirs = paragraph_prints(ctx.vault.read_note(source).text)
-            if len(mine & theirs) >= REPEAT_SHARE * len(mine):
+            theirs = set(paragraphs_by_print(ctx.vault.read_note(source).text))
+            added = sum(count_words(paragraphs[p]) for p in mine - theirs)
+            # a line or two added, never new material: that is extracted as usual
+            if len(mine & theirs) >= REPEAT_SHARE * len(mine) and added <= MAX_ADDED_WORDS:
                 return source, nodes
     except VaultlinkError as exc:  # no twin found is the safe answer: extract as usual
         log.info("looking for a twin of %s: %s", note.path, exc)
