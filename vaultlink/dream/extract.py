@@ -126,9 +126,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
     room = max(ctx.max_units - len(retries) - len(pending), 0)
-    copies, sent = _repeats(ctx, run, sent, set(checkpoints))
-    fresh = copies + _extract_notes(ctx, run, sent, note_failures, max(room - len(copies), 0))
-    sent += [n for n in notes if n.path in run.yields and n not in sent]
+    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints))
     sizes = {i.path: i.size for i in infos}
     read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
     run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
@@ -163,9 +161,11 @@ def _parked_as_is(failure: Failure | None, digest: str) -> bool:
 
 
 def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
-                   failures: dict[str, Failure], room: int) -> list[Unit]:
+                   failures: dict[str, Failure], room: int, checkpointed: set[str]
+                   ) -> list[Unit]:
     """Units of each note, until there are ``room`` units; a note the model fails on is
-    recorded and the run goes on."""
+    recorded and the run goes on; a new note that repeats a ``checkpointed`` one gives
+    the units that corroborate its twin's nodes (``dream.repeats``)."""
     fresh: list[Unit] = []
     for i, note in enumerate(notes, start=1):
         stopping = ctx.should_stop is not None and ctx.should_stop()
@@ -183,7 +183,9 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
         before = (sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds) if usage \
             else (0, 0, 0.0)
         try:
-            units = ctx.extractor.extract([note])
+            # a note that repeats an integrated one corroborates its nodes, with no model
+            twin = twin_of(ctx, note, checkpointed) if note.path not in checkpointed else None
+            units = repeat_units(note, *twin) if twin else ctx.extractor.extract([note])
         except ModelUnavailable:
             raise  # no server: the run stops, nothing is checkpointed
         except ModelError as exc:
@@ -205,7 +207,11 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
                                         "model_seconds": round(spent[2], 2)}
         ctx.report("note_finished", path=note.path, units=len(units),
                    tokens=[spent[0], spent[1]], seconds=spent[2])
-        passed = list(getattr(ctx.extractor, "passed", []))  # this note's paragraphs
+        if twin:
+            log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
+                     len(units))
+        # this note's paragraphs passed over (a repeat's extractor did not read it)
+        passed = [] if twin else list(getattr(ctx.extractor, "passed", []))
         run.passed_over += passed
         run.yields[note.path] = len(units)
         if not units:  # checkpointed all the same: say so, or it looks lost
@@ -231,25 +237,3 @@ def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Fa
     (run.parked_paths if parked else run.failed_paths).add(note.path)
     log.warning("extract %s failed: %s", note.path, error)
     ctx.report("note_failed", path=note.path, error=error, parked=parked)
-
-
-def _repeats(ctx: DreamContext, run: RunState, notes: list[SourceNote], checkpointed: set[str]
-             ) -> tuple[list[Unit], list[SourceNote]]:
-    """The units of the new notes that repeat an integrated one (they corroborate its
-    nodes, with no model call), and the notes left to extract."""
-    units: list[Unit] = []
-    rest: list[SourceNote] = []
-    for note in notes:
-        twin = twin_of(ctx, note, checkpointed) if note.path not in checkpointed else None
-        if twin is None:
-            rest.append(note)
-            continue
-        found = repeat_units(note, *twin)
-        log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0], len(found))
-        run.yields[note.path] = len(found)
-        run.extract_usage[note.path] = {"units": len(found), "prompt_tokens": 0,
-                                        "answer_tokens": 0, "model_seconds": 0.0}
-        ctx.report("note_finished", path=note.path, units=len(found), tokens=[0, 0],
-                   seconds=0.0)
-        units += found
-    return units, rest
