@@ -143,7 +143,7 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                           note=f"decided by #{earlier.id} before the last run stopped",
                           journal_id=earlier.id)
     if unit.corroborates:
-        return _confirm_repeat(ctx, run_id, unit)
+        return _confirm_repeat(ctx, run_id, unit, retry)
     errors: list[str] = []
     served_badly = 0
     usage = Usage()
@@ -197,45 +197,51 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         errors.append(f"attempt {attempt} ({mode}): {outcome.error}")
         hint = outcome.error[:200]
         log.warning("unit %s, attempt %d (%s): %s", unit.name, attempt, mode, outcome.error)
-    message = "; ".join(errors)
+    return _failed(ctx, run_id, unit, "; ".join(errors), usage, ctx.integrator_name, retry,
+                   counts=served_badly < len(modes))
+
+
+def _failed(ctx: DreamContext, run_id: int, unit: Unit, message: str, usage: Usage,
+            integrator: str, retry: Retry | None, counts: bool) -> UnitResult:
+    """A unit not integrated: kept in failed_units (retried, parked after ``park_after``
+    failures that ``counts``) and journaled as FAILED."""
     parked = False
     if not ctx.dry_run:
         parked = ctx.state.record_failure(
-            run_id, unit.to_dict(), message, attempts=int(served_badly < len(modes)),
-            codes=usage.refusals, failure_id=retry.id if retry is not None else None,
-            park_after=ctx.park_after)
+            run_id, unit.to_dict(), message, attempts=int(counts), codes=usage.refusals,
+            failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
     result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", usage,
-                     ctx.integrator_name, error=message)
+                     integrator, error=message)
     result.parked = parked
     return result
 
 
-def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult:
+def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
+                    retry: Retry | None) -> UnitResult:
     """A note that repeats one the node holds: one Sources line, no model, no new text."""
     toolbox = _toolbox(ctx, unit)
     target = unit.corroborates
     note = f"the same text as {unit.repeats}, saved again as {unit.paths[0]}"
     try:
         body = split_frontmatter(toolbox.text_of(target))[1]
-        if set(unit.paths) <= cited_sources(body):
-            return _record(ctx, run_id, unit, toolbox, "SKIP", target,
-                           "already integrated: the node cites this source", "skipped",
-                           Usage(), "repeat", error="already integrated")
-        line = source_sentence("CORROBORATE", unit.title or unit.name, unit.paths,
-                               words=wording_of(body), as_written=True)
-        answer = json.loads(toolbox.call("edit", {
-            "path": target, "old": body, "new": append_source_sentence(body, line)}))
-        if "error" in answer:
-            raise VaultlinkError(str(answer["error"]))
+        cited = set(unit.paths) <= cited_sources(body)
+        if not cited:
+            line = source_sentence("CORROBORATE", unit.title or unit.name, unit.paths,
+                                   words=wording_of(body), as_written=True)
+            answer = json.loads(toolbox.call("edit", {
+                "path": target, "old": body, "new": append_source_sentence(body, line)}))
+            if "error" in answer:
+                raise VaultlinkError(str(answer["error"]))
     except VaultlinkError as exc:
         toolbox.rollback()
-        message = f"could not add {unit.paths[0]} to {target}: {exc}"
-        parked = False if ctx.dry_run else ctx.state.record_failure(
-            run_id, unit.to_dict(), message, attempts=1, park_after=ctx.park_after)
-        result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", Usage(),
-                         "repeat", error=message)
-        result.parked = parked
-        return result
+        return _failed(ctx, run_id, unit, f"could not add {unit.paths[0]} to {target}: {exc}",
+                       Usage(), "repeat", retry, counts=True)
+    if retry is not None and not ctx.dry_run:
+        ctx.state.resolve_failure([retry.id])
+    if cited:
+        return _record(ctx, run_id, unit, toolbox, "SKIP", target,
+                       "already integrated: the node cites this source", "skipped",
+                       Usage(), "repeat", error="already integrated")
     outcome = SessionOutcome("done", Receipt("CORROBORATE", target, note))
     return _record_done(ctx, run_id, unit, toolbox, outcome, Usage(), "repeat")
 
