@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 
 from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.language import language_of
+from vaultlink.markdown.language import SAMPLE_CHARS, language_of
 from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
 
 SAMPLE_NOTES = 60    # notes read at most, spread evenly over the sorted paths
-SAMPLE_CHARS = 2000  # of each note's body: a language shows in its first paragraphs
 # Fewer letters than this say too little (a title, a link list): the note abstains.
 MIN_LETTERS = 20
 # "Mostly English": at least this share of the notes that got a verdict. Below it,
@@ -36,7 +35,7 @@ def detect_language(text: str) -> str | None:
     fewer than :data:`MIN_LETTERS` letters (too little to tell)."""
     if sum(1 for c in text[:SAMPLE_CHARS] if c.isalpha()) < MIN_LETTERS:
         return None
-    return language_of(text[:SAMPLE_CHARS])
+    return language_of(text)
 
 
 def spread(paths: Sequence[str], count: int) -> list[str]:
