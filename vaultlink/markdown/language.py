@@ -59,11 +59,6 @@ def count_words(text: str) -> int:
     return spaced + math.ceil(unspaced_chars(text) / CHARS_PER_WORD)
 
 
-def spaced_words(text: str) -> list[str]:
-    """The words of the spaced scripts in ``text`` (any alphabet), as written."""
-    return _SPACED_WORD.findall(text)
-
-
 def is_unspaced(text: str) -> bool:
     """Whether most letters of ``text`` are Chinese or Japanese."""
     letters = sum(1 for ch in text if ch.isalpha())
@@ -160,10 +155,15 @@ def stem(word: str) -> str:
     return word
 
 
+def stop_words_of(text: str) -> frozenset[str]:
+    """The stop words of the language ``text`` is written in."""
+    return stop_words(language_of(text)) if text else STOP_WORDS
+
+
 def subject_words(text: str) -> list[str]:
     """The stemmed words of ``text`` that carry its subject, in any script: letters and
     digits (numbers matter: "k = 20" is not "k = 60"; Chinese and Japanese as character
     pairs), the stop words of its language and single letters dropped."""
-    stops = stop_words(language_of(text)) if text else STOP_WORDS
+    stops = stop_words_of(text)
     return [stem(w) for part in tokens(text) for w in re.split(r"[^\w]+", part)
             if w and w not in stops and len(w) > 1]

@@ -19,9 +19,8 @@ from vaultlink.markdown.language import (
     char_pairs,
     count_words,
     is_unspaced,
-    language_of,
     stem,
-    stop_words,
+    stop_words_of,
 )
 
 MAX_NAME_WORDS = 7
@@ -220,7 +219,7 @@ def key_phrase(sentences: list[str]) -> str:
     counts: Counter[tuple[str, ...]] = Counter()
     shown: dict[tuple[str, ...], str] = {}
     first: dict[tuple[str, ...], int] = {}
-    stops = stop_words(language_of(" ".join(sentences)))
+    stops = stop_words_of(" ".join(sentences))
     for sentence in sentences:
         for run in _runs(sentence, stops):
             for size in range(2, min(4, len(run)) + 1):
@@ -239,7 +238,7 @@ def key_phrase(sentences: list[str]) -> str:
 def opening_phrase(sentence: str) -> str:
     """The first run of two to four content words of a sentence: usually what it is
     about ("The embedding model is ..." -> "embedding model")."""
-    for run in _runs(sentence, stop_words(language_of(sentence))):
+    for run in _runs(sentence, stop_words_of(sentence)):
         if len(run) >= 2:
             return " ".join(run[:4])
     return ""

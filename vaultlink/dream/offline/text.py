@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.dream.units import Unit
-from vaultlink.markdown.language import STOP_WORDS, language_of, stem, stop_words, tokens
+from vaultlink.markdown.language import stem, stop_words_of, tokens
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 # A sentence ends at . ! ? before a space and a word that does not start in lower case,
@@ -40,7 +40,7 @@ def words(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (the stop words of the text's language dropped)."""
-    stops = stop_words(language_of(text)) if text else STOP_WORDS
+    stops = stop_words_of(text)
     return [stem(w) for w in words(text) if w not in stops and len(w) > 1]
 
 
