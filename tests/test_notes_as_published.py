@@ -6,13 +6,14 @@ in tmp_path with the real state, index and offline integrator.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.test_offline_extract import extract
 from tests.test_offline_runs import dream
-from vaultlink.dream.extractor import language_hint
+from vaultlink.dream.extractor import extract_prompt, language_hint
 from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.units import is_slug, slugify
@@ -167,6 +168,25 @@ def test_the_model_is_asked_for_units_in_the_notes_language() -> None:
         "\n\n(The note is in Chinese: write the units in Chinese.)")
     assert "German" in language_hint(page("de-day.md"))
     assert language_hint(page("npm-ci.md")) == ""
+
+
+@pytest.mark.parametrize("language", ["en", "zh", "ja", "ko", "de", "fr", "es", "ru"])
+def test_the_extract_example_is_in_the_notes_language(language: str) -> None:
+    """Small models copy the example's language (and the 0.5B its very units): the
+    prompt for a note shows units written in that note's language, with names that are
+    already the slugs vaultlink keeps."""
+    system = extract_prompt(3, language)
+    assert "{example}" not in system and "{max_units}" not in system
+    answer = system.split("Answer: ", 1)[1].split("\n\nAnswer with JSON", 1)[0]
+    units = json.loads(answer.replace("\n", " "))["units"]  # the English one is wrapped
+    assert language_of(" ".join(u["summary"] for u in units)) == language
+    for unit in units:
+        assert slugify(unit["name"]) == unit["name"].lower(), unit
+
+
+def test_a_language_without_an_example_gets_the_english_one() -> None:
+    assert extract_prompt(3, "nl") == extract_prompt(3, "en")
+    assert "deploy-day-tuesday" in extract_prompt(3, "en")
 
 
 def test_an_html_comment_is_never_quoted_and_never_hides_the_sources(tmp_path: Path) -> None:

@@ -4,13 +4,15 @@
     .venv/bin/python -m bench.quality.cjk_cuts --cut segment:ja -- --corpus langdocs
     .venv/bin/python -m bench.quality.cjk_cuts --load    # each segmenter's load time
 
-The product cuts a run of CJK letters into overlapping pairs (``vaultlink.index.words``);
-this swaps that one function, ``cjk_words``, which the index text, the query, the
+The product cuts a run of CJK letters into overlapping pairs, and a run with kana into
+UniDic's words less particles and auxiliaries (``vaultlink.index.words``); this swaps
+that one function, ``cjk_words``, which the index text, the query, the
 subject phrase and the name table all go through, and runs realrecall's main with the
 arguments after ``--``:
 
 * ``none``: the run as one word, what FTS5's unicode61 tokenizer does (before the change);
-* ``bigram``: the product's cut;
+* ``product``: the product's cut;
+* ``bigram``: pairs for every run (the product's cut before Japanese got UniDic);
 * ``bigram-script``: pairs within each stretch of one script (kanji, hiragana, katakana),
   none across them;
 * ``trigram``: the cut of FTS5's ``trigram`` tokenizer, on CJK runs only (a run of one or
@@ -21,10 +23,11 @@ arguments after ``--``:
 * ``segment:ja`` / ``segment:zh``: Han alone goes to SudachiPy / rjieba as well, that is the
   language known beforehand (a vault of one language), the best case for segmenting;
 * ``fugashi``: ``segment:ja`` with fugashi and unidic-lite in place of SudachiPy;
-* ``hybrid``: fugashi for runs with kana, pairs for the others (Han alone, Hangul).
+* ``hybrid``: fugashi for runs with kana, pairs for the others (Han alone, Hangul), all
+  of its words kept (the product also drops particles and auxiliaries).
 
-The segmenters are not dependencies of vaultlink: install them to run these
-(``pip install rjieba sudachipy sudachidict-core fugashi unidic-lite kiwipiepy``).
+fugashi and unidic-lite are dependencies of vaultlink; install the others to run these
+(``pip install rjieba sudachipy sudachidict-core kiwipiepy``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,11 @@ from typing import Any
 from vaultlink.index import words
 
 Cut = Callable[[str], list[str]]
-_PAIRS: Cut = words.cjk_words  # the product's, kept before any swap
+_PRODUCT: Cut = words.cjk_words  # kept before any swap
+
+
+def _pairs(run: str) -> list[str]:
+    return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
 
 
 def _script(ch: str) -> str:
@@ -55,7 +62,7 @@ def _pairs_by_script(run: str) -> list[str]:
     start = 0
     for i in range(1, len(run) + 1):
         if i == len(run) or _script(run[i]) != _script(run[start]):
-            out += _PAIRS(run[start:i])
+            out += _pairs(run[start:i])
             start = i
     return out
 
@@ -126,13 +133,14 @@ def japanese_only(japanese: str = "sudachi") -> Cut:
     def cut(run: str) -> list[str]:
         if any(_is_kana(c) for c in run):
             return [w.lower() for w in ja()(run) if w.strip() and w[0].isalnum()] or [run]
-        return _PAIRS(run)
+        return _pairs(run)
     return cut
 
 
 CUTS: dict[str, Callable[[], Cut]] = {
     "none": lambda: (lambda run: [run]),
-    "bigram": lambda: _PAIRS,
+    "product": lambda: _PRODUCT,
+    "bigram": lambda: _pairs,
     "trigram": lambda: _trigrams,
     "bigram-script": lambda: _pairs_by_script,
     "segment": lambda: segmenting("zh"),

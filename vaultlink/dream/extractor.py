@@ -18,6 +18,7 @@ import logging
 import re
 import textwrap
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
@@ -106,7 +107,7 @@ class ModelExtractor:
 
     def _budget(self) -> int:
         # Half the context for the note: the rest is instructions, schema and answer.
-        return max(self.num_ctx // 2 - estimate_tokens(prompt("extract")), 256)
+        return max(self.num_ctx // 2 - estimate_tokens(extract_prompt(MAX_UNITS, "en")), 256)
 
     def _parts(self, sections: list[Section]) -> list[list[Section]]:
         parts: list[list[Section]] = []
@@ -122,9 +123,9 @@ class ModelExtractor:
         return parts
 
     def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
-        system = prompt("extract").replace("{max_units}", str(most))
         # A section's text starts with its own heading: the breadcrumb would repeat it.
         body = "\n\n".join(text for _, text in sections)
+        system = extract_prompt(most, language_of(body))
         user = f"Note {note.path}\n\n{body}" + language_hint(body)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": user}]
@@ -327,6 +328,19 @@ def _unique(units: list[Unit]) -> list[Unit]:
 LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
                   "pt": "Portuguese", "nl": "Dutch", "ru": "Russian", "zh": "Chinese",
                   "ja": "Japanese", "ko": "Korean"}
+
+
+def extract_prompt(most: int, language: str) -> str:
+    """The extract instructions with their worked example in ``language`` (English for a
+    language without one): the 0.5B copied the English example's units for a Chinese
+    note, and the 1.5B wrote Chinese summaries under English kebab-case names, as the
+    example showed; an example in the note's language is what small models follow."""
+    examples = resources.files("vaultlink.dream.prompts") / "examples"
+    example = examples / f"extract.{language}.md"
+    if not example.is_file():
+        example = examples / "extract.en.md"
+    return (prompt("extract").replace("{max_units}", str(most))
+            .replace("{example}", example.read_text("utf-8").strip()))
 
 
 def language_hint(text: str) -> str:

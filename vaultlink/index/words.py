@@ -16,6 +16,15 @@ analysis of Lucene and Elasticsearch). It needs no dictionary and no language gu
 so a query and a text of a mixed vault are always cut alike; segmenters and FTS5's
 ``trigram`` tokenizer were measured against it (docs/performance.md).
 
+A run with kana is Japanese for sure, and there pairs lose to a dictionary: kana
+inflections and particles glue onto every word, so most pairs straddle a word's end.
+Such a run is cut into words by MeCab (fugashi) with UniDic (unidic-lite), which loads
+in milliseconds (the dictionary is mapped, not read); a run of Han alone, the same
+string in Chinese and Japanese, keeps its pairs, so a query is cut alike whatever
+language a vault is in. Particles and auxiliary verbs (UniDic's 助詞 and 助動詞:
+の, を, は, ます) are left out, as stop words are: they are in every text, and a query
+OR-ing them ranked by them (recall@20 0.787 with them, 0.797 without).
+
 Everything else is cut as ``unicode61`` cuts it, and a text without a CJK letter is
 indexed exactly as before.
 """
@@ -23,9 +32,11 @@ indexed exactly as before.
 from __future__ import annotations
 
 import re
+import threading
+from typing import Any
 
 # Bumped whenever the cut changes: the indexes name it in their params and rebuild.
-CUT_VERSION = "cjk-bigram-1"
+CUT_VERSION = "cjk-bigram-1+ja-unidic-1"
 
 # Letters of the scripts written without spaces between words (and Hangul, whose words
 # carry particles): Han with its extensions and compatibility forms, the iteration and
@@ -73,10 +84,37 @@ def words_of(text: str) -> tuple[str, ...]:
 
 
 def cjk_words(run: str) -> list[str]:
-    """The search words of one run of CJK letters: its overlapping pairs of characters."""
+    """The search words of one run of CJK letters: its words as UniDic cuts them when
+    it holds kana, else its overlapping pairs of characters (a lone one as itself)."""
     if len(run) < 2:
         return [run]
+    if _KANA.search(run) is not None:
+        words = _japanese_words(run)
+        if words:
+            return words
     return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+# One MeCab tagger per thread: a tagger is not safe to share, and the daemon's API
+# thread searches while its worker indexes.
+_taggers = threading.local()
+
+
+_GRAMMAR = frozenset({"助詞", "助動詞"})
+
+
+def _japanese_words(run: str) -> list[str]:
+    """The lower-cased words of ``run`` as MeCab with UniDic cuts it, without its
+    particles and auxiliaries (all of them when it holds nothing else)."""
+    tagger: Any = getattr(_taggers, "tagger", None)
+    if tagger is None:
+        import fugashi  # imported here: most vaults never meet kana
+
+        tagger = _taggers.tagger = fugashi.Tagger()
+    words = [(w.surface.lower(), w.feature.pos1) for w in tagger(run)
+             if w.surface and w.surface[0].isalnum()]
+    return [w for w, pos in words if pos not in _GRAMMAR] or [w for w, _ in words]
 
 
 def search_text(text: str) -> str:
