@@ -35,6 +35,8 @@ import re
 import threading
 from typing import Any
 
+from vaultlink.markdown.language import char_pairs
+
 # Bumped whenever the cut changes: the indexes name it in their params and rebuild.
 CUT_VERSION = "cjk-bigram-1+ja-unidic-1"
 
@@ -86,13 +88,11 @@ def words_of(text: str) -> tuple[str, ...]:
 def cjk_words(run: str) -> list[str]:
     """The search words of one run of CJK letters: its words as UniDic cuts them when
     it holds kana, else its overlapping pairs of characters (a lone one as itself)."""
-    if len(run) < 2:
-        return [run]
-    if _KANA.search(run) is not None:
+    if len(run) > 1 and _KANA.search(run) is not None:
         words = _japanese_words(run)
         if words:
             return words
-    return [run[i:i + 2] for i in range(len(run) - 1)]
+    return char_pairs(run)
 
 
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
