@@ -122,10 +122,14 @@ class ModelExtractor:
         return parts
 
     def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
-        system = prompt("extract").replace("{max_units}", str(most))
+        # The instructions are the same for every call and come first, everything of
+        # this note (even how many units) last: a server that caches the prompt's start
+        # (llama.cpp, Ollama) reads the instructions once, not once per note.
+        system = prompt("extract")
         # A section's text starts with its own heading: the breadcrumb would repeat it.
         body = "\n\n".join(text for _, text in sections)
-        user = f"Note {note.path}\n\n{body}" + language_hint(body)
+        user = (f"Note {note.path}\n\n{body}" + language_hint(body)
+                + f"\n\n(At most {most} units.)")
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": user}]
         try:
