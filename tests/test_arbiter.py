@@ -162,6 +162,23 @@ def test_a_long_embedding_lets_a_model_call_in_between_its_slices() -> None:
     assert embedder.model_id == "gated" and embedder.calibrate(0.5) == 0.25
 
 
+def test_a_search_query_is_embedded_while_a_model_call_holds_the_arbiter() -> None:
+    """One text (a query) never waits for the model; two texts do (a batch)."""
+    arbiter, inner = Arbiter(), GatedEmbedder()
+    inner.go.set()
+    embedder = ArbitratedEmbedder(inner, arbiter)
+    done: list[int] = []
+    release = queue_behind_holder(arbiter, [], [])  # a model call in another thread
+    assert len(embedder.embed(["query"])) == 1
+    t = threading.Thread(target=lambda: done.append(len(embedder.embed(["a", "b"]))))
+    t.start()
+    until(lambda: arbiter.waiting() == 1)
+    assert not done
+    release.set()
+    t.join(HANG)
+    assert done == [2]
+
+
 def test_a_local_model_call_holds_the_arbiter_a_remote_one_does_not() -> None:
     """While the server answers a call to a model on this machine, an embedding batch
     waits; the same model on another host leaves the arbiter free."""

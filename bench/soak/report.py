@@ -4,6 +4,7 @@ afterwards, and the Markdown report of them."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 
 from bench.realmodel.measure import journal_of
 from bench.soak import probe
+from vaultlink.dream.topics import day_of
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -103,7 +105,9 @@ def left_over(root: Path, run: Run) -> list[dict[str, Any]]:
             for p in sorted(set(run.expected) - set(run.settled_at))]
 
 
-def figures(run: Run, root: Path, alone: list[dict[str, Any]], inside: list[dict[str, Any]],
+def figures(run: Run, root: Path,
+            alone: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+            inside: list[dict[str, Any]],
             poller: probe.Poller, sampler: probe.Sampler, check: subprocess.CompletedProcess[str],
             args: argparse.Namespace, model: str) -> dict[str, Any]:
     """Every figure of the report, as JSON-ready values."""
@@ -119,7 +123,8 @@ def figures(run: Run, root: Path, alone: list[dict[str, Any]], inside: list[dict
     for row in journal:
         actions[row["action"]] = actions.get(row["action"], 0) + 1
     units = sum(actions.get(a, 0) for a in DECISIONS)
-    rate_alone, rate_inside = probe.token_rate(alone), probe.token_rate(inside)
+    rate_alone, rate_inside = probe.token_rate(alone[0] + alone[1]), probe.token_rate(inside)
+    before, after = probe.token_rate(alone[0]), probe.token_rate(alone[1])
     server_cpu = sampler.server_cpu - sampler.server_cpu0
     try:
         checked = json.loads(check.stdout)
@@ -129,6 +134,10 @@ def figures(run: Run, root: Path, alone: list[dict[str, Any]], inside: list[dict
     day1 = run.days[0]["rss_mb"] if run.days else None
     status_s = [a["seconds"] for a in poller.answers]
     calls = probe.calls_summary(inside)
+    # The old rule called the model for topics in every run, for every day it touched
+    # (until the day had max_topics topics): at most one call per (run, day) of decisions.
+    pairs = {(r["run_id"], day_of(list(r["unit"].get("paths", [])), dt.date.today()))
+             for r in journal if r["action"] in DECISIONS}
     return {
         "model": model, "days": args.days, "minutes_per_day": args.minutes_per_day,
         "pages_per_day": args.pages_per_day, "quiet_seconds": run.quiet,
@@ -140,10 +149,14 @@ def figures(run: Run, root: Path, alone: list[dict[str, Any]], inside: list[dict
         "latency_by_note": [{"path": p, "kind": k, "seconds": round(s, 1)}
                             for p, k, s in run.latencies],
         "tokens_per_s": {"alone": rate_alone and round(rate_alone, 2),
+                         "alone_before": before and round(before, 2),
+                         "alone_after": after and round(after, 2),
                          "in_daemon": rate_inside and round(rate_inside, 2),
                          "ratio": round(rate_inside / rate_alone, 2)
                          if rate_alone and rate_inside else None},
         "calls": calls,
+        "topics": {"calls": calls.get("topics", {}).get("calls", 0),
+                   "old_rule_at_most": len(pairs), "days": len({d for _, d in pairs})},
         "cpu": {"daemon_s": round(sampler.daemon_cpu(), 1), "server_s": round(server_cpu, 1),
                 "daemon_s_per_unit": round(sampler.daemon_cpu() / units, 1) if units else None,
                 "server_s_per_unit": round(server_cpu / units, 1) if units else None},
@@ -176,15 +189,18 @@ def markdown(rep: dict[str, Any]) -> str:
         f"# Soak: {rep['model']}, {rep['days']} day(s) at {rep['minutes_per_day']:g} min a day",
         "", f"`vaultlink watch` beside `bench/realmodel/server.py` ({rep['cores']} cores); "
         f"{rep['notes_written']} notes ({rep['pages_per_day']} clipped pages a day), "
-        f"watch.quiet_seconds {rep['quiet_seconds']:g}. Machine at the end: "
-        f"{rep['load_end']}.", "",
+        f"watch.quiet_seconds {rep['quiet_seconds']:g}. The machine was shared: "
+        f"{rep.get('load_alone', ['?'])[0]} when the server was timed alone before, "
+        f"{rep.get('load_alone', ['?', '?'])[-1]} after, {rep['load_end']} at the end; "
+        "per day below.", "",
         "| figure | value |", "| --- | --- |",
         f"| note written -> integrated, p50 / p95 / max | {lat['p50']} / {lat['p95']} / "
         f"{lat['max']} s |",
         f"| the same after settling (minus quiet time), p50 / p95 | {after['p50']} / "
         f"{after['p95']} s |",
-        f"| model tokens/s alone / in the daemon / ratio | {tok['alone']} / "
-        f"{tok['in_daemon']} / {tok['ratio']} |",
+        f"| model tokens/s alone (before, after) / in the daemon / ratio | {tok['alone']} "
+        f"({tok['alone_before']}, {tok['alone_after']}) / {tok['in_daemon']} / "
+        f"{tok['ratio']} |",
         f"| CPU s per unit: daemon / model server | {cpu['daemon_s_per_unit']} / "
         f"{cpu['server_s_per_unit']} (in all {cpu['daemon_s']} / {cpu['server_s']} s) |",
         f"| daemon RSS end of day 1 / end / max | {rss['end_of_day1']} / {rss['end']} / "
@@ -192,6 +208,8 @@ def markdown(rep: dict[str, Any]) -> str:
         f"| units integrated / failed / parked | {units['integrated']} / "
         f"{units['failed_open']} / {units['parked']} ({units['actions']}) |",
         f"| notes not integrated | {len(rep['left_over'])} |",
+        f"| topics calls (the old rule: at most) | {rep['topics']['calls']} "
+        f"({rep['topics']['old_rule_at_most']}) over {rep['topics']['days']} day(s) |",
         f"| duplicate nodes | {len(rep['duplicates'])} |",
         f"| `vaultlink check` errors / warnings | {rep['check']['errors']} / "
         f"{rep['check']['warnings']} |",

@@ -39,6 +39,7 @@ from bench.soak.week import EDIT_LINE, REPO, Write, clipped_pages, schedule
 from vaultlink.daemon.client import live_status
 from vaultlink.dream.extractor import EXTRACT_SCHEMA
 from vaultlink.dream.prompts import prompt
+from vaultlink.errors import ModelError
 from vaultlink.llm.ollama import OllamaChat
 
 TICK = 1.0  # seconds between the bench's own looks (checkpoints, the edit, the clock)
@@ -49,9 +50,13 @@ def speed_alone(host: str, model: str, calls: int = 3) -> float:
     chat = OllamaChat(host, model, 8192, silence_seconds=900)
     t0 = time.monotonic()
     for path, text in clipped_pages(calls):
-        chat.chat([{"role": "system", "content": prompt("extract")},
-                   {"role": "user", "content": f"Note {path}\n\n{text}\n\n(At most 3 units.)"}],
-                  schema=EXTRACT_SCHEMA)
+        try:  # the server records the call's tokens and seconds whatever it answered
+            chat.chat([{"role": "system", "content": prompt("extract")},
+                       {"role": "user",
+                        "content": f"Note {path}\n\n{text}\n\n(At most 3 units.)"}],
+                      schema=EXTRACT_SCHEMA)
+        except ModelError as exc:
+            print(f"alone: {path}: {exc}"[:200], flush=True)
     chat.close()
     return time.monotonic() - t0
 
@@ -199,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", type=float, default=120.0, help="watch.quiet_seconds")
     p.add_argument("--drain-minutes", type=float, default=60.0)
     p.add_argument("--threads", type=int, default=2, help="the model server's threads")
+    p.add_argument("--alone-calls", type=int, default=3,
+                   help="extraction calls timed on the server alone, before and after")
     p.add_argument("--work", type=Path, help="where the vault and logs go (default: new)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results")
     args = p.parse_args(argv)
@@ -220,8 +227,9 @@ def main(argv: list[str] | None = None) -> int:
             cwd=REPO, stdout=slog, stderr=subprocess.STDOUT)
         try:
             wait_up(host, server)
-            print(f"server up; alone: {probe.load()}", flush=True)
-            alone = [speed_alone(host, spec.ollama_name)]
+            loads = [probe.load()]
+            print(f"server up; alone: {loads[0]}", flush=True)
+            alone = [speed_alone(host, spec.ollama_name, args.alone_calls)]
             n_alone = len(probe.transcript(calls))
             sampler = probe.Sampler(server.pid)
             soak = Soak(args, root, host, spec.ollama_name, sampler, dlog)
@@ -238,16 +246,18 @@ def main(argv: list[str] | None = None) -> int:
                     stop_daemon(soak.proc, sampler)
                 sampler.stop.set()
             n_daemon = len(probe.transcript(calls))
-            print(f"week done; alone again: {probe.load()}", flush=True)
-            alone.append(speed_alone(host, spec.ollama_name))
+            loads.append(probe.load())
+            print(f"week done; alone again: {loads[1]}", flush=True)
+            alone.append(speed_alone(host, spec.ollama_name, args.alone_calls))
         finally:
             server.terminate()
             server.wait(30)
     records = probe.transcript(calls)
     check = subprocess.run([sys.executable, "-m", "vaultlink", "check", "--vault", str(root),
                             "--json"], capture_output=True, text=True, cwd=REPO)
-    rep = figures(soak.run, root, records[:n_alone] + records[n_daemon:],
+    rep = figures(soak.run, root, (records[:n_alone], records[n_daemon:]),
                   records[n_alone:n_daemon], poller, sampler, check, args, spec.ollama_name)
+    rep["load_alone"] = loads
     rep["work"] = str(work)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"soak-{args.model}.json").write_text(json.dumps(rep, indent=1) + "\n")

@@ -10,7 +10,8 @@ them:
 * :data:`MODEL` - a call to a model that runs on this machine (a loopback host): the
   daemon holds the arbiter while the server computes, so nothing of ours competes;
 * :data:`EMBED` - one slice of an embedding batch (:class:`ArbitratedEmbedder` cuts a
-  long batch into slices, so a model call waits for one slice, not a whole reindex);
+  long batch into slices, so a model call waits for one slice, not a whole reindex; a
+  single text, a search's query, is too light to wait for anything);
 * :data:`INDEX` - the start of a reindex or a section-index catch-up (a *turn*: it
   waits until nothing of higher rank waits, then its embedding goes slice by slice);
 * :data:`BACKFILL` - the start of a backlog run: a turn taken only when nothing else
@@ -119,7 +120,11 @@ class ArbitratedEmbedder:
         return int(self.inner.dimension)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """The wrapped ``embed``, one arbiter job per slice of texts."""
+        """The wrapped ``embed``, one arbiter job per slice of texts; a lone text (a
+        search's query: ~10 ms of one core) goes at once, so a search never waits for a
+        model call of a minute on a busy laptop."""
+        if len(texts) <= 1:
+            return list(self.inner.embed(texts))
         out: list[list[float]] = []
         for start in range(0, len(texts), self.slice_size):
             with self.arbiter.job(EMBED):
