@@ -9,8 +9,8 @@ call), measures the server alone (three extraction calls), starts ``vaultlink wa
 an empty vault with the shipped defaults but the model, its host and the quiet time, and
 writes the week (``week.py``) at the pace of a working day compressed into
 ``--minutes-per-day``. Meanwhile a thread asks ``GET /status`` every 10 s as the plugin
-does; the bench appends a line to the first fully written note it sees in the daemon's
-hands (``current`` of the status) while the daemon integrates it;
+does; the bench appends a line to the first fully written day note it sees in the
+daemon's hands (``current`` of the status) while the daemon integrates it;
 at half-week the daemon is stopped (SIGTERM) and started again. After the last day it
 waits for the queue to drain, stops the daemon, measures the server alone again, runs
 ``vaultlink check`` and writes ``<out>/soak-<model>.md`` and ``.json``. The vault stays
@@ -100,14 +100,14 @@ class Soak:
         self.sampler, self.log = sampler, log
         self.run = Run(quiet=args.quiet, day_seconds=args.minutes_per_day * 60)
         self.proc: subprocess.Popen[bytes] | None = None
-        self.finished: list[str] = []  # notes written in full, in order: edit candidates
+        self.finished: list[str] = []  # day notes written in full: edit candidates
 
     def write(self, w: Write) -> None:
         path = self.root / w.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(w.text, encoding="utf-8")  # in place, as an editor or clipper does
         self.run.note_written(w.path, w.text.encode("utf-8"), time.time(), w.kind)
-        if w.final:
+        if w.final and w.kind == "day":  # the person adds to their own notes
             self.finished.append(w.path)
 
     def look(self) -> None:
