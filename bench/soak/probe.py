@@ -90,7 +90,7 @@ class Sampler(threading.Thread):
         self.server_pid, self.every = server_pid, every
         self.daemon_pid = 0
         self.cpu_by_pid: dict[int, float] = {}
-        self.rss: list[tuple[float, float]] = []  # (time, MB)
+        self.rss: list[tuple[int, float]] = []  # (daemon pid, MB), in time order
         self.server_cpu0 = cpu_seconds(server_pid)
         self.server_cpu = self.server_cpu0
         self.stop = threading.Event()
@@ -106,7 +106,7 @@ class Sampler(threading.Thread):
                     self.cpu_by_pid[pid] = cpu
                 mb = rss_mb(pid)
                 if mb:
-                    self.rss.append((time.time(), mb))
+                    self.rss.append((pid, mb))
             self.server_cpu = cpu_seconds(self.server_pid) or self.server_cpu
 
     def run(self) -> None:
@@ -118,6 +118,17 @@ class Sampler(threading.Thread):
         """CPU seconds of every daemon process so far."""
         with self._lock:
             return sum(self.cpu_by_pid.values())
+
+    def rss_by_process(self) -> list[dict[str, float]]:
+        """Per daemon process, in start order: its first, last and largest RSS (MB)."""
+        with self._lock:
+            pids = list(dict.fromkeys(pid for pid, _ in self.rss))
+            out = []
+            for pid in pids:
+                mbs = [mb for p, mb in self.rss if p == pid]
+                out.append({"first": round(mbs[0], 1), "last": round(mbs[-1], 1),
+                            "max": round(max(mbs), 1)})
+            return out
 
     def rss_now(self) -> float:
         """The latest RSS sample (MB)."""

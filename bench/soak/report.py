@@ -162,7 +162,9 @@ def figures(run: Run, root: Path,
                 "server_s_per_unit": round(server_cpu / units, 1) if units else None},
         "rss_mb": {"end_of_day1": day1, "end": round(rss[-1], 1) if rss else None,
                    "max": round(max(rss), 1) if rss else None,
-                   "end_vs_day1": round(rss[-1] / day1, 2) if rss and day1 else None},
+                   "end_vs_day1": round(rss[-1] / day1, 2) if rss and day1 else None,
+                   # the restart starts a new process: each one's own course
+                   "by_process": sampler.rss_by_process()},
         "per_day": run.days,
         "units": {"integrated": units, "actions": actions,
                   "failed_open": sum(1 for f in failures if not f["parked"]),
@@ -204,7 +206,9 @@ def markdown(rep: dict[str, Any]) -> str:
         f"| CPU s per unit: daemon / model server | {cpu['daemon_s_per_unit']} / "
         f"{cpu['server_s_per_unit']} (in all {cpu['daemon_s']} / {cpu['server_s']} s) |",
         f"| daemon RSS end of day 1 / end / max | {rss['end_of_day1']} / {rss['end']} / "
-        f"{rss['max']} MB (ratio {rss['end_vs_day1']}) |",
+        f"{rss['max']} MB (ratio {rss['end_vs_day1']}; per process first/last/max: "
+        + "; ".join(f"{r['first']}/{r['last']}/{r['max']}" for r in rss["by_process"])
+        + ") |",
         f"| units integrated / failed / parked | {units['integrated']} / "
         f"{units['failed_open']} / {units['parked']} ({units['actions']}) |",
         f"| notes not integrated | {len(rep['left_over'])} |",
