@@ -243,9 +243,22 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "backfill_days": ("backfill.days", 21),
              "silence_seconds": ("llm.silence_seconds", 45.0),
              "integrate_mode": ("llm.integrate_mode", "oneshot"),
-             "park_after": ("auto_dream.park_after", 5)}
+             "park_after": ("auto_dream.park_after", 5),
+             "topic_min_units": ("topics.min_units", 2)}
     options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
     expected = {field: value for field, (_, value) in table.items()}
     expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file
     expected["model_cache"] = str(model_cache_dir())  # the user's cache, not a setting
     assert dataclasses.asdict(options) == expected
+
+
+def test_the_daemon_lowers_its_priority_by_default_and_watch_nice_is_checked(
+        tmp_path: Path) -> None:
+    """watch.nice: 10 unless set; 0 keeps the priority; outside 0..19 is refused, as is
+    a topics.min_units below 1."""
+    assert load_settings(tmp_path, environ={}).daemon().nice == 10
+    assert load_settings(tmp_path, environ={"VAULTLINK_WATCH__NICE": "0"}).daemon().nice == 0
+    with pytest.raises(ConfigError, match=r"watch\.nice"):
+        load_settings(tmp_path, environ={"VAULTLINK_WATCH__NICE": "25"})
+    with pytest.raises(ConfigError, match=r"topics\.min_units"):
+        load_settings(tmp_path, environ={"VAULTLINK_TOPICS__MIN_UNITS": "0"})

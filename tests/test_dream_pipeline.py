@@ -163,7 +163,7 @@ def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
     broken.write_text("---\ntopics: [unclosed\n---\nmine\n")
     units = [unit("alpha", "daily/2026-07-01.md"), unit("gamma", "daily/2026-07-02.md")]
     with FakeOllama(model=with_extract(creator, *units)) as server:
-        run = dream(root, server.url)
+        run = dream(root, server.url, **{"topics.min_units": 1})
     topics = (root / "digest/topics/2026-07-01-topics.md").read_text()
     assert "title: 'Wiki work: alpha'" in topics and "[[daily/2026-07-01.md]]" in topics
     assert broken.read_text() == "---\ntopics: [unclosed\n---\nmine\n"
@@ -211,7 +211,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         return with_extract(creator, *units)(request)
 
     with FakeOllama(model=model) as server:
-        run = dream(root, server.url)
+        run = dream(root, server.url, **{"topics.min_units": 3})
     meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
     assert [t["title"] for t in meta["topics"]] == ["Greek letters", "Gamma steps",
                                                     "Odd fields"]
@@ -225,23 +225,53 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     assert not run.warnings
 
     answers[0] = {"topics": [{"title": "", "units": [1]}]}  # nothing usable: fall back
-    (root / "daily/2026-07-01.md").write_text("## D\n\nDelta.\n")
-    units[:] = [unit("delta", day)]
+    nextday = "daily/2026-07-02.md"
+    (root / nextday).write_text("## D\n\nDelta.\n")
+    units[:] = [unit("delta", nextday)]
     with FakeOllama(model=model) as server:
-        run = dream(root, server.url, **{"topics.max_topics": 4})
+        run = dream(root, server.url, **{"topics.max_topics": 4, "topics.min_units": 1})
         asked = [r for r in server.chat_requests() if is_topics_request(r)]
-    meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
+    meta = Vault(root).read_note("digest/topics/2026-07-02-topics.md").frontmatter
     assert meta["topics"][-1]["title"] == "Delta"  # one topic per unit, as without a model
     assert any("one topic per unit instead" in w for w in run.warnings)
-    prompt = asked[0]["messages"][-1]["content"]  # the day's own topics count as taken
-    assert "Pick at most 1 topics" in prompt and "greek letters" in prompt
+    prompt = asked[0]["messages"][-1]["content"]  # a topic of the last days is taken
+    assert "Pick at most 4 topics" in prompt and "greek letters" in prompt
 
     (root / "daily/2026-07-01.md").write_text("## E\n\nEpsilon.\n")
     units[:] = [unit("epsilon", day)]
-    with FakeOllama(model=model) as server:  # the day is full: no call for topics at all
-        run = dream(root, server.url, **{"topics.max_topics": 4})
+    with FakeOllama(model=model) as server:  # the day has its topics: no second call
+        run = dream(root, server.url, **{"topics.max_topics": 4, "topics.min_units": 1})
         assert not [r for r in server.chat_requests() if is_topics_request(r)]
     assert run.counts()["integrated"] == 1
+
+
+@pytest.mark.parametrize(("units_of_day", "calls"), [(3, 0), (4, 1), (5, 1)])
+def test_the_model_groups_a_day_only_from_min_units_units(
+        tmp_path: Path, units_of_day: int, calls: int) -> None:
+    """topics.min_units (default 4): a day with fewer units in the run gets one topic per
+    unit and no topics call; from 4, exactly one call for the day."""
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"][:units_of_day]
+    where = {n: f"daily/2026-07-01/{'am' if i < 3 else 'pm'}.md" for i, n in enumerate(names)}
+    notes: dict[str, str] = {}
+    for n, path in where.items():  # at most 3 units a note: two notes of one day
+        notes[path] = notes.get(path, "") + f"## {n}\n\n{n.capitalize()} was settled.\n\n"
+    root = make_vault(tmp_path, notes)
+    picked = {"topics": [{"title": "Greek letters", "reason": "All settled.",
+                          "keywords": ["greek"], "units": [1, 2]}]}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return reply(json.dumps(picked))
+        return with_extract(creator, *(unit(n, where[n]) for n in names))(request)
+
+    with FakeOllama(model=model) as server:
+        run = dream(root, server.url)
+        asked = [r for r in server.chat_requests() if is_topics_request(r)]
+    assert run.counts()["integrated"] == units_of_day
+    assert len(asked) == calls
+    titles = [t["title"] for t in Vault(root).read_note(
+        "digest/topics/2026-07-01-topics.md").frontmatter["topics"]]
+    assert ("Greek letters" in titles) == bool(calls)
 
 
 def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:

@@ -175,8 +175,8 @@ def test_the_extract_example_is_in_the_notes_language(language: str) -> None:
     """Small models copy the example's language (and the 0.5B its very units): the
     prompt for a note shows units written in that note's language, with names that are
     already the slugs vaultlink keeps."""
-    system = extract_prompt(3, language)
-    assert "{example}" not in system and "{max_units}" not in system
+    system = extract_prompt(language)
+    assert "{example}" not in system
     answer = system.split("Answer: ", 1)[1].split("\n\nAnswer with JSON", 1)[0]
     units = json.loads(answer.replace("\n", " "))["units"]  # the English one is wrapped
     assert language_of(" ".join(u["summary"] for u in units)) == language
@@ -185,8 +185,8 @@ def test_the_extract_example_is_in_the_notes_language(language: str) -> None:
 
 
 def test_a_language_without_an_example_gets_the_english_one() -> None:
-    assert extract_prompt(3, "nl") == extract_prompt(3, "en")
-    assert "deploy-day-tuesday" in extract_prompt(3, "en")
+    assert extract_prompt("nl") == extract_prompt("en")
+    assert "deploy-day-tuesday" in extract_prompt("en")
 
 
 def test_an_html_comment_is_never_quoted_and_never_hides_the_sources(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ class PipelineOptions:
     silence_seconds: float = 300.0  # llm.silence_seconds: no token for this long ends a call
     integrate_mode: str = "auto"  # llm.integrate_mode: auto | tools | oneshot
     park_after: int = 3  # auto_dream.park_after: runs a failed unit is tried
+    topic_min_units: int = 4  # topics.min_units: a day's units before the model groups them
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class DaemonOptions:
     api_port: int
     steps: tuple[str, ...]
     pipeline: PipelineOptions
+    nice: int = 10  # watch.nice: steps the daemon lowers its own CPU priority (0: none)
 
 
 @dataclass(frozen=True)

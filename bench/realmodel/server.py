@@ -555,6 +555,8 @@ def _recorded(chunks: Iterator[dict[str, Any]], messages: list[dict[str, Any]], 
               "answer": "".join(content), "tool_calls": calls,
               "prompt_tokens": stats.prompt_tokens, "cached_tokens": stats.cached_tokens,
               "answer_tokens": stats.eval_count, "done_reason": stats.done_reason,
+              "prompt_seconds": round(stats.prompt_seconds, 3),
+              "eval_seconds": round(stats.eval_seconds, 3),
               "seconds": round(time.perf_counter() - stats.started, 2)}
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(record, ensure_ascii=False) + "\n")

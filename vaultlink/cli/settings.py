@@ -95,11 +95,15 @@ integrate:
 
 topics:
   max_topics: 3
+  min_units: 4          # the model groups a day's units into topics only when a run
+                        # integrated at least this many of them; fewer: one topic each
   lookback_days: 7      # a topic seen in this many past days is not repeated
 
 watch:
   quiet_seconds: 120    # a note is integrated after it has been unchanged this long
   schedule: ""          # optional daily time "HH:MM" for a full run; empty: none
+  nice: 10              # the daemon lowers its CPU priority this much (0-19; 0: not at
+                        # all), so the editor and the model's server come first
 
 api:
   port: 8765            # the status API, on 127.0.0.1 only
@@ -156,7 +160,7 @@ class Settings:
             same_threshold=float(g("integrate.same_threshold")),
             related_threshold=float(g("integrate.related_threshold")),
             digest=str(g("folders.digest")), max_units=int(g("auto_dream.max_units")),
-            max_topics=int(g("topics.max_topics")),
+            max_topics=int(g("topics.max_topics")), topic_min_units=int(g("topics.min_units")),
             lookback_days=int(g("topics.lookback_days")), fallback=str(g("llm.fallback")),
             backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()),
             silence_seconds=float(g("llm.silence_seconds")),
@@ -171,7 +175,7 @@ class Settings:
             digest=str(g("folders.digest")), max_note_bytes=int(g("vault.max_note_bytes")),
             quiet_seconds=float(g("watch.quiet_seconds")), schedule=str(g("watch.schedule")),
             api_port=int(g("api.port")), steps=tuple(g("auto_dream.steps")),
-            pipeline=self.pipeline())
+            pipeline=self.pipeline(), nice=int(g("watch.nice")))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Settings:
         """A copy with dotted keys replaced (command-line flags); ``None`` values are ignored."""
@@ -279,7 +283,9 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "llm.silence_seconds": (int, float), "auto_dream.park_after": int,
     "llm.max_steps": int, "llm.retries": int, "index.body_chars": int,
     "index.chroma.port": int, "auto_dream.max_units": int, "topics.max_topics": int,
+    "topics.min_units": int,
     "topics.lookback_days": int, "watch.quiet_seconds": (int, float), "api.port": int,
+    "watch.nice": int,
     "backfill.days": int,
     "integrate.same_threshold": (int, float), "integrate.related_threshold": (int, float),
     "index.min_similarity": (int, float),
@@ -324,6 +330,11 @@ def _validated(data: dict[str, Any]) -> dict[str, Any]:
     if settings.get("llm.silence_seconds") <= 0:
         raise ConfigError("setting 'llm.silence_seconds' must be above 0: it is how long a "
                           "model may stay silent before the call is given up")
+    if not 0 <= settings.get("watch.nice") <= 19:
+        raise ConfigError("setting 'watch.nice' must be from 0 (the daemon keeps its CPU "
+                          "priority) to 19 (the lowest)")
+    if settings.get("topics.min_units") < 1:
+        raise ConfigError("setting 'topics.min_units' must be 1 or more")
     steps = settings.get("auto_dream.steps")
     if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
         raise ConfigError("setting 'auto_dream.steps' must be a list of step names")

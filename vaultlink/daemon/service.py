@@ -36,6 +36,7 @@ from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_
 from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.upkeep import recover
 from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
+from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions
@@ -54,7 +55,8 @@ class Daemon:
 
     def __init__(self, vault_path: Path, options: DaemonOptions, *, host: str = "127.0.0.1",
                  retry_backoff: tuple[float, float] = (30.0, 3600.0),
-                 model_backoff: tuple[float, float] = MODEL_BACKOFF) -> None:
+                 model_backoff: tuple[float, float] = MODEL_BACKOFF,
+                 arbiter: Arbiter = ARBITER) -> None:
         self.daemon_options = options
         self.vault = RecordingVault(
             Path(vault_path), daily=options.daily, resource=options.resource,
@@ -65,6 +67,7 @@ class Daemon:
         self.provider, self.llm_host = self.options.provider, self.options.llm_host
         self.retry_backoff = retry_backoff
         self.gate = ModelGate(self.provider, self.llm_host, is_reachable, model_backoff)
+        self.arbiter = arbiter  # one heavy job at a time, shared with the API's searches
         self.steps = build_steps(options.steps)
         self.started_at = time.time()
         self.generation, self.runs = 0, 0  # generation: bumped on every change; API caches
@@ -150,7 +153,13 @@ class Daemon:
             self._lock.release()
 
     def run_forever(self) -> None:
-        """Start, then block until SIGINT or SIGTERM; a second signal abandons the unit."""
+        """Start, then block until SIGINT or SIGTERM; a second signal abandons the unit.
+
+        The process first lowers its CPU priority by ``watch.nice``: what the daemon
+        computes itself (embedding, indexing) gives way to the user's editor and to the
+        model's server, which keeps its own priority."""
+        if (niceness := lower_priority(self.daemon_options.nice)) > 0:
+            log.info("running at niceness %d (watch.nice)", niceness)
         serve_until_signal(self.start, self.stop, self._stop, self._wake)
 
     def _write_info(self) -> None:
@@ -260,6 +269,7 @@ class Daemon:
             self._process(ready[:BATCH_PATHS])
             return 0.0
         elif backlog:  # one run over the oldest queued notes of the backlog
+            self.arbiter.turn(BACKFILL)  # only when no search or other heavy job waits
             self.backlog.work(self.state, self._run, self.gate, self._last_provider,
                               self.options.max_units, now)
             return 0.0
@@ -287,6 +297,7 @@ class Daemon:
         self.user_digest_edits += len(due)
         try:
             if full:
+                self.arbiter.turn(INDEX)
                 self._parts.index.sync()
             elif due:
                 self._parts.index.upsert(due)
@@ -366,6 +377,7 @@ class Daemon:
         self._working = True
         try:
             run = run_dream(ctx, self.steps)
+            self.arbiter.turn(INDEX)  # a search's embedding or a model call goes first
             keep_sections_current(self._parts, self._stop.is_set)
         finally:
             self._working, self._current = False, None

@@ -19,6 +19,7 @@ from vaultlink.errors import ModelUnavailable
 from vaultlink.index.embed import Embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, open_recall
+from vaultlink.llm.arbiter import ARBITER, is_local_host
 from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
@@ -105,8 +106,11 @@ def models_for(provider: str, options: PipelineOptions,
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
             digest=options.digest, max_steps=max_steps(provider, options))
+    # A model on this machine competes with our embedding for the cores: one at a time.
+    arbiter = ARBITER if is_local_host(options.llm_host) else None
     chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
-                      options.retries, silence_seconds=options.silence_seconds)
+                      options.retries, silence_seconds=options.silence_seconds,
+                      arbiter=arbiter)
     return ModelExtractor(chat, options.num_ctx, resource), chat
 
 
@@ -151,6 +155,7 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         related_threshold=options.related_threshold, max_steps=max_steps(provider, options),
         dry_run=dry_run,
         max_topics=options.max_topics, lookback_days=options.lookback_days,
+        topic_min_units=options.topic_min_units,
         topic_picker=picker, only=only, progress=progress,
         backfill_days=options.backfill_days)
     if isinstance(integrator, OllamaChat) and progress is not None:

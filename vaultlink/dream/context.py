@@ -128,6 +128,7 @@ class DreamContext:
     max_steps: int = 12
     dry_run: bool = False
     max_topics: int = 3
+    topic_min_units: int = 4  # a day's units in a run before the model groups them
     lookback_days: int = 7
     topic_picker: TopicPicker | None = None  # None: one topic per unit
     only: frozenset[str] | None = None

@@ -107,7 +107,7 @@ class ModelExtractor:
 
     def _budget(self) -> int:
         # Half the context for the note: the rest is instructions, schema and answer.
-        return max(self.num_ctx // 2 - estimate_tokens(extract_prompt(MAX_UNITS, "en")), 256)
+        return max(self.num_ctx // 2 - estimate_tokens(extract_prompt("en")), 256)
 
     def _parts(self, sections: list[Section]) -> list[list[Section]]:
         parts: list[list[Section]] = []
@@ -123,10 +123,14 @@ class ModelExtractor:
         return parts
 
     def _ask(self, note: SourceNote, sections: list[Section], most: int) -> list[Unit]:
+        # The instructions are the same for every call of a language and come first,
+        # everything of this note (even how many units) last: a server that caches the
+        # prompt's start (llama.cpp, Ollama) reads the instructions once, not per note.
         # A section's text starts with its own heading: the breadcrumb would repeat it.
         body = "\n\n".join(text for _, text in sections)
-        system = extract_prompt(most, language_of(body))
-        user = f"Note {note.path}\n\n{body}" + language_hint(body)
+        system = extract_prompt(language_of(body))
+        user = (f"Note {note.path}\n\n{body}" + language_hint(body)
+                + f"\n\n(At most {most} units.)")
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": user}]
         try:
@@ -330,7 +334,7 @@ LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italia
                   "ja": "Japanese", "ko": "Korean"}
 
 
-def extract_prompt(most: int, language: str) -> str:
+def extract_prompt(language: str) -> str:
     """The extract instructions with their worked example in ``language`` (English for a
     language without one): the 0.5B copied the English example's units for a Chinese
     note, and the 1.5B wrote Chinese summaries under English kebab-case names, as the
@@ -339,8 +343,7 @@ def extract_prompt(most: int, language: str) -> str:
     example = examples / f"extract.{language}.md"
     if not example.is_file():
         example = examples / "extract.en.md"
-    return (prompt("extract").replace("{max_units}", str(most))
-            .replace("{example}", example.read_text("utf-8").strip()))
+    return prompt("extract").replace("{example}", example.read_text("utf-8").strip())
 
 
 def language_hint(text: str) -> str:

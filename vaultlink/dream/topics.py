@@ -2,7 +2,8 @@
 
 Topics come from the units the run integrated, grouped by the day of their source
 notes: title, reason, evidence, keywords and paths. With a model the day's units are
-grouped and named by it (``ModelTopicPicker``); without one, or when its answer is
+grouped and named by it (``ModelTopicPicker``), once per day and only for a day with
+``topics.min_units`` units in the run; without one, below that, or when its answer is
 unusable, each unit is a candidate topic, the most significant actions first. They go to
 ``digest/topics/<date>-topics.md``: the frontmatter holds the machine-readable list, the body
 links evidence notes and digest nodes in sentences. A topic whose normalised title
@@ -200,12 +201,18 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
 
 def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
                 results: list[UnitResult]) -> bool:
-    """Pick and write one day's topics; whether the file was written."""
+    """Pick and write one day's topics; whether the file was written.
+
+    The model groups a day's units only when there is something to group: this run
+    integrated at least ``topic_min_units`` of them and the day has no topics yet (so
+    one call per day at most). Otherwise each unit is a candidate topic, no call: in
+    the daemon, where a run takes one or two notes, the call cost a third of a 1.5B's
+    time to name one unit's topic."""
     results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
     candidates = [topic_of(r) for r in results]
     recent = recent_titles(ctx.vault, day, ctx.lookback_days)
     today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
-    if ctx.topic_picker is not None and today is not None and len(today) < ctx.max_topics:
+    if ctx.topic_picker is not None and today == [] and len(results) >= ctx.topic_min_units:
         try:  # the model sees what is taken, and is asked only for the room left
             candidates = ctx.topic_picker.pick(
                 candidates, results, recent | set(today), ctx.max_topics - len(today))

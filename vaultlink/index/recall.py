@@ -15,6 +15,7 @@ from vaultlink.index.embed import MINILM_FAST_MODEL_ID, Embedder, make_embedder
 from vaultlink.index.multilingual import E5_MODEL_ID
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.store import collection_namespace, open_chroma
+from vaultlink.llm.arbiter import ArbitratedEmbedder
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 
@@ -104,7 +105,9 @@ def recall_embedders(options: PipelineOptions) -> tuple[Embedder, Embedder | Non
     sections = None
     if fast_sections(options):
         sections = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.timeout, cache)
-    return embedder, sections
+    # Every batch takes its turn with the model's calls: one heavy job at a time.
+    return (ArbitratedEmbedder(embedder),
+            None if sections is None else ArbitratedEmbedder(sections))
 
 
 def open_recall(vault: Vault, options: PipelineOptions,

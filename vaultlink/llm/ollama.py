@@ -17,6 +17,7 @@ command or daemon start that never talks to Ollama does not pay for them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -34,6 +35,7 @@ from vaultlink.errors import (
     ModelUnavailable,
     PromptTooLarge,
 )
+from vaultlink.llm.arbiter import MODEL, Arbiter
 from vaultlink.llm.chat import (
     ChatReply,
     ToolCall,
@@ -88,14 +90,20 @@ class OllamaChat:
 
     ``retries`` extra attempts follow connection errors and 5xx answers, after
     0.5 s, 1 s, 2 s ... (capped at 8 s); ``sleep`` is injectable for tests.
+
+    ``arbiter``, given when the server runs on this machine, is held while each request
+    is answered: nothing else heavy of this process competes with the model for the
+    cores (the retry waits hold nothing).
     """
 
     def __init__(self, host: str, model: str, num_ctx: int = 8192,
                  timeout_seconds: float = 0.0, retries: int = 2, *,
                  silence_seconds: float = 300.0, max_answer_tokens: int = 1024,
                  progress: Progress | None = None, progress_every: float = PROGRESS_SECONDS,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep,
+                 arbiter: Arbiter | None = None) -> None:
         self.host = host
+        self.arbiter = arbiter
         self.model = model
         self.num_ctx = num_ctx
         self.retries = max(0, retries)
@@ -142,7 +150,8 @@ class OllamaChat:
         attempt = 0
         while True:
             try:
-                return self._once(messages, tools, schema)
+                with self.arbiter.job(MODEL) if self.arbiter else contextlib.nullcontext():
+                    return self._once(messages, tools, schema)
             except _Retry as exc:
                 if attempt >= self.retries:
                     raise exc.error from None
