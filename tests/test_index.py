@@ -325,8 +325,10 @@ def test_an_updated_node_gets_a_new_vector_id_and_leaves_no_orphan(
     assert index.upsert([p]).embedded == 1
     after = index._doc_ids(p)
     assert len(after) == len(before) and not set(after) & set(before)
-    assert index._collection.count() == len(NODES)
-    assert index._collection.get(ids=[str(i) for i in before])["ids"] == []
+    assert index._count(index._vec_t) == len(NODES)
+    marks = ",".join("?" * len(before))
+    assert index._db.execute(f"SELECT id FROM idx_nodes_vec WHERE id IN ({marks})",
+                             before).fetchall() == []
     assert index.node_search("bloat dead tuples", limit=1)[0].path == p
 
 
@@ -413,10 +415,10 @@ def test_a_sync_stopped_between_batches_leaves_a_whole_index(
 
     with pytest.raises(DaemonError, match="stopping"):
         index.sync(stop_after_two)
-    assert len(index._stored()) == 2 and index._collection.count() == 2
+    assert len(index._stored()) == 2 and index._count(index._vec_t) == 2
     report = index.sync()
     assert len(report.added) == 2 and report.unchanged == 2
-    assert index._collection.count() == len(NODES)
+    assert index._count(index._vec_t) == len(NODES)
     assert index.node_search("postgres autovacuum", limit=1)[0].path.endswith("autovacuum.md")
 
 
@@ -536,20 +538,6 @@ def test_missing_state_folder_and_file_in_its_place(vault: Vault,
     assert o.index is not None
     assert len(o.index.sync().added) == 4
     o.close()
-
-
-def test_vectors_out_of_step_are_rebuilt(opened: Opened,
-                                         caplog: pytest.LogCaptureFixture) -> None:
-    index = opened.index
-    assert index is not None
-    index.sync()
-    index._collection.delete(ids=index._collection.get()["ids"][:1])  # lost behind our back
-    opened.embedder.reset()
-    with caplog.at_level(logging.WARNING):
-        report = index.sync()
-    assert "out of step" in caplog.text and "restoring it from state.sqlite" in caplog.text
-    assert report.unchanged == 4 and opened.embedder.texts == []
-    assert index._collection.count() == 4
 
 
 def test_unchanged_sync_reads_no_file(opened: Opened, vault: Vault,

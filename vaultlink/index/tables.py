@@ -200,9 +200,7 @@ class IndexTables:
             self._chroma_checked = True
             if same:
                 return
-            if stored is not None:
-                log.warning("the %s index was built with %s (%s); building %s", self.kind,
-                            stored, params, self.collection_name)
+            self._say_rebuilt(stored, params)
             self.reset()
             return
         served = self._served
@@ -211,11 +209,9 @@ class IndexTables:
             self._move_to_server()  # from embedded: the vectors go, nothing is embedded
             return
         if not same:
-            if stored is not None:
-                log.warning("the %s index was built with %s (%s); building %s", self.kind,
-                            stored, params, self.collection_name)
-                if stored != self._base_name:
-                    served.drop(stored)
+            self._say_rebuilt(stored, params)
+            if stored is not None and stored != self._base_name:
+                served.drop(stored)
             self.reset()
             return
         rows, held = self._count(self._docs_t), served.count()
@@ -223,6 +219,14 @@ class IndexTables:
         if rows == held and self._meta(f"{self.kind}.collection_id") == served.collection_id():
             return
         self._heal()
+
+    def _say_rebuilt(self, stored: str | None, params: str | None) -> None:
+        if stored is not None and stored != self.collection_name:
+            log.warning("the %s index was built with %s; building %s", self.kind, stored,
+                        self.collection_name)
+        elif stored is not None:
+            log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
+                        params, self._params())
 
     def out_of_step(self) -> bool:
         """On a Chroma server: True when it holds another number of vectors than the
