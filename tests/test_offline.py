@@ -91,8 +91,7 @@ def world(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[World]:
     vault = Vault(root)
     state = vault.state_dir
     state.mkdir()
-    index = NodeIndex(vault, state / "state.sqlite", None,
-                      embedder)
+    index = NodeIndex(vault, state / "state.sqlite", None, embedder)
     index.sync()
     yield World(vault, index)
     index.close()

@@ -22,8 +22,7 @@ def node_index(root: Path, embedder: Embedder) -> Iterator[NodeIndex]:
     state = vault.state_dir
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
-    index = NodeIndex(vault, state / "state.sqlite", None,
-                      embedder)
+    index = NodeIndex(vault, state / "state.sqlite", None, embedder)
     try:
         index.sync()
         yield index

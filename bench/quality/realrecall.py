@@ -306,8 +306,7 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000, corpus: str = "l
         root = Path(tmp) / "vault"
         write_nodes(root, nodes)
         state = root / ".vaultlink"
-        index = NodeIndex(Vault(root), state / "state.sqlite",
-                          None, embedder,
+        index = NodeIndex(Vault(root), state / "state.sqlite", None, embedder,
                           body_chars=body_chars)
         try:
             index.sync()

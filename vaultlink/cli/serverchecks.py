@@ -49,10 +49,10 @@ def server_checks(options: PipelineOptions, db: Path) -> list[Check]:
                       f"--port {options.chroma_port}`, or set index.chroma.mode: embedded")]
     checks = [Check("chroma", "Chroma server reachable", True, where)]
     server, mine = str(report["version"]), chromadb.__version__
-    same = server.split(".")[:2] == mine.split(".")[:2]
+    same = server.split(".")[0] == mine.split(".")[0]  # a 1.x server reports "1.0.0"
     checks.append(Check("chroma_version", "Chroma server version", same,
                         f"server {server}, client {mine}",
-                        f"run a Chroma server of version {'.'.join(mine.split('.')[:2])}.x "
+                        f"run a Chroma server of version {mine.split('.')[0]}.x "
                         "(the client's), or install the chromadb that matches the server"))
     held = report["collections"]
     assert isinstance(held, dict)

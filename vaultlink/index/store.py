@@ -54,12 +54,16 @@ def open_server(host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
     import httpx
     from chromadb.config import Settings
 
+    timeout = httpx.Timeout(REQUEST_SECONDS, connect=CONNECT_SECONDS)
     try:
+        # asked first with a timeout: HttpClient's constructor makes requests that wait
+        # forever on a server that accepts connections and never answers
+        httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=timeout).raise_for_status()
         client = chromadb.HttpClient(host=host, port=port,
                                      settings=Settings(anonymized_telemetry=False))
         session = getattr(getattr(client, "_server", None), "_session", None)
         if isinstance(session, httpx.Client):  # the one place chromadb keeps its timeout
-            session.timeout = httpx.Timeout(REQUEST_SECONDS, connect=CONNECT_SECONDS)
+            session.timeout = timeout
         client.heartbeat()
     except Exception as exc:
         raise IndexServerUnavailable(

@@ -258,8 +258,9 @@ class IndexTables:
             paths = sorted({r[0] for i in missing for r in db.execute(
                 f"SELECT path FROM {self._docs_t} WHERE id = ?", (i,))})
             self._delete_docs(db, missing)
-            # a size no file has: the next sync reads these notes again
-            db.executemany(f"UPDATE {self._files_t} SET size = -1 WHERE path = ?",
+            # a size and a hash no file has: the next sync reads these notes again and
+            # embeds the texts that lost their docs (the others keep theirs, by text hash)
+            db.executemany(f"UPDATE {self._files_t} SET size = -1, hash = '' WHERE path = ?",
                            [(p,) for p in paths])
             self._set_meta(db, collection_id=served.collection_id())
 
