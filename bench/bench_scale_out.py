@@ -122,6 +122,7 @@ def queries_of(n: int, seed: int) -> list[str]:
 def query_main(root: Path, mode: str, port: int, n: int, seed: int) -> None:
     """The query process: open the indexes as the daemon does, ask, print JSON."""
     from vaultlink.index.embed import MiniLMEmbedder
+    from vaultlink.index.fusion import fts_match
     from vaultlink.index.recall import open_indexes
     from vaultlink.vault.notes import Vault
 
@@ -139,12 +140,22 @@ def query_main(root: Path, mode: str, port: int, n: int, seed: int) -> None:
     nodes = percentiles(lambda q: indexes.nodes.node_search(q, 20), qs)
     sections = percentiles(lambda q: indexes.chunks.search(q, 10), qs)
     mem = memory_kb(os.getpid())
+    # where a query's time goes: the vector search alone (the server's, or the exact
+    # product), and BM25 over FTS5 alone (in this process in both modes)
+    vectors = {q: minilm.embed([q])[0] for q in qs}
+    parts = {}
+    for kind, index in (("node", indexes.nodes), ("search", indexes.chunks)):
+        parts[f"{kind}_vec"] = percentiles(
+            lambda q, ix=index: ix._nearest(vectors[q], 60, {}, ""), qs)  # type: ignore[misc]
+        parts[f"{kind}_fts"] = percentiles(
+            lambda q, ix=index: ix._keyword_ids(fts_match(q) or '""', ix.bm25_weights, 60),  # type: ignore[misc]
+            qs)
     indexes.close()
     print(json.dumps({"first_s": first, "node_p50": nodes[0], "node_p95": nodes[1],
                       "node_cpu": nodes[2], "search_p50": sections[0],
                       "search_p95": sections[1], "search_cpu": sections[2],
                       "hwm_mb": mem["VmHWM"] / 1024, "rss_mb": mem["VmRSS"] / 1024,
-                      "floor_mb": floor}))
+                      "floor_mb": floor, "parts": parts}))
 
 
 def report(label: str, r: dict[str, Any]) -> None:
@@ -152,6 +163,10 @@ def report(label: str, r: dict[str, Any]) -> None:
         f"{r['node_cpu']:.1f} ms CPU per query; first query {r['first_s']:.2f} s")
     say(f"search p50/p95 ({label})", f"{r['search_p50']:.1f} / {r['search_p95']:.1f} ms; "
         f"{r['search_cpu']:.1f} ms CPU per query")
+    for kind in ("node", "search"):
+        vec, fts = r["parts"][f"{kind}_vec"], r["parts"][f"{kind}_fts"]
+        say(f"  {kind}: its vector search / its BM25 alone",
+            f"p50 {vec[0]:.1f} / p95 {vec[1]:.1f} ms; p50 {fts[0]:.1f} / p95 {fts[1]:.1f} ms")
     say(f"query process RSS ({label})", f"{r['rss_mb']:.0f} MB after the queries, peak "
         f"{r['hwm_mb']:.0f} MB; {r['rss_mb'] - r['floor_mb']:.0f} MB above the same process "
         f"with the model loaded and no index open ({r['floor_mb']:.0f} MB)")

@@ -37,7 +37,7 @@ def server_checks(options: PipelineOptions, db: Path) -> list[Check]:
     # chromadb: 0.8 s at import, paid by doctor in http mode only
     import chromadb
 
-    from vaultlink.index.store import open_server, server_report
+    from vaultlink.index.store import open_server, server_report  # chromadb's client
 
     where = f"{options.chroma_host}:{options.chroma_port}"
     try:

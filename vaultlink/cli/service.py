@@ -115,7 +115,7 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
                             "move .vaultlink/state.sqlite aside and run `vaultlink reindex` "
                             "(your notes are safe; the decision log starts over)"))
 
-    from vaultlink.cli.serverchecks import server_checks
+    from vaultlink.cli.serverchecks import server_checks  # chromadb, in http mode only
 
     checks += server_checks(options, db)
 

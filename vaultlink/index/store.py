@@ -95,7 +95,7 @@ def drop_old_mirror(state_dir: Path) -> None:
     MB in a large vault)."""
     old = state_dir / "chroma"
     if old.is_dir():
-        import shutil
+        import shutil  # once per vault that had the old folder, not at every open
 
         log.info("removing %s: the vectors live in state.sqlite", old)
         shutil.rmtree(old, ignore_errors=True)
