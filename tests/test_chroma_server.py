@@ -379,3 +379,28 @@ def test_dream_and_search_share_the_vaults_collection(server: int, tmp_path: Pat
     finally:
         parts.close()
         ix.close()
+
+
+def test_the_daemon_heals_the_node_index_of_a_server_restarted_empty(
+        own_server: ChromaServer, sample_vault: Path, minilm: MiniLMEmbedder) -> None:
+    from types import SimpleNamespace
+
+    from vaultlink.daemon.repair import heal_index
+
+    vault = Vault(sample_vault)
+    options = load_settings(sample_vault, environ={}).with_overrides(
+        {"index.chroma.mode": "http", "index.chroma.port": own_server.port}).pipeline()
+    ix = on_server(vault, minilm, own_server.port)
+    parts: Any = SimpleNamespace(indexes=ix)
+    try:
+        ix.nodes.sync()
+        assert not heal_index(parts, options)  # in step: nothing to do
+        own_server.stop()
+        shutil.rmtree(own_server.data / "db")
+        own_server.start()
+        assert heal_index(parts, options)  # before the run recalls from it
+        assert ix.nodes.node_search("autovacuum", 1)[0].path == \
+            "digest/wiki/postgres-autovacuum.md"
+        assert not heal_index(parts, options)
+    finally:
+        ix.close()

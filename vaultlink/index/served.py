@@ -104,8 +104,7 @@ class ServedVectors:
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn`` with retries while the server does not answer; Chroma's own errors are
-        SearchIndexError, and a collection gone from the server is opened afresh on the
-        next call (the caller's consistency check then heals it)."""
+        SearchIndexError (a collection gone from the server says how it heals)."""
         for attempt in range(len(RETRY_WAITS) + 1):
             try:
                 return fn()
@@ -123,12 +122,27 @@ class ServedVectors:
                         "the index heals itself from state.sqlite when the server is "
                         "back") from exc
                 if not_found(exc):
-                    self._coll = None
+                    self._coll = None  # opened afresh (empty) by the next call
+                    raise SearchIndexError(
+                        f"the collection {self.name} is gone from the Chroma server at "
+                        f"{self.where()} (restarted empty?); `vaultlink reindex` heals it, "
+                        "embedding only what it lacks") from exc
                 if chroma_failure(exc):
                     raise SearchIndexError(f"the Chroma collection {self.name} failed "
                                            f"({what}): {exc}; run `vaultlink reindex`") from exc
                 raise
         raise AssertionError("unreachable")
+
+    def _reopened(self, what: str, fn: Callable[[Collection], T]) -> T:
+        """``fn`` on the collection; if the server lost it, once more on it made anew."""
+        try:
+            coll = self.collection
+            return self.call(what, lambda: fn(coll))
+        except SearchIndexError:
+            if self._coll is not None:
+                raise
+            coll = self.collection
+            return self.call(what, lambda: fn(coll))
 
     @property
     def collection(self) -> Collection:
@@ -145,9 +159,9 @@ class ServedVectors:
         return str(self.collection.id)
 
     def count(self) -> int:
-        """How many vectors the server holds for this index."""
-        coll = self.collection
-        return self.call("count", coll.count)
+        """How many vectors the server holds for this index (0 for a collection the
+        server lost: it is made anew, and its id tells the journal it is not the one)."""
+        return self._reopened("count", lambda c: c.count())
 
     def drop(self, name: str | None = None) -> None:
         """Delete a collection (this one by default); already gone is fine."""
