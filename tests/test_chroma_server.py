@@ -28,7 +28,7 @@ from vaultlink.cli.serverchecks import server_checks
 from vaultlink.cli.settings import load_settings
 from vaultlink.dream.compose import open_parts
 from vaultlink.errors import IndexServerUnavailable
-from vaultlink.index import served, store
+from vaultlink.index import served, store, tables
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.index.store import open_server
@@ -201,7 +201,9 @@ def test_nearest_sends_the_bucket_as_a_where_filter(server: int, sample_vault: P
 
 
 def test_moving_to_the_server_sends_the_vectors_without_embedding(
-        own_server: ChromaServer, sample_vault: Path, minilm: MiniLMEmbedder) -> None:
+        own_server: ChromaServer, sample_vault: Path, minilm: MiniLMEmbedder,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tables, "MOVE_PAGE", 3)  # several pages, as a large index moves
     vault = Vault(sample_vault)
     counting = Counting(minilm)
     embedded = open_indexes(vault, counting)  # type: ignore[arg-type]

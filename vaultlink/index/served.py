@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vaultlink.errors import IndexServerUnavailable, SearchIndexError
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
@@ -181,7 +183,8 @@ class ServedVectors:
     def _step(self) -> int:
         return max(1, min(self.call("batch size", self.client.get_max_batch_size), PAGE))
 
-    def put(self, ids: Sequence[int], vectors: Sequence[Sequence[float]],
+    def put(self, ids: Sequence[int],
+            vectors: Sequence[Sequence[float]] | npt.NDArray[np.float32],
             metadatas: Sequence[Metadata]) -> None:
         """Store vectors (an id already there is replaced)."""
         if not ids:

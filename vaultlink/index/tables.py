@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+MOVE_PAGE = 5000  # vectors per page when an embedded index moves to a Chroma server
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 T = TypeVar("T")
 
@@ -274,12 +275,18 @@ class IndexTables:
         log.warning("moving the %s index's vectors from state.sqlite to the Chroma server",
                     self.kind)
         served.drop()
-        rows = self._db.execute(
-            f"SELECT v.id, v.vec, d.path, d.text_hash FROM {self._vec_t} v "
-            f"JOIN {self._docs_t} d ON d.id = v.id").fetchall()
-        served.put([r[0] for r in rows],
-                   [np.frombuffer(r[1], dtype=np.float32).tolist() for r in rows],
-                   [self.metadata(r[2], r[3]) for r in rows])
+        last = 0
+        while True:  # a page at a time: a large index's vectors are not all read at once
+            rows = self._db.execute(
+                f"SELECT v.id, v.vec, d.path, d.text_hash FROM {self._vec_t} v "
+                f"JOIN {self._docs_t} d ON d.id = v.id WHERE v.id > ? ORDER BY v.id "
+                "LIMIT ?", (last, MOVE_PAGE)).fetchall()
+            if not rows:
+                break
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            served.put([r[0] for r in rows], vectors.reshape(len(rows), -1),
+                       [self.metadata(r[2], r[3]) for r in rows])
+            last = rows[-1][0]
         with self._tx() as db:
             db.execute(f"DELETE FROM {self._vec_t}")
             self._set_meta(db, collection=self.collection_name, params=self._params(),
