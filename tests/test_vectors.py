@@ -43,6 +43,17 @@ def test_the_matrix_finds_the_exact_nearest_and_forgets_removed_ids() -> None:
     assert [i for i, _ in m.search(unit(0, 1), 1)] == [2] and len(m) == 2
 
 
+def test_the_matrix_searches_only_the_allowed_ids() -> None:
+    """A scope (a bucket, the digest only) is the nearest within it, not the nearest
+    overall filtered afterwards: k hits from the scope even when others are nearer."""
+    m = VectorMatrix()
+    m.add([1, 2, 3, 4], [unit(1, 0), unit(1, 0.1), unit(0.2, 1), unit(0, 1)])
+    m.remove([4])
+    assert [i for i, _ in m.search(unit(1, 0), 2, allowed=[3, 4, 9])] == [3]
+    assert [i for i, _ in m.search(unit(1, 0), 2, allowed=[2, 3])] == [2, 3]
+    assert m.search(unit(1, 0), 2, allowed=[]) == []
+
+
 def test_an_index_built_before_the_vector_table_is_rebuilt(
         tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     """Its vectors were in the embedded Chroma, which is gone: it is embedded again,
