@@ -140,6 +140,8 @@ class ServedVectors:
         try:
             coll = self.collection
             return self.call(what, lambda: fn(coll))
+        except IndexServerUnavailable:
+            raise  # retried already: no second round of waits
         except SearchIndexError:
             if self._coll is not None:
                 raise
