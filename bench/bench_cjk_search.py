@@ -1,10 +1,6 @@
 """node_search latency and index size on Chinese digest nodes, for each CJK cut.
 
-<<<<<<< HEAD
     .venv/bin/python -m bench.bench_cjk_search           # 10,000 nodes, the product's cut
-=======
-    .venv/bin/python -m bench.bench_cjk_search                 # 10,000 nodes, the product's cut
->>>>>>> cjk
     .venv/bin/python -m bench.bench_cjk_search --cut none --nodes 2000
 
 ``bench_scale --only-search`` measures English nodes, whose FTS5 text the CJK cut leaves

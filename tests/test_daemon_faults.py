@@ -1,13 +1,13 @@
 """The daemon under what a laptop does: a note edited or renamed while its run is in
-progress, the clock jumping back, the index deleted or damaged under it, two daemons
-started at once. Real watchdog, State, Chroma, files; the fake Ollama server as model.
+progress, the clock jumping back, two daemons started at once. Real watchdog, State,
+files; the fake Ollama server as model. (A Chroma server lost under it: see
+tests/test_chroma_server.py.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -153,30 +153,3 @@ def test_a_clock_jumped_back_does_not_hold_the_queue_until_the_old_time(
         (root / "daily/2026-07-02.md").write_text(FIRST.replace("online", "offline"))
         wait_for(lambda: NOTE in d.state.checkpoints() and not d.state.queue(), timeout=30,
                  what="the note queued before the jump to be integrated")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("damage", ["deleted", "overwritten"])
-def test_the_index_deleted_or_damaged_under_the_daemon_is_rebuilt(
-        tmp_path: Path, daemons: list[Daemon], damage: str,
-        caplog: pytest.LogCaptureFixture) -> None:
-    root = make_vault(tmp_path)
-    with FakeOllama(model=note_model) as server:
-        d = start(root, server.url, daemons)
-        (root / NOTE).write_text(FIRST)
-        wait_for(lambda: NOTE in d.state.checkpoints() and not d.state.queue(),
-                 what="the first note")
-        store = root / ".vaultlink/chroma"
-        if damage == "deleted":
-            shutil.rmtree(store)
-        else:
-            with open(store / "chroma.sqlite3", "r+b") as fh:
-                fh.write(b"\x00garbage" * 512)
-        (root / "daily/2026-07-02.md").write_text(SECOND)
-        wait_for(lambda: "daily/2026-07-02.md" in d.state.checkpoints()
-                 and not d.state.queue(), timeout=60, what="the second note")
-        hits = {h.path for h in d.parts.index.node_search("rebuild the index online", 10)}
-    assert {"digest/wiki/note-2026-07-01.md", "digest/wiki/note-2026-07-02.md"} <= hits
-    assert "rebuilding it from the vault" in caplog.text
-    assert (store / "chroma.sqlite3").is_file()
-    assert [p for p in check_vault(d.vault) if p.level == "error"] == []

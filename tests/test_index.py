@@ -10,7 +10,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from vaultlink.errors import DaemonError, SearchIndexError
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.fusion import fts_match, fuse_ranks, rrf_fuse
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
+from vaultlink.index.recall import open_indexes
 from vaultlink.index.tables import FTS_TOKENIZE
 from vaultlink.index.words import CUT_VERSION
 from vaultlink.vault.notes import Vault
@@ -92,26 +91,23 @@ def vault(tmp_path: Path) -> Vault:
 
 
 class Opened:
-    """A NodeIndex with its client, reopened at will like a new process would."""
+    """A NodeIndex (vectors in state.sqlite), reopened at will like a new process would."""
 
     def __init__(self, vault: Vault, embedder: Counting) -> None:
         self.vault, self.embedder = vault, embedder
         self.index: NodeIndex | None = None
-        self.client: object = None
         self.open()
 
     def open(self, embedder: Counting | None = None) -> NodeIndex:
         self.close()
         self.embedder = embedder or self.embedder
-        self.client = open_chroma("embedded", self.vault.state_dir / "chroma")
-        self.index = NodeIndex(self.vault, self.vault.state_dir / "state.sqlite", self.client,
+        self.index = NodeIndex(self.vault, self.vault.state_dir / "state.sqlite", None,
                                self.embedder, body_chars=200)  # type: ignore[arg-type]
         return self.index
 
     def close(self) -> None:
         if self.index is not None:
             self.index.close()
-            self.client.close()  # type: ignore[attr-defined]
             self.index = None
 
 
@@ -235,8 +231,7 @@ def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
         write(root, f"digest/wiki/filler-{i}.md", node(f"Filler {i}", "Plain filler.", "x"))
     write(root, "digest/wiki/zebra.md", node("Zebra", "An animal with stripes.", "y"))
     v = Vault(root)
-    client = open_chroma("embedded", v.state_dir / "chroma")
-    index = NodeIndex(v, v.state_dir / "state.sqlite", client, KeywordWorld())
+    index = NodeIndex(v, v.state_dir / "state.sqlite", None, KeywordWorld())
     index.sync()
     hits = index.node_search("zebra", limit=90)
     zebra = [h for h in hits if h.path == "digest/wiki/zebra.md"]
@@ -248,7 +243,6 @@ def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
     assert zebra[0].score == pytest.approx(3 * 0.5 / 61)
     assert hits.index(zebra[0]) == 0
     index.close()
-    client.close()
 
 
 # -- sync -----------------------------------------------------------------------
@@ -331,8 +325,10 @@ def test_an_updated_node_gets_a_new_vector_id_and_leaves_no_orphan(
     assert index.upsert([p]).embedded == 1
     after = index._doc_ids(p)
     assert len(after) == len(before) and not set(after) & set(before)
-    assert index._collection.count() == len(NODES)
-    assert index._collection.get(ids=[str(i) for i in before])["ids"] == []
+    assert index._count(index._vec_t) == len(NODES)
+    marks = ",".join("?" * len(before))
+    assert index._db.execute(f"SELECT id FROM idx_nodes_vec WHERE id IN ({marks})",
+                             before).fetchall() == []
     assert index.node_search("bloat dead tuples", limit=1)[0].path == p
 
 
@@ -363,8 +359,7 @@ def test_nodes_updated_again_and_again_stay_reachable_by_vector(tmp_path: Path) 
     for i in range(35):
         write(root, f"digest/wiki/n{i}.md", node(f"N{i}", "d", "v0"))
     v = Vault(root)
-    client = open_chroma("embedded", v.state_dir / "chroma")
-    index = NodeIndex(v, v.state_dir / "state.sqlite", client, Clustered())
+    index = NodeIndex(v, v.state_dir / "state.sqlite", None, Clustered())
     index.sync()
     rng = np.random.default_rng(6)  # lost node 12 when vectors were updated in place
     for round_ in range(150):  # a few hot nodes, rewritten as units refine them
@@ -379,7 +374,6 @@ def test_nodes_updated_again_and_again_stay_reachable_by_vector(tmp_path: Path) 
         if not hits or hits[0].path != f"digest/wiki/n{i}.md" or hits[0].similarity < 0.99:
             unreachable.append(i)
     index.close()
-    client.close()
     assert unreachable == []
 
 
@@ -421,10 +415,10 @@ def test_a_sync_stopped_between_batches_leaves_a_whole_index(
 
     with pytest.raises(DaemonError, match="stopping"):
         index.sync(stop_after_two)
-    assert len(index._stored()) == 2 and index._collection.count() == 2
+    assert len(index._stored()) == 2 and index._count(index._vec_t) == 2
     report = index.sync()
     assert len(report.added) == 2 and report.unchanged == 2
-    assert index._collection.count() == len(NODES)
+    assert index._count(index._vec_t) == len(NODES)
     assert index.node_search("postgres autovacuum", limit=1)[0].path.endswith("autovacuum.md")
 
 
@@ -492,29 +486,30 @@ def test_a_new_embedding_model_gets_its_own_collection(opened: Opened, vault: Va
     assert index.collection_name == "nodes-other-model-v1"
     report = index.sync()
     assert len(report.added) == 4 and len(other.texts) == 4  # rebuilt, nothing mixed
-    names = {c.name for c in opened.client.list_collections()}  # type: ignore[attr-defined]
-    assert "nodes-other-model-v1" in names
-    assert "nodes-minilm-l6-v2-int8-v1" not in names  # its vectors can't be trusted now
+    widths = {len(r[0]) for r in index._db.execute("SELECT vec FROM idx_nodes_vec")}
+    assert len(widths) == 1  # the old model's vectors are gone, not mixed in
 
 
-def test_deleted_chroma_folder_is_restored_without_embedding(opened: Opened,
-                                                            vault: Vault) -> None:
-    """Queries read the vectors state.sqlite keeps; Chroma, their mirror, is refilled
-    from them at the next change, with no embedding."""
-    assert opened.index is not None
-    opened.index.sync()
-    opened.close()
-    shutil.rmtree(vault.state_dir / "chroma")
-    opened.embedder.reset()
-    index = opened.open()
-    assert index.sync().unchanged == 4 and not index.chroma_open
-    assert index.node_search("autovacuum", limit=1)[0].path == \
-        "digest/wiki/postgres-autovacuum.md"
-    p = "digest/wiki/postgres-autovacuum.md"
-    write(vault.root, p, NODES[p].replace("Dead tuples", "Bloat and dead tuples"))
-    report = index.sync()
-    assert report.updated == [p] and report.embedded == 1  # only the changed node
-    assert index._collection.count() == 4
+def test_the_old_embedded_chroma_mirror_is_removed_and_never_written(
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    """Embedded, the vectors live in state.sqlite only: the Chroma copy earlier versions
+    wrote (and no query read) is removed at open, and nothing writes one again."""
+    root = tmp_path / "vault"
+    for rel, text in NODES.items():
+        write(root, rel, text)
+    vault = Vault(root)
+    old = vault.state_dir / "chroma"
+    old.mkdir(parents=True)
+    (old / "chroma.sqlite3").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    ix = open_indexes(vault, Counting(minilm))  # type: ignore[arg-type]
+    try:
+        assert not old.exists()
+        assert ix.nodes.sync().added and ix.chunks.sync().added
+        assert ix.nodes.node_search("autovacuum", limit=1)[0].path == \
+            "digest/wiki/postgres-autovacuum.md"
+        assert not old.exists() and ix.chroma.client is None and ix.nodes.served is None
+    finally:
+        ix.close()
 
 
 def test_garbage_state_database_is_rebuilt(opened: Opened, vault: Vault,
@@ -543,20 +538,6 @@ def test_missing_state_folder_and_file_in_its_place(vault: Vault,
     assert o.index is not None
     assert len(o.index.sync().added) == 4
     o.close()
-
-
-def test_vectors_out_of_step_are_rebuilt(opened: Opened,
-                                         caplog: pytest.LogCaptureFixture) -> None:
-    index = opened.index
-    assert index is not None
-    index.sync()
-    index._collection.delete(ids=index._collection.get()["ids"][:1])  # lost behind our back
-    opened.embedder.reset()
-    with caplog.at_level(logging.WARNING):
-        report = index.sync()
-    assert "out of step" in caplog.text and "restoring it from state.sqlite" in caplog.text
-    assert report.unchanged == 4 and opened.embedder.texts == []
-    assert index._collection.count() == 4
 
 
 def test_unchanged_sync_reads_no_file(opened: Opened, vault: Vault,
@@ -595,9 +576,8 @@ def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
     opened.index.sync()
     opened.close()
     opened.embedder.reset()
-    client = open_chroma("embedded", vault.state_dir / "chroma")
     with caplog.at_level(logging.WARNING):
-        index = NodeIndex(vault, vault.state_dir / "state.sqlite", client,
+        index = NodeIndex(vault, vault.state_dir / "state.sqlite", None,
                           opened.embedder, body_chars=50)  # type: ignore[arg-type]
         assert len(index.sync().added) == 4
     assert ("body_chars=200 keyword_body_chars=100000 without sources (broken YAML by body) "
@@ -605,4 +585,3 @@ def test_changing_body_chars_rebuilds(opened: Opened, vault: Vault,
             "without") in caplog.text
     assert len(opened.embedder.texts) == 4
     index.close()
-    client.close()

@@ -13,7 +13,6 @@ import logging
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,7 +21,6 @@ from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.fusion import fts_match
 from vaultlink.index.mentions import NameTable, subject_of
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
 from vaultlink.index.words import search_text, words_of
 from vaultlink.vault.notes import Vault
 
@@ -148,12 +146,10 @@ def world(request: pytest.FixtureRequest, tmp_path: Path
     for i in range(5):
         write(root, f"digest/wiki/filler-{i}.md", node(f"Filler {i}", "filler", "x"))
     vault = Vault(root)
-    client: Any = open_chroma("embedded", vault.state_dir / "chroma")
-    index = NodeIndex(vault, vault.state_dir / "state.sqlite", client, Rule())
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     index.sync()
     yield index, word, other, "digest/wiki/target.md"
     index.close()
-    client.close()
 
 
 def test_keyword_search_finds_a_word_inside_a_cjk_sentence(
@@ -181,8 +177,7 @@ def test_a_cjk_section_is_found_and_shown_as_written(tmp_path: Path) -> None:
     write(root, "resource/db.md", "# 数据库维护\n\n我们每天晚上在数据库里重建索引。\n")
     write(root, "resource/en.md", "# Maintenance\n\nWe rebuild the index every night.\n")
     vault = Vault(root)
-    client: Any = open_chroma("embedded", vault.state_dir / "chroma")
-    index = ChunkIndex(vault, vault.state_dir / "state.sqlite", client, Rule())
+    index = ChunkIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     try:
         index.sync()
         hits = {h.path: h for h in index.search("重建索引", limit=5)}
@@ -195,7 +190,6 @@ def test_a_cjk_section_is_found_and_shown_as_written(tmp_path: Path) -> None:
             "en > Maintenance")
     finally:
         index.close()
-        client.close()
 
 
 def test_an_index_built_with_the_old_cut_rebuilds_once(
@@ -206,16 +200,14 @@ def test_an_index_built_with_the_old_cut_rebuilds_once(
     vault = Vault(root)
     db_path = vault.state_dir / "state.sqlite"
 
-    def open_index() -> tuple[NodeIndex, Any]:
-        client: Any = open_chroma("embedded", vault.state_dir / "chroma")
-        return NodeIndex(vault, db_path, client, Rule()), client
+    def open_index() -> NodeIndex:
+        return NodeIndex(vault, db_path, None, Rule())
 
-    index, client = open_index()
+    index = open_index()
     index.sync()
     params = index._meta("nodes.params")
     assert params is not None
     index.close()
-    client.close()
     # As the index was before: the old params, the whole CJK run as one token
     old = params.split(" fts=")[0]
     db = sqlite3.connect(db_path)
@@ -228,34 +220,30 @@ def test_an_index_built_with_the_old_cut_rebuilds_once(
     db.commit()
     db.close()
     with caplog.at_level(logging.WARNING):
-        index, client = open_index()
+        index = open_index()
         assert len(index.sync().added) == 2
     assert "rebuilding it" in caplog.text
     assert index.node_search("数据库", limit=2)[0].keyword_rank == 1
     index.close()
-    client.close()
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        index, client = open_index()
+        index = open_index()
         again = index.sync()
     assert (again.added, again.unchanged, caplog.text) == ([], 2, "")
     index.close()
-    client.close()
 
 
 def test_a_new_cut_rebuilds_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "vault"
     write(root, "digest/wiki/target.md", node("Nightly", "Night.", LANGUAGES["zh"][1]))
     vault = Vault(root)
-    client: Any = open_chroma("embedded", vault.state_dir / "chroma")
-    index = NodeIndex(vault, vault.state_dir / "state.sqlite", client, Rule())
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     assert len(index.sync().added) == 1
     index.close()
     monkeypatch.setattr("vaultlink.index.tables.CUT_VERSION", "another-cut")
-    index = NodeIndex(vault, vault.state_dir / "state.sqlite", client, Rule())
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     assert len(index.sync().added) == 1
     index.close()
-    client.close()
 
 
 def test_a_chunk_index_of_the_old_shape_gets_its_new_columns(tmp_path: Path) -> None:
@@ -272,12 +260,10 @@ def test_a_chunk_index_of_the_old_shape_gets_its_new_columns(tmp_path: Path) -> 
             tokenize='porter unicode61 remove_diacritics 2');
     """)
     db.close()
-    client: Any = open_chroma("embedded", vault.state_dir / "chroma")
-    index = ChunkIndex(vault, vault.state_dir / "state.sqlite", client, Rule())
+    index = ChunkIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     try:
         assert index.sync().added == ["resource/db.md"]
         hit = index.search("数据库", limit=1)[0]
         assert (hit.keyword_rank, hit.breadcrumb) == (1, "db > 数据库维护")
     finally:
         index.close()
-        client.close()

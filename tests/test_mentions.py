@@ -15,7 +15,6 @@ from tests.test_index import node
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.mentions import NameTable, subject_of
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
 from vaultlink.index.words import words_of
 from vaultlink.vault.notes import Vault
 
@@ -98,8 +97,7 @@ def index(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[NodeIndex]:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     vault = Vault(root)
-    client = open_chroma("embedded", vault.state_dir / "chroma")
-    idx = NodeIndex(vault, vault.state_dir / "state.sqlite", client, minilm)
+    idx = NodeIndex(vault, vault.state_dir / "state.sqlite", None, minilm)
     idx.sync()
     yield idx
     idx.close()
@@ -149,7 +147,7 @@ def test_the_subject_as_a_phrase_puts_its_node_first_then_the_nodes_naming_it(
         (root / rel).write_text(text, encoding="utf-8")
     vault = Vault(root)
     idx = NodeIndex(vault, vault.state_dir / "state.sqlite",
-                    open_chroma("embedded", vault.state_dir / "chroma"), minilm)
+                    None, minilm)
     try:
         idx.sync()
         paths = [h.path for h in idx.node_search("rank fusion: merge ranked lists", limit=3)]

@@ -30,7 +30,6 @@ from vaultlink.index.multilingual import (
 )
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import fast_sections
-from vaultlink.index.store import open_chroma
 from vaultlink.vault.languages import detect_language, sample_languages, spread
 from vaultlink.vault.notes import Vault
 
@@ -159,11 +158,9 @@ NODES = {
 }
 
 
-def open_index(root: Path, embedder: object) -> tuple[NodeIndex, object]:
-    client = open_chroma("embedded", root / ".vaultlink" / "chroma")
-    index = NodeIndex(Vault(root), root / ".vaultlink" / "state.sqlite", client,
-                      embedder, body_chars=200)  # type: ignore[arg-type]
-    return index, client
+def open_index(root: Path, embedder: object) -> NodeIndex:
+    return NodeIndex(Vault(root), root / ".vaultlink" / "state.sqlite", None,
+                     embedder, body_chars=200)  # type: ignore[arg-type]
 
 
 def test_a_model_change_rebuilds_the_index_and_a_chinese_query_finds_english(
@@ -172,13 +169,12 @@ def test_a_model_change_rebuilds_the_index_and_a_chinese_query_finds_english(
     for rel, text in NODES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    index, client = open_index(root, MiniLMEmbedder())
+    index = open_index(root, MiniLMEmbedder())
     index.sync()
     index.close()
-    client.close()  # type: ignore[attr-defined]
 
     counting = CountingE5()
-    index, client = open_index(root, counting)
+    index = open_index(root, counting)
     try:
         assert index.collection_name == f"nodes-{E5_MODEL_ID}-v1"
         report = index.sync()
@@ -190,7 +186,6 @@ def test_a_model_change_rebuilds_the_index_and_a_chinese_query_finds_english(
         assert hits[0].similarity >= related > max(h.similarity for h in hits[1:])
     finally:
         index.close()
-        client.close()  # type: ignore[attr-defined]
 
 
 # -- init: the vault's languages --------------------------------------------------

@@ -33,7 +33,6 @@ from vaultlink.dream.units import Unit
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
@@ -92,8 +91,7 @@ def world(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[World]:
     vault = Vault(root)
     state = vault.state_dir
     state.mkdir()
-    index = NodeIndex(vault, state / "state.sqlite", open_chroma("embedded", state / "chroma"),
-                      embedder)
+    index = NodeIndex(vault, state / "state.sqlite", None, embedder)
     index.sync()
     yield World(vault, index)
     index.close()
@@ -284,7 +282,7 @@ def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
     vault = Vault(tmp_path, digest="memory")
     state = tmp_path / ".vaultlink"
     state.mkdir()
-    index = NodeIndex(vault, state / "s.sqlite", open_chroma("embedded", state / "c"), embedder)
+    index = NodeIndex(vault, state / "s.sqlite", None, embedder)
     try:
         unit = Unit("green-tea", "wiki", "Green tea wants water at 80 degrees, not boiling.",
                     ["daily/2026-07-01.md"])

@@ -221,6 +221,20 @@ def test_cli_node_search_json(vault: Vault) -> None:
     assert hits[0]["name"] == "Postgres autovacuum"
 
 
+def test_cli_bucket_and_digest_only_scope_the_hits(vault: Vault) -> None:
+    code, out = run("node-search", "why autovacuum falls behind", "--vault", str(vault.root),
+                    "--json", "--bucket", "procedure")
+    assert code == 0, out
+    assert [h["path"] for h in json.loads(out)["hits"]] == ["digest/procedure/vacuum.md"]
+    code, out = run("search", "autovacuum", "--vault", str(vault.root), "--json",
+                    "--digest-only")
+    assert code == 0, out
+    paths = {h["path"] for h in json.loads(out)["hits"]}
+    assert paths and all(p.startswith("digest/") for p in paths)
+    code, out = run("search", "autovacuum", "--vault", str(vault.root), "--json")
+    assert any(not h["path"].startswith("digest/") for h in json.loads(out)["hits"])
+
+
 def test_cli_search_readable_and_json(vault: Vault) -> None:
     code, out = run("search", "ramen", "--vault", str(vault.root), "--limit", "1")
     assert code == 0, out

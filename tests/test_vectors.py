@@ -43,8 +43,21 @@ def test_the_matrix_finds_the_exact_nearest_and_forgets_removed_ids() -> None:
     assert [i for i, _ in m.search(unit(0, 1), 1)] == [2] and len(m) == 2
 
 
-def test_an_index_built_before_the_vector_table_takes_its_vectors_from_chroma(
+def test_the_matrix_searches_only_the_allowed_ids() -> None:
+    """A scope (a bucket, the digest only) is the nearest within it, not the nearest
+    overall filtered afterwards: k hits from the scope even when others are nearer."""
+    m = VectorMatrix()
+    m.add([1, 2, 3, 4], [unit(1, 0), unit(1, 0.1), unit(0.2, 1), unit(0, 1)])
+    m.remove([4])
+    assert [i for i, _ in m.search(unit(1, 0), 2, allowed=[3, 4, 9])] == [3]
+    assert [i for i, _ in m.search(unit(1, 0), 2, allowed=[2, 3])] == [2, 3]
+    assert m.search(unit(1, 0), 2, allowed=[]) == []
+
+
+def test_an_index_built_before_the_vector_table_is_rebuilt(
         tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    """Its vectors were in the embedded Chroma, which is gone: it is embedded again,
+    once, and found as before."""
     root = tmp_path / "vault"
     for rel, text in NODES.items():
         write(root, rel, text)
@@ -59,11 +72,11 @@ def test_an_index_built_before_the_vector_table_takes_its_vectors_from_chroma(
     db.close()
     opened.embedder.reset()
     index = opened.open()
-    assert opened.embedder.texts == []  # nothing embedded again
+    report = index.sync()
+    assert (len(report.added), report.embedded) == (4, 4)
     assert index.node_search("autovacuum dead tuples", limit=1)[0].path == \
         "digest/wiki/postgres-autovacuum.md"
-    report = index.sync()
-    assert (report.unchanged, report.embedded) == (4, 0)
+    assert (index.sync().unchanged, index.sync().embedded) == (4, 0)
     opened.close()
 
 
@@ -82,7 +95,7 @@ def test_a_cli_query_with_nothing_changed_never_imports_chromadb(tmp_path: Path)
         "print(json.dumps({'out': r.output, 'chromadb': 'chromadb' in sys.modules}))\n")
     first = json.loads(subprocess.run([sys.executable, "-c", probe], check=True,
                                       capture_output=True, text=True).stdout)
-    assert first["chromadb"]  # the first query builds the index: Chroma is written
+    assert not first["chromadb"]  # embedded: the vectors go to state.sqlite, not Chroma
     again = json.loads(subprocess.run([sys.executable, "-c", probe], check=True,
                                       capture_output=True, text=True).stdout)
     assert not again["chromadb"]

@@ -14,12 +14,11 @@ The promises checked after each step:
   again puts back every file exactly.
 
 Real parts: real files, the offline integrator, the real embedder (one per session),
-real SQLite and a real (in-memory) Chroma client per session.
+real SQLite with the vectors in it (the embedded mode).
 """
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import uuid
 from collections import Counter
@@ -27,8 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import chromadb
-from chromadb.config import Settings
 from hypothesis import event as _hyp_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -42,7 +39,7 @@ from vaultlink.errors import StateError
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import Embedder, make_embedder
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.recall import Indexes
+from vaultlink.index.recall import Indexes, LazyChroma
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -86,14 +83,16 @@ class RememberingEmbedder:
         return [self.known[t] for t in texts]
 
 
+def _no_server() -> Any:
+    raise AssertionError("the vectors are in state.sqlite: no Chroma server is opened")
+
+
 class Session:
-    """What every sequence of a test session shares: the embedder and a Chroma client."""
+    """What every sequence of a test session shares: the embedder and the options."""
 
     def __init__(self) -> None:
         self.embedder = RememberingEmbedder(
             make_embedder("local", "minilm-l6-v2-int8", "", 10.0))
-        self.client = chromadb.EphemeralClient(Settings(anonymized_telemetry=False,
-                                                        allow_reset=True))
         settings = load_settings(Path("/nonexistent"), environ={}).with_overrides(
             {"llm.provider": "offline", "auto_dream.max_units": 3})
         self.options: PipelineOptions = settings.pipeline()
@@ -117,12 +116,10 @@ class UndoMachine(RuleBasedStateMachine):
         self.state = State(self.vault.state_dir / "state.sqlite")
         ns = uuid.uuid4().hex[:10]
         db = self.vault.state_dir / "state.sqlite"
-        nodes = NodeIndex(self.vault, db, self.session.client, self.session.embedder,
-                          namespace=ns)
-        chunks = ChunkIndex(self.vault, db, self.session.client, self.session.embedder,
-                            namespace=ns)
+        nodes = NodeIndex(self.vault, db, None, self.session.embedder, namespace=ns)
+        chunks = ChunkIndex(self.vault, db, None, self.session.embedder, namespace=ns)
         self.parts = Parts(self.vault, self.state, self.session.embedder,
-                           Indexes(nodes, chunks, self.session.client))
+                           Indexes(nodes, chunks, LazyChroma(_no_server)))
         self.notes = 1
         # The user's own edits of digest nodes, as (journal rows before it, path, text).
         self.user_edits: list[tuple[int, str, str | None]] = []
@@ -132,8 +129,6 @@ class UndoMachine(RuleBasedStateMachine):
         SEEN["sequences"] += 1  # one machine, one sequence: what the test counts
         for index in (self.parts.indexes.nodes, self.parts.indexes.chunks):
             index.close()
-            with contextlib.suppress(Exception):  # never created: nothing to drop
-                self.session.client.delete_collection(index.collection_name)
         self.state.close()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -20,6 +20,7 @@ each branch to an exit code and prints the message on one line.
     │   ├── WriteConflict        the file changed since it was read (compare-and-swap)
     │   └── WriteFailed          the disk refused a write (full, read-only, I/O error)
     ├── SearchIndexError         the search index (Chroma, FTS) failed or is corrupt
+    │   └── IndexServerUnavailable   the Chroma server (index.chroma.mode: http) does not answer
     ├── EmbeddingError           the embedding model could not load or run
     ├── ModelError               talking to the LLM
     │   ├── ModelUnavailable     no server answers, or the model is not pulled
@@ -146,6 +147,11 @@ class WriteFailed(VaultError):
 
 class SearchIndexError(VaultlinkError):
     """The search index failed; ``vaultlink reindex`` rebuilds it from the vault."""
+
+
+class IndexServerUnavailable(SearchIndexError):
+    """The Chroma server that holds the vectors (``index.chroma.mode: http``) did not
+    answer, after retries: nothing was indexed or checkpointed, the notes wait for it."""
 
 
 class EmbeddingError(VaultlinkError):

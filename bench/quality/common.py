@@ -10,7 +10,6 @@ from pathlib import Path
 
 from vaultlink.index.embed import Embedder
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
 from vaultlink.vault.notes import Vault
 
 DATA = Path(__file__).parent / "data"
@@ -23,8 +22,7 @@ def node_index(root: Path, embedder: Embedder) -> Iterator[NodeIndex]:
     state = vault.state_dir
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
-    index = NodeIndex(vault, state / "state.sqlite", open_chroma("embedded", state / "chroma"),
-                      embedder)
+    index = NodeIndex(vault, state / "state.sqlite", None, embedder)
     try:
         index.sync()
         yield index

@@ -66,7 +66,6 @@ from vaultlink.cli.settings import load_settings, model_cache_dir
 from vaultlink.index.embed import Embedder, make_embedder
 from vaultlink.index.fusion import rrf_fuse
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import open_chroma
 from vaultlink.markdown.frontmatter import render_frontmatter, split_frontmatter
 from vaultlink.vault.notes import Vault
 
@@ -307,8 +306,7 @@ def run_real_recall(embedder: Embedder, body_chars: int = 1000, corpus: str = "l
         root = Path(tmp) / "vault"
         write_nodes(root, nodes)
         state = root / ".vaultlink"
-        index = NodeIndex(Vault(root), state / "state.sqlite",
-                          open_chroma("embedded", state / "chroma"), embedder,
+        index = NodeIndex(Vault(root), state / "state.sqlite", None, embedder,
                           body_chars=body_chars)
         try:
             index.sync()

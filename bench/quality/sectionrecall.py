@@ -29,7 +29,6 @@ from bench.quality.realdocs import load_corpus, truth_pairs, write_as_vault
 from bench.quality.realrecall import first_sentence, recall_at, truth_by_page
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import Embedder, MiniLMEmbedder
-from vaultlink.index.store import open_chroma
 from vaultlink.vault.notes import Vault
 
 
@@ -56,7 +55,7 @@ def run_section_recall(embedder: Embedder, depth: int = 20) -> SectionRecall:
         page_of = {rel: page for page, rel in rel_of.items()}
         state = root / ".vaultlink"
         index = ChunkIndex(Vault(root), state / "state.sqlite",
-                           open_chroma("embedded", state / "chroma"), embedder)
+                           None, embedder)
         try:
             started = time.perf_counter()
             report = index.sync()

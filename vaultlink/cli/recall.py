@@ -60,10 +60,10 @@ def synced(index: Any, label: str, show: bool, always: bool = False) -> Any:
             bar.stop()
 
 
-def _hits(v: Vault, settings: Settings, kind: str, query: str,
-          limit: int) -> list[dict[str, Any]]:
+def _hits(v: Vault, settings: Settings, kind: str, query: str, limit: int,
+          bucket: str | None = None, digest_only: bool = False) -> list[dict[str, Any]]:
     """Search hits as JSON-ready dicts: from the indexes here, or, while the daemon owns
-    the vault, from the daemon (``GET /search``), so two processes never share Chroma."""
+    the vault, from the daemon (``GET /search``), so two processes never write one index."""
     lock = writer_or_daemon(v, "node-search" if kind == "nodes" else "search")
     if lock is None:
 
@@ -72,18 +72,22 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
                        "them first, which can take minutes", err=True)
         from vaultlink.daemon.client import ask_daemon  # urllib.request, ssl: ~30 ms
 
-        answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(
-            {"q": query, "limit": limit, "in": kind}), timeout=3600)
+        params: dict[str, Any] = {"q": query, "limit": limit, "in": kind}
+        if bucket:
+            params["bucket"] = bucket
+        if digest_only:
+            params["digest_only"] = 1
+        answer = ask_daemon(v.state_dir, "GET", "/search?" + urlencode(params), timeout=3600)
         return above_floor(answer["hits"], float(settings.get("index.min_similarity")))
     try:
         indexes = _recall_indexes(v, settings)
         try:
             if kind == "nodes":
                 synced(indexes.nodes, "indexing digest nodes", show=True)
-                found: list[Any] = indexes.nodes.node_search(query, limit)
+                found: list[Any] = indexes.nodes.node_search(query, limit, bucket=bucket)
             else:
                 synced(indexes.chunks, "indexing notes", show=True)
-                found = indexes.chunks.search(query, limit)
+                found = indexes.chunks.search(query, limit, digest_only=digest_only)
         finally:
             indexes.close()
     finally:
@@ -96,6 +100,8 @@ def _hits(v: Vault, settings: Settings, kind: str, query: str,
 def node_search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
     limit: LimitOpt = 20,
+    bucket: Annotated[str | None, typer.Option(
+        "--bucket", help="Only the nodes of this bucket (digest/<bucket>/).")] = None,
     vault: VaultOpt = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
@@ -115,9 +121,11 @@ def node_search(
       vaultlink node-search "rebuild the search index"
 
       vaultlink node-search postgres --limit 5 --json
+
+      vaultlink node-search "deploy" --bucket procedure
     """
     v, settings = open_vault(vault)
-    hits = _hits(v, settings, "nodes", query, limit)
+    hits = _hits(v, settings, "nodes", query, limit, bucket=bucket)
     if as_json:
         emit_json({"hits": hits})
         return
@@ -134,6 +142,8 @@ def node_search(
 def search(
     query: Annotated[str, typer.Argument(help="A question or some words, in plain language.")],
     limit: LimitOpt = 10,
+    digest_only: Annotated[bool, typer.Option(
+        "--digest-only", help="Only sections of digest nodes (digest/).")] = False,
     vault: VaultOpt = Path("."),
     as_json: JsonOpt = False,
 ) -> None:
@@ -148,9 +158,11 @@ def search(
       vaultlink search "why does autovacuum fall behind"
 
       vaultlink search "staging deploy" --limit 3 --json
+
+      vaultlink search "autovacuum" --digest-only
     """
     v, settings = open_vault(vault)
-    hits = _hits(v, settings, "sections", query, limit)
+    hits = _hits(v, settings, "sections", query, limit, digest_only=digest_only)
     if as_json:
         emit_json({"hits": hits})
         return
@@ -179,8 +191,10 @@ def reindex(
 
     Only notes whose size, mtime or inode changed are read, and only texts that changed
     are embedded again, so a sync after a few edits takes a moment. Safe at any time:
-    the index is derived from your notes, and a damaged index (.vaultlink/chroma, or the
-    index tables of state.sqlite) is replaced. Notes that cannot be read are listed with
+    the index is derived from your notes, and a damaged index (the index tables of
+    state.sqlite, or a Chroma server that lost vectors) is replaced or healed. With
+    index.chroma.mode http, this is how a vault moves to the server: the vectors go
+    there as they are, nothing is embedded again. Notes that cannot be read are listed with
     the reason and left out.
 
     Examples:

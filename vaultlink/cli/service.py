@@ -34,6 +34,9 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
            model: ModelOpt = None, as_json: JsonOpt = False) -> None:
     """Check the model, the embedding model and the index; print the fix for each problem.
 
+    With index.chroma.mode http it also checks the Chroma server: that it answers, its
+    version, and that it holds this vault's collections with every journaled vector.
+
     With llm.provider ollama every model check must pass. With auto or offline an
     Ollama that does not answer is only a warning: the offline integrator runs. When
     the model is there, it is asked for a tool call and timed on a ~1,000-token prompt,
@@ -111,6 +114,10 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
                             f"{db}: {'; '.join(result[:3])}",
                             "move .vaultlink/state.sqlite aside and run `vaultlink reindex` "
                             "(your notes are safe; the decision log starts over)"))
+
+    from vaultlink.cli.serverchecks import server_checks  # chromadb, in http mode only
+
+    checks += server_checks(options, db)
 
     reachable = report.check("reachable").ok
     if not reachable and provider != "ollama":  # the fix for ollama is no fix here

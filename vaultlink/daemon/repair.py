@@ -3,27 +3,25 @@
 Every run that writes leaves the section index current (``keep_sections_current``),
 so the first ``search`` after it answers at once instead of indexing on the spot.
 
-The index is derived data, so the daemon heals it instead of failing run after run. A
-Chroma store deleted under a running daemon still answers reads from the files it
-holds open, but every write fails, so new nodes would silently drop out of recall
-(and be duplicated later). A store overwritten with garbage fails on its next read.
-Before each run the daemon checks the store it opened is still there and still a
-database; if not, it closes the client, reopens (``store.open_chroma`` sets a damaged
-store aside) and resyncs both indexes from the vault, with a log line.
+The index is derived data, so the daemon heals it instead of failing run after run. Its
+vectors live in state.sqlite with their docs (embedded: nothing can go out of step), or
+on a Chroma server (``index.chroma.mode: http``), which can be restarted empty or lose
+writes while the daemon runs. Before each run the daemon compares what the server holds
+with the journal of state.sqlite (a count and the collection's id); when they differ it
+heals the node index (only what the server lacks is embedded again) before the run
+recalls from it; the section index heals at its next sync.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultlink.daemon.watch import current_hash
 from vaultlink.dream.upkeep import relink
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.recall import open_recall
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State
@@ -33,39 +31,22 @@ if TYPE_CHECKING:  # a type only: the daemon hands its parts in
 
 log = logging.getLogger(__name__)
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def store_damage(state_dir: Path) -> str | None:
-    """Why the embedded Chroma store under ``state_dir`` is unusable, or None."""
-    db = state_dir / "chroma" / "chroma.sqlite3"
-    try:
-        with open(db, "rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        return "was deleted"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    return None if head == SQLITE_HEADER else "is damaged (not a database any more)"
-
-
 def heal_index(parts: Parts, options: PipelineOptions) -> bool:
-    """Rebuild the indexes from the vault if their store is gone or damaged; True if so."""
-    if options.chroma_mode != "embedded":
-        return False  # a Chroma server looks after its own files
-    why = store_damage(parts.vault.state_dir)
-    if why is None:
+    """On a Chroma server: heal the node index if the server lost or gained vectors since
+    the last run; True if so. A server that does not answer is left to the run, which
+    stops with a clear error and keeps the notes queued."""
+    if options.chroma_mode != "http":
+        return False  # the vectors are in state.sqlite, in step with their docs
+    index = parts.indexes.nodes
+    try:
+        if not index.out_of_step():
+            return False
+        log.warning("the Chroma server does not hold what the node index journaled; "
+                    "healing it")
+        index.sync()
+    except VaultlinkError as exc:
+        log.warning("checking the node index on the Chroma server: %s", exc)
         return False
-    log.warning("the search index (.vaultlink/chroma) %s while the daemon ran; rebuilding "
-                "it from the vault", why)
-    parts.indexes.close()
-    parts.indexes = open_recall(parts.vault, options)
-    for index in (parts.indexes.nodes, parts.indexes.chunks):
-        try:
-            index.sync()
-        except VaultlinkError as exc:
-            log.warning("rebuilding the %s index: %s", index.kind, exc)
-    log.warning("the search index is rebuilt from the vault")
     return True
 
 

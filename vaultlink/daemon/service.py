@@ -35,7 +35,12 @@ from vaultlink.dream.backfill import changed_notes
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.upkeep import recover
-from vaultlink.errors import DaemonError, ModelUnavailable, VaultlinkError
+from vaultlink.errors import (
+    DaemonError,
+    IndexServerUnavailable,
+    ModelUnavailable,
+    VaultlinkError,
+)
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
@@ -336,6 +341,11 @@ class Daemon:
             # with ollama the gate holds them; with auto they wait out the same backoff
             delay = 0.0 if self.provider == "ollama" else self.gate.wait
             state.requeue([i.path for i in todo], now, delay, str(exc))
+            return
+        except IndexServerUnavailable as exc:  # said in full; no traceback to add
+            log.warning("%s; %d note(s) requeued", exc, len(todo))
+            for item in todo:
+                state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
             return
         except Exception as exc:  # any failure: nothing lost, retried with backoff
             log.exception("run failed; %d note(s) requeued", len(todo))

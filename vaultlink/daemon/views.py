@@ -207,8 +207,9 @@ class Views:
         return {"decisions": self._decisions(rel, int(raw_limit))}
 
     def search(self, query: dict[str, list[str]]) -> dict[str, Any]:
-        """``GET /search?q=...&limit=N&in=nodes|sections``: what ``vaultlink node-search``
-        and ``vaultlink search`` print with ``--json``."""
+        """``GET /search?q=...&limit=N&in=nodes|sections`` (and ``bucket=`` for nodes,
+        ``digest_only=1`` for sections): what ``vaultlink node-search`` and ``vaultlink
+        search`` print with ``--json``."""
         text = query.get("q", [""])[-1]
         if not text.strip():
             raise ApiError(400, "give the words to look for as ?q=<query>")
@@ -224,9 +225,11 @@ class Views:
             # The daemon keeps digest nodes indexed as they change, sections only on
             # demand: the first section search after changes pays for their embedding.
             indexes.chunks.sync(self._stop_if_stopping)
-            hits = indexes.chunks.search(text, int(raw_limit))
+            hits = indexes.chunks.search(text, int(raw_limit),
+                                         digest_only=query.get("digest_only", [""])[-1] == "1")
         else:
-            hits = indexes.nodes.node_search(text, int(raw_limit))
+            hits = indexes.nodes.node_search(text, int(raw_limit),
+                                             bucket=query.get("bucket", [""])[-1] or None)
         return {"hits": [dataclasses.asdict(h) for h in hits]}
 
     def _stop_if_stopping(self, done: int, total: int) -> None:

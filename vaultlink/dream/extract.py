@@ -23,6 +23,7 @@ from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.repeats import fingerprint, repeat_units, twin_of
 from vaultlink.dream.units import Unit
 from vaultlink.errors import (
+    IndexServerUnavailable,
     ModelError,
     ModelOutputError,
     ModelUnavailable,
@@ -186,7 +187,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             # a note that repeats an integrated one corroborates its nodes, with no model
             twin = twin_of(ctx, note, checkpointed) if note.path not in checkpointed else None
             units = repeat_units(note, *twin) if twin else ctx.extractor.extract([note])
-        except ModelUnavailable:
+        except (ModelUnavailable, IndexServerUnavailable):
             raise  # no server: the run stops, nothing is checkpointed
         except ModelError as exc:
             _note_failed(ctx, run, note, failure, str(exc),

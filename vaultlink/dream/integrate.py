@@ -30,6 +30,7 @@ from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Receipt, Unit
 from vaultlink.errors import (
+    IndexServerUnavailable,
     ModelError,
     ModelOutputError,
     ModelUnavailable,
@@ -159,7 +160,7 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             else:
                 outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
                                       user_prompt(unit, hint), ctx.max_steps)
-        except ModelUnavailable:
+        except (ModelUnavailable, IndexServerUnavailable):
             toolbox.rollback()
             raise  # the server is gone: the run stops, nothing of this unit is lost
         except (ModelError, VaultlinkError) as exc:

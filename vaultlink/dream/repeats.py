@@ -16,7 +16,7 @@ import logging
 
 from vaultlink.dream.context import DreamContext, SourceNote
 from vaultlink.dream.units import Unit, slugify
-from vaultlink.errors import VaultlinkError
+from vaultlink.errors import IndexServerUnavailable, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words
 from vaultlink.markdown.sections import cited_sources
@@ -66,6 +66,8 @@ def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
             # a line or two added, never new material: that is extracted as usual
             if len(mine & theirs) >= REPEAT_SHARE * len(mine) and added <= MAX_ADDED_WORDS:
                 return source, nodes
+    except IndexServerUnavailable:
+        raise  # the index's server is down: the run stops, the note waits
     except VaultlinkError as exc:  # no twin found is the safe answer: extract as usual
         log.info("looking for a twin of %s: %s", note.path, exc)
     return None

@@ -16,6 +16,7 @@ from vaultlink.dream.context import NodeSearch
 from vaultlink.dream.guard import Guard
 from vaultlink.errors import (
     GuardRefusal,
+    IndexServerUnavailable,
     NoteNotFound,
     PathRefused,
     Refusal,
@@ -106,10 +107,11 @@ class Toolbox:
             log.info("guard refused %s: %s", name, exc)
             self.refusals.append(exc.code.value)
             return _error(str(exc), exc.code, **exc.detail)
-        except WriteFailed:
+        except (WriteFailed, IndexServerUnavailable):
             # A full or broken disk is no answer the model can act on, and a unit it
             # made give up would be skipped and checkpointed: fail the attempt instead,
-            # so the unit is retried once the disk is fixed.
+            # so the unit is retried once the disk is fixed. The same for the Chroma
+            # server (index.chroma.mode: http) gone: no recall is no answer either.
             raise
         except VaultlinkError as exc:
             return _error(str(exc))

@@ -11,8 +11,9 @@ with the vault and answers queries:
 * a text whose hash is stored keeps its vector; a changed text gets a new vector id
   (Chroma's in-place updates left vectors unreachable by search); a renamed note
   moves by updating a path, never by re-embedding;
-* a query is embedded once, its exact nearest vectors (``vectors.VectorMatrix``) fused
-  by rank with BM25 over the FTS5 table.
+* a query is embedded once, its nearest vectors (exact, ``vectors.VectorMatrix``, or
+  the Chroma server's, ``served.ServedVectors``) fused by rank with BM25 over the FTS5
+  table; a ``scope`` (a bucket, the digest only) filters all of them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from vaultlink.index.fusion import (
     fuse_ranks,
     query_text,
 )
+from vaultlink.index.served import Metadata
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
@@ -63,6 +65,15 @@ class SyncReport:
     def changed(self) -> bool:
         """True if the index differs from before the sync."""
         return bool(self.added or self.updated or self.removed or self.moved)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a query is limited to: on a Chroma server, the vectors whose metadata has
+    ``where`` (its ``where`` filter); here, the docs whose path starts with ``prefix``."""
+
+    where: dict[str, str | bool]
+    prefix: str
 
 
 @dataclass
@@ -109,12 +120,13 @@ class IndexBase(IndexTables):
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index in line with the vault: add, update, move and remove notes.
 
-        When no note's stat moved and none vanished, nothing is read and Chroma is not
-        opened (a query's sync costs a walk of the folder and one SELECT)."""
+        When no note's stat moved and none vanished, nothing is read (a query's sync
+        costs a walk of the folder and one SELECT); on a Chroma server, its count is
+        checked against the journal, so a server that lost vectors is healed first."""
         with self._lock:
             stats, stored = self._scan(), self._stored()
             rows: _Stored | None = stored  # 10,000 of them: read once when nothing changed
-            if self.chroma_open or self._has_work(stats, stored):
+            if self._served is not None or self._has_work(stats, stored):
                 self._guard(self._check_consistent)
                 rows = None  # the check may have rebuilt the index: read them again
             return self._guard(lambda: self._sync_paths(stats, None, progress, rows))
@@ -236,7 +248,6 @@ class IndexBase(IndexTables):
             self._removed(db, path)
             db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",
                        (path, st.st_size, st.st_mtime_ns, st.st_ino, digest, reason, "", ""))
-            self._chroma_delete(ids)
 
     def _plan(self, path: str, st: os.stat_result, digest: str, note: Note,
               old_path: str | None) -> _Change:
@@ -256,6 +267,7 @@ class IndexBase(IndexTables):
         kept = {i for i in reuse if i is not None}
         # A changed text gets a new id, never its old one: Chroma updating a vector in
         # place (upsert of an existing id) left nodes unreachable by its HNSW search
+        # (seen embedded; a Chroma server runs the same HNSW)
         # (a node recalled by keywords only, then duplicated); delete and add does not.
         drop = [r[0] for r in rows if r[0] not in kept]
         return _Change(path, st, digest, note, docs, reuse, drop, old_path)
@@ -264,16 +276,17 @@ class IndexBase(IndexTables):
         texts = [d.embed_text for c in batch for d, r in zip(c.docs, c.reuse, strict=True)
                  if r is None]
         vectors = iter(self.embedder.embed(texts) if texts else [])
-        new_ids: list[str] = []
+        new_ids: list[int] = []
         new_vectors: list[list[float]] = []
-        dropped: list[int] = []
+        new_meta: list[Metadata] = []
+        moved_ids: list[int] = []
+        moved_meta: list[Metadata] = []
         with self._tx() as db:
             for c in batch:
                 if c.old_path is not None:
                     db.execute(f"DELETE FROM {self._files_t} WHERE path = ?", (c.old_path,))
                     self._removed(db, c.old_path)
                 self._delete_docs(db, c.drop)
-                dropped += c.drop
                 for ord_, doc in enumerate(c.docs):
                     reused = c.reuse[ord_]
                     if reused is not None:
@@ -281,14 +294,17 @@ class IndexBase(IndexTables):
                                    (c.path, ord_, doc.line, reused))
                         if c.old_path is not None:  # breadcrumbs may name the file
                             self._fts_write(db, reused, doc, replace=True)
+                            moved_ids.append(reused)
+                            moved_meta.append(self.metadata(c.path, doc.text_hash))
                         continue
                     doc_id = int(db.execute(
                         f"INSERT INTO {self._docs_t} (path, ord, line, text_hash) "
                         "VALUES (?,?,?,?)", (c.path, ord_, doc.line, doc.text_hash)
                     ).lastrowid or 0)
                     self._fts_write(db, doc_id, doc)
-                    new_ids.append(str(doc_id))
+                    new_ids.append(doc_id)
                     new_vectors.append(next(vectors))
+                    new_meta.append(self.metadata(c.path, doc.text_hash))
                 db.execute(f"INSERT OR REPLACE INTO {self._files_t} VALUES (?,?,?,?,?,?,?,?)",
                            (c.path, c.stat.st_size, c.stat.st_mtime_ns, c.stat.st_ino, c.hash,
                             None, c.note.name, c.note.description))
@@ -299,10 +315,12 @@ class IndexBase(IndexTables):
                     report.updated.append(c.path)  # a note that was skipped is new to search
                 else:
                     report.added.append(c.path)
-            self._store_vectors(db, new_ids, new_vectors)
-            self._chroma_delete(dropped)
             crash_point("mid_index_sync")  # the crash tests aim here: SQLite not committed
-            self._chroma_upsert(new_ids, new_vectors)
+            # on a server, written before the commit: a failure rolls the docs back (the
+            # notes are read again next time); a crash after it leaves vectors no doc
+            # wants, which the next check finds by count and deletes (``_heal``)
+            self._store_vectors(db, new_ids, new_vectors, new_meta)
+            self._relabel(moved_ids, moved_meta)
         report.embedded += len(texts)
 
     def _remove_paths(self, paths: list[str], report: SyncReport) -> None:
@@ -317,25 +335,31 @@ class IndexBase(IndexTables):
                 db.execute(f"DELETE FROM {self._files_t} WHERE path = ?", (path,))
                 self._removed(db, path)
             self._delete_docs(db, ids)
-            self._chroma_delete(ids)
         report.removed += known
 
     # -- query -------------------------------------------------------------------
 
     def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float],
                 fusion: tuple[float, float] = (VECTOR_WEIGHT, KEYWORD_WEIGHT),
-                ) -> list[tuple[int, float, float, int]]:
-        """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first."""
+                scope: Scope | None = None) -> list[tuple[int, float, float, int]]:
+        """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first; only
+        docs within ``scope`` when given."""
         text = query_text(query)
         depth = max(limit * 3, 50)
         vector = self.embedder.embed([text])[0]
         match = fts_match(text)
+        where, prefix = (scope.where, scope.prefix) if scope is not None else ({}, "")
         with self._lock:
             try:
-                nearest = self._matrix().search(vector, depth)
-                keyword = [] if match is None else self._keyword_ids(match, bm25_weights, depth)
+                nearest = self._nearest(vector, depth, where, prefix)
+                keyword = [] if match is None else self._keyword_ids(match, bm25_weights,
+                                                                     depth, prefix)
                 lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
-                lists += self._more_lists(text, lists, depth)
+                more = self._more_lists(text, lists, depth, prefix)
+                if prefix and more:  # name lists come from the whole index: keep the scope's
+                    allowed = self._ids_under(prefix)
+                    more = [([i for i in ids if i in allowed], w) for ids, w in more]
+                lists += more
             except sqlite3.DatabaseError as exc:
                 raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
                                        "reindex`") from exc
@@ -347,26 +371,39 @@ class IndexBase(IndexTables):
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
-    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int
-                    ) -> list[tuple[list[int], float]]:
+    def _ids_under(self, prefix: str) -> set[int]:
+        return {r[0] for r in self._db.execute(
+            f"SELECT id FROM {self._docs_t} WHERE substr(path, 1, ?) = ?",
+            (len(prefix), prefix))}
+
+    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int,
+                    prefix: str = "") -> list[tuple[list[int], float]]:
         """Further ranked doc ids (with their fusion weight) beside the vector and keyword
         ones in ``lists``; called under the lock. None here."""
         return []
 
-    def _keyword_ids(self, match: str, bm25_weights: Sequence[float], depth: int) -> list[int]:
-        """Doc ids for an FTS5 MATCH expression, best BM25 first (under the lock)."""
+    def _keyword_ids(self, match: str, bm25_weights: Sequence[float], depth: int,
+                     prefix: str = "") -> list[int]:
+        """Doc ids for an FTS5 MATCH expression, best BM25 first (under the lock); only
+        docs whose path starts with ``prefix`` when given."""
         weights = ", ".join(str(float(w)) for w in bm25_weights)
+        fts = self._fts_t
+        if not prefix:
+            return [r[0] for r in self._db.execute(
+                f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? "
+                f"ORDER BY bm25({fts}, {weights}) LIMIT ?", (match, depth))]
         return [r[0] for r in self._db.execute(
-            f"SELECT rowid FROM {self._fts_t} WHERE {self._fts_t} MATCH ? "
-            f"ORDER BY bm25({self._fts_t}, {weights}) LIMIT ?", (match, depth))]
+            f"SELECT {fts}.rowid FROM {fts} JOIN {self._docs_t} d ON d.id = {fts}.rowid "
+            f"WHERE {fts} MATCH ? AND substr(d.path, 1, ?) = ? "
+            f"ORDER BY bm25({fts}, {weights}) LIMIT ?", (match, len(prefix), prefix, depth))]
 
     def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  fusion: tuple[float, float], select: str
+                  fusion: tuple[float, float], select: str, scope: Scope | None = None
                   ) -> list[tuple[tuple[Any, ...], float, float, int]]:
         """(row, score, similarity, BM25 rank or 0) of the fused hits, best first.
         ``select`` reads the docs table as ``d``, selects ``d.id`` first and ends in
         ``d.id IN ({marks})``."""
-        ranked = self._ranked(query, limit, bm25_weights, fusion)
+        ranked = self._ranked(query, limit, bm25_weights, fusion, scope)
         if not ranked:
             return []
         with self._lock:

@@ -2,7 +2,7 @@
 
 :class:`ChunkIndex` indexes every note of ``daily/``, ``resource/`` and ``digest/`` as
 chunks along its heading tree (``markdown.chunk_note``: a section per chunk, with its
-breadcrumb), in the same Chroma + FTS5 + RRF machinery as the node index. Each hit is
+breadcrumb), in the same vectors + FTS5 + RRF machinery as the node index. Each hit is
 expanded with up to 10 outlinks and 10 inlinks of its file, named and described.
 
 Links are kept in SQLite (``idx_links``: source, raw target, lookup key), updated as
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultlink.index.base import IndexBase, SyncReport, _Change
+from vaultlink.index.base import IndexBase, Scope, SyncReport, _Change
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
@@ -77,12 +77,14 @@ class ChunkIndex(IndexBase):
     bm25_weights = (1.0, 1.0)
 
     def __init__(self, vault: Vault, db_path: Path,
-                 chroma_client: ClientAPI | Callable[[], ClientAPI],
+                 server: ClientAPI | Callable[[], ClientAPI] | None,
                  embedder: Embedder, max_chars: int = 1200, namespace: str = "") -> None:
+        """``server``: None to keep the vectors in state.sqlite, or a Chroma server's
+        client (see ``tables.IndexTables``)."""
         self.max_chars = max_chars
         self._all_files: frozenset[str] | None = None
         self._resolver: LinkResolver | None = None
-        super().__init__(vault, db_path, chroma_client, embedder, namespace)
+        super().__init__(vault, db_path, server, embedder, namespace)
 
     def _create_tables(self) -> None:
         super()._create_tables()
@@ -168,17 +170,25 @@ class ChunkIndex(IndexBase):
                 if source != path and self._resolve(target, source) == path})
             return self._refs(out), self._refs(sources[:MAX_LINKS])
 
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """Chunks for ``query``, best first, each with its file's outlinks and inlinks.
+    def metadata(self, path: str, text_hash: str) -> dict[str, str | bool]:
+        """On a Chroma server a section's vector says whether it is of a digest node,
+        for ``digest_only``."""
+        return {"h": text_hash, "digest": path.startswith(f"{self.vault.digest}/")}
+
+    def search(self, query: str, limit: int = 10, digest_only: bool = False
+               ) -> list[SearchHit]:
+        """Chunks for ``query``, best first, each with its file's outlinks and inlinks;
+        only sections of digest nodes with ``digest_only``.
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
+        scope = Scope({"digest": True}, f"{self.vault.digest}/") if digest_only else None
         crumb, text = self._fts_shown("breadcrumb", "t"), self._fts_shown("text", "t")
         found = self._hit_rows(query, max(limit * 2, 20), self.bm25_weights,
                                (VECTOR_WEIGHT, KEYWORD_WEIGHT),
                                f"SELECT d.id, d.path, d.line, {crumb}, {text} "
                                f"FROM {self._docs_t} d JOIN {self._fts_t} t ON t.rowid = d.id "
-                               "WHERE d.id IN ({marks})")
+                               "WHERE d.id IN ({marks})", scope)
         # Two priors on top of the fused rank, for questions: a digest node holds what
         # was distilled from the notes, with its sources, so on a near tie it answers
         # better than a raw note; a section of open tasks ("- [ ] ...") says what is to

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import BrokenFrontmatter
-from vaultlink.index.base import IndexBase
+from vaultlink.index.base import IndexBase, Scope
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import fuse_ranks
 from vaultlink.index.mentions import NameTable, subject_of
@@ -63,11 +63,13 @@ class NodeIndex(IndexBase):
     keyword_body_chars = 100_000
 
     def __init__(self, vault: Vault, db_path: Path,
-                 chroma_client: ClientAPI | Callable[[], ClientAPI],
+                 server: ClientAPI | Callable[[], ClientAPI] | None,
                  embedder: Embedder, body_chars: int = 1000, namespace: str = "") -> None:
+        """``server``: None to keep the vectors in state.sqlite, or a Chroma server's
+        client (see ``tables.IndexTables``)."""
         self.body_chars = body_chars
         self._name_table: NameTable | None = None  # built by the first query after a write
-        super().__init__(vault, db_path, chroma_client, embedder, namespace)
+        super().__init__(vault, db_path, server, embedder, namespace)
 
     def wants(self, path: str) -> bool:
         """Exactly ``digest/<bucket>/<slug>.md`` with a bucket other than ``topics``."""
@@ -121,8 +123,8 @@ class NodeIndex(IndexBase):
                 f"JOIN {self._files_t} f ON f.path = d.path"))
         return self._name_table
 
-    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int
-                    ) -> list[tuple[list[int], float]]:
+    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int,
+                    prefix: str = "") -> list[tuple[list[int], float]]:
         """Recall by name (``mentions``): the nodes whose name or text names the query's
         subject as a phrase (the node of that name first), and the nodes the best match
         so far names in its text."""
@@ -130,7 +132,8 @@ class NodeIndex(IndexBase):
         subject = subject_of(text)
         if subject:  # words only (``words_of``): the phrase cannot be an FTS5 error
             phrase = '"' + " ".join(subject) + '"'
-            more.append((self._keyword_ids(phrase, self.bm25_weights, depth), NAME_FUSION[0]))
+            more.append((self._keyword_ids(phrase, self.bm25_weights, depth, prefix),
+                         NAME_FUSION[0]))
         best = fuse_ranks(lists + more)[:1]
         if best:
             top = best[0][0]
@@ -142,14 +145,23 @@ class NodeIndex(IndexBase):
                 more.append(([top, *named][:depth], NAME_FUSION[1]))
         return more
 
-    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
-        """Digest nodes for ``query``, best first, fused from vector, BM25 and name recall.
+    def metadata(self, path: str, text_hash: str) -> dict[str, str | bool]:
+        """On a Chroma server a node's vector carries its bucket, for ``bucket=``."""
+        return {"h": text_hash, "bucket": path.split("/")[1]}
+
+    def node_search(self, query: str, limit: int = 20,
+                    bucket: str | None = None) -> list[NodeHit]:
+        """Digest nodes for ``query``, best first, fused from vector, BM25 and name recall;
+        only the nodes of ``bucket`` (``digest/<bucket>/``) when given.
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
+        scope = None
+        if bucket:
+            scope = Scope({"bucket": bucket}, f"{self.vault.digest}/{bucket}/")
         found = self._hit_rows(query, limit, self.bm25_weights, NODE_FUSION,
                                f"SELECT d.id, d.path, f.name, f.description FROM {self._docs_t} d "
                                f"JOIN {self._files_t} f ON f.path = d.path "
-                               "WHERE d.id IN ({marks})")
+                               "WHERE d.id IN ({marks})", scope)
         return [NodeHit(path, score, name, description, sim, kw)
                 for (path, name, description), score, sim, kw in found]

@@ -1,6 +1,6 @@
 """Opening recall: both indexes of a vault (digest nodes for integration, sections for
-``search``) over one Chroma client, built from the typed options. The one way the CLI,
-the daemon and the dream open them."""
+``search``), their vectors in state.sqlite or on one Chroma server, built from the typed
+options. The one way the CLI, the daemon and the dream open them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vaultlink.errors import SearchIndexError
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MINILM_FAST_MODEL_ID, Embedder, make_embedder
 from vaultlink.index.multilingual import E5_MODEL_ID
 from vaultlink.index.nodes import NodeIndex
-from vaultlink.index.store import collection_namespace, open_chroma
+from vaultlink.index.store import collection_namespace, drop_old_mirror, open_server
 from vaultlink.llm.arbiter import ArbitratedEmbedder
 from vaultlink.options import PipelineOptions
 from vaultlink.vault.notes import Vault
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 
 
 class LazyChroma:
-    """One Chroma client for both indexes, opened the first time either needs it."""
+    """One Chroma server client for both indexes, opened the first time either needs it
+    (http mode; unused when embedded)."""
 
     def __init__(self, opener: Callable[[], ClientAPI]) -> None:
         self._opener = opener
@@ -41,8 +43,8 @@ class LazyChroma:
 
 @dataclass
 class Indexes:
-    """The node and chunk indexes of one vault, over one Chroma client (opened only once
-    an index changes: a query never needs it)."""
+    """The node and chunk indexes of one vault; in http mode over one Chroma client,
+    opened when an index first needs the server."""
 
     nodes: NodeIndex
     chunks: ChunkIndex
@@ -65,21 +67,28 @@ class Indexes:
 def open_indexes(vault: Vault, embedder: Embedder, *, chroma_mode: str = "embedded",
                  chroma_host: str = "127.0.0.1", chroma_port: int = 8000,
                  body_chars: int = 1000, section_embedder: Embedder | None = None) -> Indexes:
-    """Both indexes of ``vault`` in ``.vaultlink/`` (state.sqlite, chroma/), from config values.
+    """Both indexes of ``vault`` in ``.vaultlink/state.sqlite``, from config values; their
+    vectors there too (``chroma_mode="embedded"``), or on the Chroma server at
+    ``chroma_host:chroma_port`` (``"http"``).
 
     ``section_embedder`` embeds the section index (None: ``embedder``, as the nodes).
 
-    With a Chroma server (``chroma_mode="http"``) collection names carry a key of the
-    vault's path, so several vaults can share one server.
+    With a Chroma server collection names carry a key of the vault's path, so several
+    vaults can share one server.
     """
+    if chroma_mode not in ("embedded", "http"):
+        raise SearchIndexError(f"unknown Chroma mode {chroma_mode!r}; use 'embedded' or "
+                               "'http'")
     state = vault.state_dir
-    client = LazyChroma(lambda: open_chroma(chroma_mode, state / "chroma", chroma_host,
-                                            chroma_port))
+    client = LazyChroma(lambda: open_server(chroma_host, chroma_port))
+    server = client if chroma_mode == "http" else None
+    if server is None:
+        drop_old_mirror(state)
     namespace = collection_namespace(vault, chroma_mode)
     db_path = state / "state.sqlite"
-    nodes = NodeIndex(vault, db_path, client, embedder, body_chars=body_chars,
+    nodes = NodeIndex(vault, db_path, server, embedder, body_chars=body_chars,
                       namespace=namespace)
-    chunks = ChunkIndex(vault, db_path, client, section_embedder or embedder,
+    chunks = ChunkIndex(vault, db_path, server, section_embedder or embedder,
                         namespace=namespace)
     return Indexes(nodes, chunks, client)
 

@@ -1,7 +1,8 @@
-"""Opening the index's stores.
+"""Opening the index's stores: folders, the Chroma server's client.
 
-The stores are derived data: a Chroma folder or a state database that cannot be
-opened is moved aside (``*.corrupt-<time>``) and rebuilt from the vault.
+The stores are derived data: a state database that cannot be opened is moved aside
+(``*.corrupt-<time>``) and rebuilt from the vault. The vectors live in state.sqlite
+(``index.chroma.mode: embedded``) or on a Chroma server (``http``, ``served.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultlink.errors import SearchIndexError
+from vaultlink.errors import IndexServerUnavailable
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -36,43 +37,45 @@ def ensure_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
 
 
-def open_chroma(mode: str, path: Path, host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
-    """A Chroma client: embedded in ``path`` (the vault's ``.vaultlink/chroma``) or HTTP.
+# How long a request to the Chroma server may take (chromadb's client waits forever):
+# connecting, and a search or a batch written. A slow server past these is retried
+# (``served.RETRY_WAITS``), then reported.
+CONNECT_SECONDS = 5.0
+REQUEST_SECONDS = 60.0
 
-    An embedded store that cannot be opened is moved aside and started afresh (the
-    index syncs itself back from the vault). An HTTP server that does not answer is a
-    ``SearchIndexError``.
+
+def open_server(host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
+    """A client of the Chroma server that holds the vectors (``index.chroma.mode: http``).
+
+    A server that does not answer is an ``IndexServerUnavailable`` that says what to do.
     """
-    # chromadb: 0.8 s of CPU at import, paid only by a process that changes an index
+    # chromadb: 0.8 s of CPU at import, paid only in http mode
     import chromadb
-    from chromadb.api.shared_system_client import SharedSystemClient
+    import httpx
     from chromadb.config import Settings
 
-    settings = Settings(anonymized_telemetry=False)
-    if mode == "http":
-        try:
-            client = chromadb.HttpClient(host=host, port=port, settings=settings)
-            client.heartbeat()
-        except Exception as exc:
-            raise SearchIndexError(f"no Chroma server answers at {host}:{port} ({exc}); start "
-                                   "it, or set index.chroma.mode: embedded") from exc
-        return client
-    if mode != "embedded":
-        raise SearchIndexError(f"unknown Chroma mode {mode!r}; use 'embedded' or 'http'")
-    ensure_dir(path)
+    timeout = httpx.Timeout(REQUEST_SECONDS, connect=CONNECT_SECONDS)
     try:
-        client = chromadb.PersistentClient(path=str(path), settings=settings)
-        client.list_collections()
-        return client
+        # asked first with a timeout: HttpClient's constructor makes requests that wait
+        # forever on a server that accepts connections and never answers
+        httpx.get(f"http://{host}:{port}/api/v2/heartbeat", timeout=timeout).raise_for_status()
+        client = chromadb.HttpClient(host=host, port=port,
+                                     settings=Settings(anonymized_telemetry=False))
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if isinstance(session, httpx.Client):  # the one place chromadb keeps its timeout
+            session.timeout = timeout
+        client.heartbeat()
     except Exception as exc:
-        log.warning("cannot open the Chroma store: %s", exc)
-    # chromadb keeps one System per path, and a failed open leaves a broken one behind
-    # that the next client for the path would reuse: forget it before starting afresh.
-    SharedSystemClient._identifier_to_system.pop(str(path), None)
-    SharedSystemClient._identifier_to_refcount.pop(str(path), None)
-    _move_aside(path, "the Chroma store")
-    path.mkdir(parents=True)
-    return chromadb.PersistentClient(path=str(path), settings=settings)
+        raise IndexServerUnavailable(
+            f"no Chroma server answers at {host}:{port} ({exc}); start it (`chroma run "
+            f"--path <folder> --port {port}`), or set index.chroma.mode: embedded") from exc
+    return client
+
+
+def server_report(client: ClientAPI) -> dict[str, object]:
+    """What ``doctor`` shows of a server: its version and its collections with counts."""
+    collections = {c.name: c.count() for c in client.list_collections()}
+    return {"version": client.get_version(), "collections": collections}
 
 
 def collection_namespace(vault: Vault, chroma_mode: str) -> str:
@@ -84,3 +87,15 @@ def collection_namespace(vault: Vault, chroma_mode: str) -> str:
     if chroma_mode != "http":
         return ""
     return hashlib.sha256(str(vault.root).encode("utf-8")).hexdigest()[:10]
+
+
+def drop_old_mirror(state_dir: Path) -> None:
+    """Remove ``.vaultlink/chroma``: the embedded Chroma copy of the vectors that earlier
+    versions wrote beside state.sqlite and no query read (derived data, a few hundred
+    MB in a large vault)."""
+    old = state_dir / "chroma"
+    if old.is_dir():
+        import shutil  # once per vault that had the old folder, not at every open
+
+        log.info("removing %s: the vectors live in state.sqlite", old)
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,24 +1,25 @@
-"""The stores of one index: four SQLite tables and a Chroma collection, kept in step.
+"""The stores of one index: SQLite tables, and the vectors in their one home.
 
 ``idx_<kind>_files`` (every tracked note with size, mtime, inode and content hash, or
-the reason it is skipped), ``idx_<kind>_docs`` (one row per indexed text; its integer
-id is also its id in Chroma), ``idx_<kind>_fts`` (FTS5 over the same texts) and
-``idx_<kind>_vec`` (its vector, which queries search: ``vectors.py``). The collection
-is named by kind, embedding model id and schema version, so a model change builds a
-new collection instead of mixing vector spaces. Whatever does not describe the
-collection (a lost Chroma folder, a counted mismatch, other ``params``) is reset with a
-warning: the index is derived data, rebuilt from the vault.
+the reason it is skipped), ``idx_<kind>_docs`` (one row per indexed text, with the hash
+of the text: the journal of which vectors must exist), ``idx_<kind>_fts`` (FTS5 over the
+same texts). The vectors live in one place, by ``index.chroma.mode``:
 
-Chroma is opened only when the index changes (or must be checked): a query, and a sync
-that finds nothing changed, never import it. An index built before the vector table
-existed takes its vectors from Chroma once, without embedding anything again.
+* embedded (default): ``idx_<kind>_vec`` in state.sqlite, written in the transaction
+  of their docs, searched exactly in memory (``vectors.py``); Chroma is not used;
+* http: the collection on a Chroma server (``served.py``), written before the docs'
+  transaction commits, searched by the server; the process keeps no copy.
+
+The stored index is named by kind, embedding model id and schema version (and, on a
+server, the vault), so a model change builds anew instead of mixing vector spaces.
+Whatever does not describe the stored vectors (other ``params``, a server that lost
+or holds other vectors) is reset or healed with a warning: the index is derived data.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.embed import Embedder
+from vaultlink.index.served import Metadata, ServedVectors, chroma_failure
 from vaultlink.index.store import ensure_dir
 from vaultlink.index.words import CUT_VERSION, search_text
 from vaultlink.vault.atomic import content_hash
@@ -36,13 +38,13 @@ from vaultlink.vault.state import State, immediate_transaction
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
-    from chromadb.api.models.Collection import Collection
 
     from vaultlink.index.vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+MOVE_PAGE = 5000  # vectors per page when an embedded index moves to a Chroma server
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 T = TypeVar("T")
 
@@ -93,23 +95,26 @@ class IndexTables:
     fts_shown: ClassVar[bool] = False
 
     def __init__(self, vault: Vault, db_path: Path,
-                 chroma_client: ClientAPI | Callable[[], ClientAPI], embedder: Embedder,
+                 server: ClientAPI | Callable[[], ClientAPI] | None, embedder: Embedder,
                  namespace: str = "") -> None:
-        """``chroma_client``: the client, or a function that opens it when first needed."""
+        """``server``: None to keep the vectors in state.sqlite (embedded), or a Chroma
+        server's client (or a function that opens it when first needed) to keep them
+        there."""
         self.vault, self.db_path, self.embedder = vault, db_path, embedder
-        self._client_of: Callable[[], ClientAPI] = (
-            chroma_client if callable(chroma_client) else lambda: chroma_client)
-        self._client: ClientAPI | None = None
-        self._coll: Collection | None = None
         self._chroma_checked = False
-        self.collection_name = f"{self.kind}-{embedder.model_id}-v{SCHEMA_VERSION}"
+        self._base_name = f"{self.kind}-{embedder.model_id}-v{SCHEMA_VERSION}"
+        self.collection_name = self._base_name
         if namespace:  # one Chroma server may serve several vaults
             self.collection_name += f"-{namespace}"
+        self._served: ServedVectors | None = None
+        if server is not None:
+            self._served = ServedVectors(server if callable(server) else lambda: server,
+                                         self.collection_name)
         self._lock = threading.RLock()
         self._db = open_state_db(db_path)
         self._files_t, self._docs_t, self._fts_t, self._vec_t = (
             f"idx_{self.kind}_{t}" for t in ("files", "docs", "fts", "vec"))
-        self._vectors: VectorMatrix | None = None  # loaded by the first query
+        self._vectors: VectorMatrix | None = None  # loaded by the first query (embedded)
         try:
             self._create_tables()
         except sqlite3.DatabaseError as exc:
@@ -118,22 +123,14 @@ class IndexTables:
         self._check_tables()
 
     @property
-    def client(self) -> ClientAPI:
-        """The Chroma client, opened on first use."""
-        if self._client is None:
-            self._client = self._client_of()
-        return self._client
+    def served(self) -> ServedVectors | None:
+        """The Chroma server's collection, in http mode; None when embedded."""
+        return self._served
 
     @property
     def chroma_open(self) -> bool:
-        """True once this index has opened its Chroma collection."""
-        return self._coll is not None
-
-    @property
-    def _collection(self) -> Collection:
-        if self._coll is None:
-            self._coll = self._open_collection()
-        return self._coll
+        """True once this index has opened its collection on a Chroma server."""
+        return self._served is not None and self._served.opened
 
     def _fts_ddl(self) -> str:
         """The FTS5 table: the columns searched, then (``fts_shown``) one unindexed column
@@ -167,108 +164,142 @@ class IndexTables:
         row = self._db.execute("SELECT value FROM idx_meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def _open_collection(self) -> Collection:
-        try:
-            return self.client.get_or_create_collection(
-                self.collection_name, configuration={"hnsw": {"space": "cosine"}},
-                embedding_function=None)
-        except Exception as exc:
-            raise SearchIndexError(f"cannot open the Chroma collection {self.collection_name}: "
-                                   f"{exc}; run `vaultlink reindex`") from exc
+    def _set_meta(self, db: sqlite3.Connection, **values: str) -> None:
+        db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
+                       [(f"{self.kind}.{k}", v) for k, v in values.items()])
 
     def _count(self, table: str) -> int:
         return int(self._db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def _check_tables(self) -> None:
-        """At open, from SQLite alone: the index describes this model and these params,
-        and its docs have vectors; otherwise check (and reset) with Chroma now.
+        """At open, from SQLite alone: the index describes this model, these params and
+        this home of its vectors; otherwise check (and reset) now.
 
-        Docs and their vectors are written in one transaction (and an older index's are
-        copied in one), so the vectors are all there or, in an index built before the
-        table, none: asking whether the table has a row costs nothing, where counting
-        it read every page (46,000 section vectors: 70 ms at every open). Only a hand
-        edit of the database could leave some docs without a vector."""
+        Docs and their vectors are written in one transaction, so in embedded mode the
+        vectors are all there or, in an index built before the table (or on a server),
+        none: asking whether the table has a row costs nothing, where counting it read
+        every page (46,000 section vectors: 70 ms at every open)."""
         if (self._meta(f"{self.kind}.collection") != self.collection_name
                 or self._meta(f"{self.kind}.params") != self._params()):
             self._check_consistent()
-        elif self._has_rows(self._docs_t) and not self._has_rows(self._vec_t):
-            self._vectors_from_chroma()
+        elif (self._served is None and self._has_rows(self._docs_t)
+              and not self._has_rows(self._vec_t)):
+            log.warning("the %s index keeps no vectors in state.sqlite; rebuilding it",
+                        self.kind)
+            self.reset()
 
     def _has_rows(self, table: str) -> bool:
         return self._db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
 
-    def _vectors_from_chroma(self) -> None:
-        """An index built before ``idx_<kind>_vec``: copy its vectors out of Chroma once
-        (nothing is embedded again), or rebuild when Chroma does not hold them all."""
-        self._check_consistent()
-        from vaultlink.index.vectors import to_blob  # numpy: 0.1 s, paid with chromadb's
-
-        ids = [r[0] for r in self._db.execute(
-            f"SELECT id FROM {self._docs_t} WHERE id NOT IN (SELECT id FROM {self._vec_t})")]
-        step = self.client.get_max_batch_size()
-        with self._tx() as db:
-            for start in range(0, len(ids), step):
-                got = self._collection.get(ids=[str(i) for i in ids[start:start + step]],
-                                           include=["embeddings"])
-                vectors = got["embeddings"]
-                db.executemany(f"INSERT OR REPLACE INTO {self._vec_t} VALUES (?, ?)",
-                               [(int(i), to_blob(v)) for i, v in zip(
-                                   got["ids"], [] if vectors is None else vectors, strict=True)])
-        if self._count(self._vec_t) != self._count(self._docs_t):
-            log.warning("the %s index's vectors are incomplete; rebuilding it", self.kind)
-            self.reset()
-
     def _check_consistent(self) -> None:
-        """Reset when the stored state does not describe this collection's vectors."""
+        """Reset when the stored state does not describe this index's vectors; on a
+        server, heal what the server lost or holds in excess (``_heal``)."""
         stored = self._meta(f"{self.kind}.collection")
-        rows = self._count(self._docs_t)
-        try:
-            vectors = self._collection.count()
-        except Exception as exc:
-            raise SearchIndexError(f"the Chroma collection {self.collection_name} does not "
-                                   f"answer: {exc}") from exc
         params = self._meta(f"{self.kind}.params")
-        self._chroma_checked = True
-        if stored == self.collection_name and rows == vectors and params == self._params():
+        same = stored == self.collection_name and params == self._params()
+        if self._served is None:
+            self._chroma_checked = True
+            if same:
+                return
+            self._say_rebuilt(stored, params)
+            self.reset()
             return
+        served = self._served
+        if (stored == self._base_name and params == self._params()
+                and self._count(self._vec_t) == self._count(self._docs_t)):
+            self._move_to_server()  # from embedded: the vectors go, nothing is embedded
+            return
+        if not same:
+            self._say_rebuilt(stored, params)
+            if stored is not None and stored != self._base_name:
+                served.drop(stored)
+            self.reset()
+            return
+        rows, held = self._count(self._docs_t), served.count()
+        self._chroma_checked = True
+        if rows == held and self._meta(f"{self.kind}.collection_id") == served.collection_id():
+            return
+        self._heal()
+
+    def _say_rebuilt(self, stored: str | None, params: str | None) -> None:
         if stored is not None and stored != self.collection_name:
             log.warning("the %s index was built with %s; building %s", self.kind, stored,
                         self.collection_name)
-            self._drop_collection(stored)
-        elif stored is not None and params != self._params():
+        elif stored is not None:
             log.warning("the %s index was built with %s, now %s; rebuilding it", self.kind,
                         params, self._params())
-        elif stored is not None and self._count(self._vec_t) == rows:
-            log.warning("the %s index's Chroma collection is out of step (%d rows, %d "
-                        "vectors); restoring it from state.sqlite", self.kind, rows, vectors)
-            self._mirror_to_chroma()
-            return
-        elif stored is not None:
-            log.warning("the %s index is out of step (%d rows, %d vectors); rebuilding it "
-                        "from the vault", self.kind, rows, vectors)
-        self.reset()
 
-    def _mirror_to_chroma(self) -> None:
-        """Refill the collection from the vectors SQLite holds (nothing is embedded)."""
+    def out_of_step(self) -> bool:
+        """On a Chroma server: True when it holds another number of vectors than the
+        journal's docs, or the collection was made anew (a server restarted empty). The
+        next sync heals it. Always False embedded."""
+        if self._served is None:
+            return False
+        with self._lock:
+            served = self._served
+            return (served.count() != self._count(self._docs_t) or served.collection_id()
+                    != self._meta(f"{self.kind}.collection_id"))
+
+    def _heal(self) -> None:
+        """Bring the server in line with the journal (doc ids and text hashes): vectors
+        it holds that no doc wants are deleted; docs whose vector it lacks are dropped
+        and their notes marked for reading, so the next sync embeds those texts only."""
+        served = self._served
+        assert served is not None
+        held = served.held()
+        journal = {int(i): str(h) for i, h in self._db.execute(
+            f"SELECT id, text_hash FROM {self._docs_t}")}
+        stale = [i for i, h in held.items() if journal.get(i) != h]
+        missing = [i for i, h in journal.items() if held.get(i) != h]
+        log.warning("the Chroma server holds %d of the %d vectors of the %s index (%d "
+                    "stale); healing it: %d texts will be embedded again", len(held) -
+                    len(stale), len(journal), self.kind, len(stale), len(missing))
+        served.delete(stale)
+        with self._tx() as db:
+            paths = sorted({r[0] for i in missing for r in db.execute(
+                f"SELECT path FROM {self._docs_t} WHERE id = ?", (i,))})
+            self._delete_docs(db, missing)
+            # a size and a hash no file has: the next sync reads these notes again and
+            # embeds the texts that lost their docs (the others keep theirs, by text hash)
+            db.executemany(f"UPDATE {self._files_t} SET size = -1, hash = '' WHERE path = ?",
+                           [(p,) for p in paths])
+            self._set_meta(db, collection_id=served.collection_id())
+
+    def _move_to_server(self) -> None:
+        """An index built embedded, now served: its vectors go to the server as they
+        are (nothing is embedded again), then leave state.sqlite."""
         import numpy as np  # 0.1 s of CPU, paid with chromadb's 0.8 s
 
-        self._drop_collection(self.collection_name)
-        self._coll = self._open_collection()
-        rows = self._db.execute(f"SELECT id, vec FROM {self._vec_t}").fetchall()
-        self._chroma_upsert([str(r[0]) for r in rows],
-                            [np.frombuffer(r[1], dtype=np.float32).tolist() for r in rows])
-
-    def _drop_collection(self, name: str) -> None:
-        try:
-            self.client.delete_collection(name)
-        except Exception as exc:  # already gone is fine
-            log.debug("deleting collection %s: %s", name, exc)
+        served = self._served
+        assert served is not None
+        log.warning("moving the %s index's vectors from state.sqlite to the Chroma server",
+                    self.kind)
+        served.drop()
+        last = 0
+        while True:  # a page at a time: a large index's vectors are not all read at once
+            rows = self._db.execute(
+                f"SELECT v.id, v.vec, d.path, d.text_hash FROM {self._vec_t} v "
+                f"JOIN {self._docs_t} d ON d.id = v.id WHERE v.id > ? ORDER BY v.id "
+                "LIMIT ?", (last, MOVE_PAGE)).fetchall()
+            if not rows:
+                break
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            served.put([r[0] for r in rows], vectors.reshape(len(rows), -1),
+                       [self.metadata(r[2], r[3]) for r in rows])
+            last = rows[-1][0]
+        with self._tx() as db:
+            db.execute(f"DELETE FROM {self._vec_t}")
+            self._set_meta(db, collection=self.collection_name, params=self._params(),
+                           collection_id=served.collection_id())
+        self._chroma_checked = True
 
     def reset(self) -> None:
         """Forget everything indexed; the next sync rebuilds from the vault."""
         with self._lock:
-            self._drop_collection(self.collection_name)
-            self._coll = self._open_collection()
+            collection_id = ""
+            if self._served is not None:
+                self._served.drop()
+                collection_id = self._served.collection_id()  # made anew, empty
             self._chroma_checked = True
             if self._vectors is not None:
                 self._vectors.clear()
@@ -279,12 +310,11 @@ class IndexTables:
                 # writes (an index built before ``fts_shown`` or another tokenizer)
                 db.execute(f"DROP TABLE {self._fts_t}")
                 db.execute(self._fts_ddl())
-                db.executemany("INSERT OR REPLACE INTO idx_meta VALUES (?, ?)",
-                               [(f"{self.kind}.collection", self.collection_name),
-                                (f"{self.kind}.params", self._params())])
+                self._set_meta(db, collection=self.collection_name, params=self._params(),
+                               collection_id=collection_id)
 
     def close(self) -> None:
-        """Close the SQLite connection (the Chroma client belongs to the caller)."""
+        """Close the SQLite connection (a Chroma client belongs to the caller)."""
         self._vectors = None
         with self._lock:
             self._db.close()
@@ -305,7 +335,7 @@ class IndexTables:
             raise SearchIndexError(f"the search index in {self.db_path} failed: {exc}; run "
                                    "`vaultlink reindex`") from exc
         except Exception as exc:
-            if not _chroma_failure(exc):
+            if not chroma_failure(exc):
                 raise
             raise SearchIndexError(f"the Chroma collection {self.collection_name} failed: "
                                    f"{exc}; run `vaultlink reindex`") from exc
@@ -333,23 +363,41 @@ class IndexTables:
         return f"coalesce({alias}.{column}_shown, {alias}.{column})"
 
     def _delete_docs(self, db: sqlite3.Connection, ids: list[int]) -> None:
+        """Forget docs: their rows here, and their vectors wherever they live (on a
+        server, before the caller's transaction commits)."""
         db.executemany(f"DELETE FROM {self._docs_t} WHERE id = ?", [(i,) for i in ids])
         db.executemany(f"DELETE FROM {self._fts_t} WHERE rowid = ?", [(i,) for i in ids])
+        if self._served is not None:
+            self._served.delete(ids)
+            return
         db.executemany(f"DELETE FROM {self._vec_t} WHERE id = ?", [(i,) for i in ids])
         if self._vectors is not None:
             self._vectors.remove(ids)
 
-    def _store_vectors(self, db: sqlite3.Connection, ids: list[str],
-                       vectors: list[list[float]]) -> None:
-        """Keep new vectors beside their docs (in the caller's transaction) and in the
-        loaded matrix."""
+    def metadata(self, path: str, text_hash: str) -> Metadata:
+        """What a vector carries on a server: its text's hash (the journal's check) and
+        what queries filter on (``scope``); subclasses add theirs."""
+        return {"h": text_hash}
+
+    def _store_vectors(self, db: sqlite3.Connection, ids: list[int],
+                       vectors: list[list[float]], metadatas: list[Metadata]) -> None:
+        """Keep new vectors: beside their docs (in the caller's transaction) and in the
+        loaded matrix, or on the server before that transaction commits."""
+        if self._served is not None:
+            self._served.put(ids, vectors, metadatas)
+            return
         # numpy: 0.1 s of CPU, which a start with nothing to embed or search never pays
         from vaultlink.index.vectors import to_blob
 
         db.executemany(f"INSERT OR REPLACE INTO {self._vec_t} VALUES (?, ?)",
-                       [(int(i), to_blob(v)) for i, v in zip(ids, vectors, strict=True)])
+                       [(i, to_blob(v)) for i, v in zip(ids, vectors, strict=True)])
         if self._vectors is not None:
-            self._vectors.add([int(i) for i in ids], vectors)
+            self._vectors.add(ids, vectors)
+
+    def _relabel(self, ids: list[int], metadatas: list[Metadata]) -> None:
+        """Vectors kept under a moved note: their metadata follows it (on a server)."""
+        if self._served is not None:
+            self._served.relabel(ids, metadatas)
 
     def _matrix(self) -> VectorMatrix:
         """Every vector of the index, loaded from SQLite on first use (under the lock)."""
@@ -362,27 +410,15 @@ class IndexTables:
             self._vectors = matrix
         return self._vectors
 
-    def _chroma_delete(self, ids: list[int]) -> None:
-        step = self.client.get_max_batch_size()
-        for start in range(0, len(ids), step):
-            self._collection.delete(ids=[str(i) for i in ids[start:start + step]])
-
-    def _chroma_upsert(self, ids: list[str], vectors: list[list[float]]) -> None:
-        import numpy as np  # 0.1 s of CPU, paid with chromadb's 0.8 s
-
-        step = self.client.get_max_batch_size()
-        for start in range(0, len(ids), step):
-            self._collection.upsert(ids=ids[start:start + step], embeddings=np.asarray(
-                vectors[start:start + step], dtype=np.float32))
-
-
-def _chroma_failure(exc: Exception) -> bool:
-    """A Chroma error, or an HTTP error from a Chroma server that went away.
-
-    Judged without importing chromadb or httpx: when they are not loaded, nothing of
-    theirs can have raised.
-    """
-    chroma, httpx = sys.modules.get("chromadb.errors"), sys.modules.get("httpx")
-    kinds = tuple(k for k in (getattr(chroma, "ChromaError", None),
-                              getattr(httpx, "HTTPError", None)) if isinstance(k, type))
-    return bool(kinds) and isinstance(exc, kinds)
+    def _nearest(self, vector: list[float], k: int, scope: Metadata, prefix: str
+                 ) -> list[tuple[int, float]]:
+        """The ``k`` nearest doc ids with their cosine similarity: the server's search
+        filtered by ``scope``, or the exact search over the docs under ``prefix``."""
+        if self._served is not None:
+            return self._served.nearest(vector, k, scope)
+        allowed = None
+        if prefix:
+            allowed = [r[0] for r in self._db.execute(
+                f"SELECT id FROM {self._docs_t} WHERE substr(path, 1, ?) = ?",
+                (len(prefix), prefix))]
+        return self._matrix().search(vector, k, allowed)

@@ -1,4 +1,5 @@
-"""Exact vector search over an index's vectors, kept in SQLite and in memory.
+"""Exact vector search over an index's vectors, kept in SQLite and in memory (the
+default, ``index.chroma.mode: embedded``; on a Chroma server see ``served.py``).
 
 Every vector an index embeds is stored in its ``idx_<kind>_vec`` table, in the same
 transaction as its doc and FTS rows, so the three can never disagree. Queries read a
@@ -7,11 +8,10 @@ first query of a process and kept in step by every write after it. A query is on
 matrix-vector product and a partial sort: exact cosine (the vectors are unit length),
 where an HNSW graph is approximate.
 
-Why not ask Chroma: opening it costs ``import chromadb`` (0.8 s of CPU) and its client,
-which a CLI query paid on every call; exact search over 10,000 nodes is one 15 MB
-product of about a millisecond, and over 40,000 chunks a few. Chroma is still written
-(``tables.IndexTables``), so a Chroma server (``index.chroma.mode: http``) holds the
-vault's vectors for other tools, and is opened only when the index changes.
+Why not an embedded Chroma: opening it costs ``import chromadb`` (0.8 s of CPU) and its
+client, which a CLI query paid on every call; exact search over 10,000 nodes is one
+15 MB product of about a millisecond, and over 40,000 chunks a few. Earlier versions
+also wrote every vector to an embedded Chroma that nothing read; it is gone.
 """
 
 from __future__ import annotations
@@ -81,8 +81,10 @@ class VectorMatrix:
         """Forget every vector."""
         self.__init__()  # type: ignore[misc]
 
-    def search(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
-        """The ``k`` nearest ids with their cosine similarity, best first (ties by id)."""
+    def search(self, vector: Sequence[float], k: int,
+               allowed: Sequence[int] | None = None) -> list[tuple[int, float]]:
+        """The ``k`` nearest ids with their cosine similarity, best first (ties by id);
+        only among ``allowed`` when given."""
         if not self._row or k <= 0:
             return []
         # einsum, not ``@``: the BLAS behind ``@`` spreads one product over threads that
@@ -90,7 +92,16 @@ class VectorMatrix:
         # 10,000 x 384 at load 20; the same on a quiet one).
         sims = np.einsum("ij,j->i", self._mat, np.asarray(vector, dtype=np.float32))
         sims[~self._alive] = -np.inf
-        k = min(k, len(self._row))
+        alive = len(self._row)
+        if allowed is not None:
+            rows = [r for r in (self._row.get(int(i)) for i in allowed) if r is not None]
+            keep = np.zeros(len(sims), dtype=bool)
+            keep[rows] = True
+            sims[~keep] = -np.inf
+            alive = len(rows)
+            if not alive:
+                return []
+        k = min(k, alive)
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         order = sorted(top.tolist(), key=lambda n: (-float(sims[n]), int(self._ids[n])))
-        return [(int(self._ids[n]), float(sims[n])) for n in order if self._alive[n]]
+        return [(int(self._ids[n]), float(sims[n])) for n in order if sims[n] > -np.inf]
