@@ -27,11 +27,15 @@ from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.index.fusion import (
+    KEYWORD_ROW_BUDGET,
     KEYWORD_WEIGHT,
     VECTOR_WEIGHT,
     fts_match,
+    fts_terms,
     fuse_ranks,
+    or_match,
     query_text,
+    rarest_terms,
 )
 from vaultlink.index.served import Metadata
 from vaultlink.index.tables import Doc, IndexTables
@@ -347,10 +351,10 @@ class IndexBase(IndexTables):
         text = query_text(query)
         depth = max(limit * 3, 50)
         vector = self.embedder.embed([text])[0]
-        match = fts_match(text)
         where, prefix = (scope.where, scope.prefix) if scope is not None else ({}, "")
         with self._lock:
             try:
+                match = self._keyword_match(text)
                 nearest = self._nearest(vector, depth, where, prefix)
                 keyword = [] if match is None else self._keyword_ids(match, bm25_weights,
                                                                      depth, prefix)
@@ -370,6 +374,24 @@ class IndexBase(IndexTables):
         fused = fuse_ranks(lists)[:limit]
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
+
+    def _keyword_match(self, text: str) -> str | None:
+        """The FTS5 query for ``text`` (under the lock): all its terms, but in an index
+        of more than ``KEYWORD_ROW_BUDGET`` texts only its rarest (``rarest_terms``)."""
+        terms = fts_terms(text)
+        cap = KEYWORD_ROW_BUDGET + 1
+        if len(terms) < 2 or self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
+            return fts_match(text)
+        fts = self._fts_t
+        rows = {t: self._rows_upto(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{t}"',),
+                                   cap) for t in terms}
+        return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
+
+    def _rows_upto(self, select: str, args: tuple[str, ...], cap: int) -> int:
+        """The rows ``select`` gives, counted up to ``cap``: counting all of a term's
+        million rows would cost what leaving it out saves."""
+        return int(self._db.execute(f"SELECT count(*) FROM ({select} LIMIT ?)",
+                                    (*args, cap)).fetchone()[0])
 
     def _ids_under(self, prefix: str) -> set[int]:
         return {r[0] for r in self._db.execute(

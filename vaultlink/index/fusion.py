@@ -5,7 +5,7 @@ Pure functions: the indexes hand in ranked lists and raw query text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from vaultlink.errors import SearchIndexError
@@ -48,13 +48,12 @@ def fuse_ranks(lists: Sequence[tuple[Sequence[T], float]], k: int = RRF_K
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
-def fts_match(query: str) -> str | None:
-    """An FTS5 MATCH expression that cannot be a syntax error: quoted terms OR'ed.
+def fts_terms(query: str) -> list[str]:
+    """The distinct search words of ``query`` in order, as FTS5 is asked for them.
 
-    The terms are the query's search words (``words.words_of``: a CJK run gives its
-    pairs of characters, each a term). Operators, quotes, ``*``, ``:`` and ``NEAR`` in
-    the query become plain words or vanish; stop words are left out unless nothing
-    else is left; None when no word is.
+    The words are ``words.words_of``'s (a CJK run gives its pairs of characters, each a
+    term), so operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words
+    or vanish; stop words are left out unless nothing else is left.
     """
     terms: list[str] = []
     seen: set[str] = set()
@@ -66,8 +65,44 @@ def fts_match(query: str) -> str | None:
                 break
     # Stop words match nearly every note: BM25 gives them almost no weight, yet FTS5 must
     # score every row they match (all 10,000 for "the"), which dominates query time.
-    terms = [t for t in terms if t not in STOP_WORDS] or terms
+    return [t for t in terms if t not in STOP_WORDS] or terms
+
+
+def or_match(terms: Sequence[str]) -> str | None:
+    """The terms quoted and OR'ed: an FTS5 MATCH expression that cannot be a syntax
+    error; None for no terms."""
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression for ``query`` that cannot be a syntax error: its
+    ``fts_terms`` quoted and OR'ed; None when it has no word."""
+    return or_match(fts_terms(query))
+
+
+# BM25 over FTS5 reads and scores every row a term is in. At a million sections a common
+# word is in a tenth of them and costs ~100 ms, for a term whose idf says next to nothing;
+# so once the terms of a query match this many rows in all, its commonest ones go.
+# Below it (every vault the quality benchmarks hold) a query is asked in full.
+KEYWORD_ROW_BUDGET = 20_000
+
+
+def rarest_terms(terms: Sequence[str], rows: Mapping[str, int],
+                 budget: int = KEYWORD_ROW_BUDGET) -> list[str]:
+    """The terms worth asking FTS5 for, in their order: rarest first while the rows they
+    match (``rows``: term -> rows it is in) stay within ``budget``; the rarest always.
+
+    A term in no row is left out (it cannot match); all of them are, when none is found.
+    """
+    found = sorted((t for t in terms if rows.get(t, 0) > 0), key=lambda t: rows[t])
+    kept: set[str] = set()
+    total = 0
+    for term in found:
+        if kept and total + rows[term] > budget:
+            break
+        kept.add(term)
+        total += rows[term]
+    return [t for t in terms if t in kept]
 
 
 def query_text(query: str) -> str:

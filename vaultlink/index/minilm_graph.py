@@ -17,11 +17,13 @@ onnxruntime, makes the same file.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import logging
 import os
 import platform
+import sys
 import tempfile
 import threading
 import time
@@ -204,6 +206,19 @@ def _fast_graph(ort: Any, model_path: Path, out: Path) -> Any:
                                 providers=["CPUExecutionProvider"])
 
 
+def _give_back_freed_heap() -> None:
+    """Return to the system the heap that loading a graph freed: onnxruntime parses the
+    file and copies its weights out of the parse, and glibc keeps the ~40 MB so freed
+    mapped (a query process at a million sections: 325 MB; see docs/scale.md). A no-op
+    where the C library has no ``malloc_trim``."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # musl, or no glibc by that name
+        log.debug("malloc_trim is not available; the freed heap stays mapped")
+
+
 def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
     """A session of the exact or fast graph, and the tokenizer (256 tokens at most, no
     padding), each loaded once per process and source; EmbeddingError when they cannot."""
@@ -228,6 +243,7 @@ def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         make = _fast_graph if fast else _exact_graph
         session = _session(ort, cached, kind, lambda out: make(ort, model_path, out))
+        _give_back_freed_heap()
     except EmbeddingError:
         raise
     except ImportError as exc:

@@ -1,0 +1,83 @@
+"""Keyword recall in a large index asks FTS5 for a query's rarest terms only.
+
+BM25 reads and scores every row a term is in; at a million sections one common word
+cost most of a query (docs/scale.md). These pin down which terms are kept, that an
+index within the budget is asked every term exactly as before, and that a term is
+counted as the table's tokenizer reads it (stemmed), not as typed. Real SQLite FTS5;
+a rule-based embedder, since only the keyword side is under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from vaultlink.index import base
+from vaultlink.index.fusion import rarest_terms
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.vault.notes import Vault
+
+
+class Flat:
+    """Every text the same vector: the vector side ranks nothing above anything."""
+
+    model_id = "flat-2d"
+    dimension = 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_the_rarest_terms_are_kept_within_the_budget_in_query_order() -> None:
+    rows = {"common": 1000, "rare": 3, "mid": 50, "absent": 0}
+    terms = ["common", "mid", "absent", "rare"]
+    assert rarest_terms(terms, rows, budget=60) == ["mid", "rare"]
+    assert rarest_terms(terms, rows, budget=2000) == ["common", "mid", "rare"]
+
+
+def test_the_rarest_term_is_kept_even_past_the_budget() -> None:
+    assert rarest_terms(["a", "b"], {"a": 500, "b": 900}, budget=10) == ["a"]
+
+
+def test_terms_in_no_row_are_left_out() -> None:
+    assert rarest_terms(["x", "y"], {"x": 0}, budget=10) == []
+
+
+def _index(tmp_path: Path) -> NodeIndex:
+    root = tmp_path / "v"
+    for i in range(30):
+        text = "Mane of a horse." if i < 5 else "Plain filler."
+        (root / "digest" / "wiki").mkdir(parents=True, exist_ok=True)
+        (root / f"digest/wiki/filler-{i}.md").write_text(
+            f"---\nname: Filler {i}\ndescription: {text}\n---\nfiller text\n", encoding="utf-8")
+    (root / "digest/wiki/zebra.md").write_text(
+        "---\nname: Zebra\ndescription: Stripes, and a short mane.\n---\nfiller too\n",
+        encoding="utf-8")
+    vault = Vault(root)
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Flat())
+    index.sync()
+    return index
+
+
+def test_an_index_within_the_budget_is_asked_every_term(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    with index._lock:
+        assert index._keyword_match("filler zebra manes") == '"filler" OR "zebra" OR "manes"'
+    index.close()
+
+
+def test_a_large_index_is_asked_its_rarest_terms_counted_as_indexed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path)
+    monkeypatch.setattr(base, "KEYWORD_ROW_BUDGET", 10)  # 31 nodes: "large"
+    with index._lock:
+        # "filler" is in all 31 nodes and goes; "manes" is stemmed to "mane" (6 nodes)
+        # as the table reads it, so it counts and stays beside "zebra" (1)
+        assert index._keyword_match("filler zebra manes") == '"zebra" OR "manes"'
+        assert index._keyword_match("filler") == '"filler"'  # a lone term is never cut
+    hits = {h.path: h.keyword_rank for h in index.node_search("filler zebra manes", 40)}
+    assert hits["digest/wiki/zebra.md"] == 1  # both kept terms
+    assert hits["digest/wiki/filler-20.md"] == 0  # matched only by the term left out
+    index.close()
