@@ -37,8 +37,9 @@ def test_the_rarest_terms_are_kept_within_the_budget_in_query_order() -> None:
     assert rarest_terms(terms, rows, budget=2000) == ["common", "mid", "rare"]
 
 
-def test_the_rarest_term_is_kept_even_past_the_budget() -> None:
-    assert rarest_terms(["a", "b"], {"a": 500, "b": 900}, budget=10) == ["a"]
+def test_a_term_in_more_rows_than_the_budget_is_left_out_even_alone() -> None:
+    assert rarest_terms(["a", "b"], {"a": 500, "b": 900}, budget=10) == []
+    assert rarest_terms(["a", "b"], {"a": 500, "b": 4}, budget=10) == ["b"]
 
 
 def test_terms_in_no_row_are_left_out() -> None:
@@ -76,7 +77,8 @@ def test_a_large_index_is_asked_its_rarest_terms_counted_as_indexed(
         # "filler" is in all 31 nodes and goes; "manes" is stemmed to "mane" (6 nodes)
         # as the table reads it, so it counts and stays beside "zebra" (1)
         assert index._keyword_match("filler zebra manes") == '"zebra" OR "manes"'
-        assert index._keyword_match("filler") == '"filler"'  # a lone term is never cut
+        # alone it goes too: no keyword list, the vector and name lists rank alone
+        assert index._keyword_match("filler") is None
     hits = {h.path: h.keyword_rank for h in index.node_search("filler zebra manes", 40)}
     assert hits["digest/wiki/zebra.md"] == 1  # both kept terms
     assert hits["digest/wiki/filler-20.md"] == 0  # matched only by the term left out

@@ -24,7 +24,12 @@ from tests.fakes.competent import (
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.dream.extractor import summary_text, with_code_restored
+from vaultlink.dream.extractor import (
+    example_of,
+    summary_text,
+    with_code_restored,
+    without_echoes,
+)
 from vaultlink.dream.nodetext import lead_sentence
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -521,6 +526,32 @@ def test_a_unit_the_note_does_not_say_is_dropped(tmp_path: Path) -> None:
         run = dream(root, server.url)
     assert [u.name for u in run.units] == ["vacuum-window"]
     assert "rotate" not in "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
+
+
+def test_a_sentence_of_the_prompts_example_ending_a_grounded_unit_is_cut(
+        tmp_path: Path) -> None:
+    """In a week's soak the 0.5B ended a unit of its note with the example's steps ("To
+    install the package from a Git repository: create the new repository, deploy it,
+    wait an hour, then revoke the old one"): the unit passed as grounded, and a Hatch
+    node told readers to revoke something. The note's own sentence stays."""
+    root = vault(tmp_path)
+    echoing = {**UNIT_B, "summary": UNIT_B["summary"] + " To move the vacuum: create the "
+               "new window, deploy it, wait an hour, then revoke the old one."}
+    with FakeOllama(model=with_extract(creator, echoing)) as server:
+        run = dream(root, server.url)
+    assert [u.summary for u in run.units] == [UNIT_B["summary"]]
+    text = "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
+    assert "02:00" in text and "revoke" not in text
+
+
+def test_without_echoes_keeps_the_notes_own_words_and_code() -> None:
+    example = example_of("en")
+    note = "To rotate the key: generate a new key, roll the clients, revoke the old key."
+    assert without_echoes(note, example, note) == note
+    block = "Run `deploy; wait an hour; revoke old` as the example says."
+    assert without_echoes(block, example, "Run it.") == block  # code is never judged
+    assert without_echoes("Create the new key, deploy it, wait an hour, then revoke the "
+                          "old one.", example, "Keys are created.") == ""
 
 
 def test_a_corroboration_from_a_cited_note_says_what_it_confirms(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
@@ -71,6 +72,12 @@ EXTRACT_SCHEMA: dict[str, Any] = {
 # create the new key ...") into notes that say nothing of it kept 0 to 0.33.
 GROUNDED = 0.4
 JUDGED_WORDS = 5  # the copies had 9 or more
+# A sentence is the example's, not the note's, when this many of its subject words (and
+# a quarter of them) are the example's and not the note's. In a week's soak the 0.5B
+# ended a Hatch page's unit and an incident's with "create the new key, deploy it, wait
+# an hour, then revoke the old one" (3 and 4 such words); the note's own sentences of
+# the 1.5B's sample_vault and realdocs units had at most one.
+ECHOED_WORDS = 3
 REPAIR = ('That was not the JSON asked for. Answer again with JSON only: '
           '{"units": [{"name": "...", "bucket": "...", "summary": "..."}]}')
 Section = tuple[str, str]  # (heading breadcrumb, text)
@@ -155,6 +162,12 @@ class ModelExtractor:
             if grounded(unit.summary, note.new_text()) < GROUNDED:
                 log.info("dropping unit %r of %s: its summary is not in the note (%s)",
                          unit.name, note.path, unit.summary[:80])
+                continue
+            unit.summary = without_echoes(unit.summary, example_of(language_of(body)),
+                                          note.new_text())
+            if not unit.summary:
+                log.info("dropping unit %r of %s: its summary is the prompt's example",
+                         unit.name, note.path)
                 continue
             unit.summary = with_code_restored(unit.summary, note.new_text())
             if unit.bucket == "personal" and note.path.startswith(f"{self.resource}/"):
@@ -285,6 +298,30 @@ def grounded(summary: str, source: str) -> float:
     return len(want & set(subject_words(source))) / len(want)
 
 
+def without_echoes(summary: str, example: str, source: str) -> str:
+    """``summary`` without the sentences the model took from the prompt's worked
+    ``example`` rather than from ``source`` (see ``ECHOED_WORDS``); '' if all were.
+    Lines with code, list items and headings are kept as they are."""
+    shown = set(subject_words(example)) - set(subject_words(source))
+    if not shown:
+        return summary
+
+    def echoed(sentence: str) -> bool:
+        words = set(subject_words(sentence))
+        copied = words & shown
+        return len(copied) >= ECHOED_WORDS and 4 * len(copied) >= len(words)
+
+    kept: list[str] = []
+    for paragraph in summary.split("\n\n"):
+        if "`" in paragraph or "\n" in paragraph.strip():
+            kept.append(paragraph)
+            continue
+        sentences = [s for s in split_sentences(paragraph) if not echoed(s)]
+        if sentences:
+            kept.append(" ".join(sentences))
+    return "\n\n".join(kept).strip()
+
+
 def subject_name(name: str, summary: str, headings: set[str]) -> str:
     """``name`` as a kebab-case handle, or the summary's subject when ``name`` is empty,
     a date, a generic or logistics word, a heading or the title of the note."""
@@ -339,11 +376,16 @@ def extract_prompt(language: str) -> str:
     language without one): the 0.5B copied the English example's units for a Chinese
     note, and the 1.5B wrote Chinese summaries under English kebab-case names, as the
     example showed; an example in the note's language is what small models follow."""
+    return prompt("extract").replace("{example}", example_of(language))
+
+
+def example_of(language: str) -> str:
+    """The worked example of the extract prompt in ``language`` (else English)."""
     examples = resources.files("vaultlink.dream.prompts") / "examples"
     example = examples / f"extract.{language}.md"
     if not example.is_file():
         example = examples / "extract.en.md"
-    return prompt("extract").replace("{example}", example.read_text("utf-8").strip())
+    return example.read_text("utf-8").strip()
 
 
 def language_hint(text: str) -> str:

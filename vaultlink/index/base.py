@@ -377,10 +377,11 @@ class IndexBase(IndexTables):
 
     def _keyword_match(self, text: str) -> str | None:
         """The FTS5 query for ``text`` (under the lock): all its terms, but in an index
-        of more than ``KEYWORD_ROW_BUDGET`` texts only its rarest (``rarest_terms``)."""
+        of more than ``KEYWORD_ROW_BUDGET`` texts only its rarest (``rarest_terms``);
+        None when no term is left to ask for."""
         terms = fts_terms(text)
         cap = KEYWORD_ROW_BUDGET + 1
-        if len(terms) < 2 or self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
+        if not terms or self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
             return fts_match(text)
         fts = self._fts_t
         rows = {t: self._rows_upto(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{t}"',),

@@ -90,15 +90,18 @@ KEYWORD_ROW_BUDGET = 20_000
 def rarest_terms(terms: Sequence[str], rows: Mapping[str, int],
                  budget: int = KEYWORD_ROW_BUDGET) -> list[str]:
     """The terms worth asking FTS5 for, in their order: rarest first while the rows they
-    match (``rows``: term -> rows it is in) stay within ``budget``; the rarest always.
+    match (``rows``: term -> rows it is in) stay within ``budget``.
 
-    A term in no row is left out (it cannot match); all of them are, when none is found.
+    A term in more rows than ``budget`` is left out even alone: in an index that large it
+    is a stop word (at a million sections, a word in 20,000 of them weighs a third of a
+    rare one in BM25), and scoring its rows cost a second a query. A term in no row is
+    left out too (it cannot match). None may be left: the other lists rank alone.
     """
-    found = sorted((t for t in terms if rows.get(t, 0) > 0), key=lambda t: rows[t])
+    found = sorted((t for t in terms if 0 < rows.get(t, 0) <= budget), key=lambda t: rows[t])
     kept: set[str] = set()
     total = 0
     for term in found:
-        if kept and total + rows[term] > budget:
+        if total + rows[term] > budget:
             break
         kept.add(term)
         total += rows[term]
