@@ -33,6 +33,7 @@ from vaultlink.index.fusion import (
     fts_match,
     fts_terms,
     fuse_ranks,
+    informative_terms,
     or_match,
     query_text,
     rarest_terms,
@@ -354,10 +355,8 @@ class IndexBase(IndexTables):
         where, prefix = (scope.where, scope.prefix) if scope is not None else ({}, "")
         with self._lock:
             try:
-                match = self._keyword_match(text)
                 nearest = self._nearest(vector, depth, where, prefix)
-                keyword = [] if match is None else self._keyword_ids(match, bm25_weights,
-                                                                     depth, prefix)
+                keyword = self._keyword_list(text, bm25_weights, depth, prefix)
                 lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
                 more = self._more_lists(text, lists, depth, prefix)
                 if prefix and more:  # name lists come from the whole index: keep the scope's
@@ -375,17 +374,43 @@ class IndexBase(IndexTables):
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
+    def _keyword_list(self, text: str, bm25_weights: Sequence[float], depth: int,
+                      prefix: str = "") -> list[int]:
+        """Doc ids by BM25 for ``text`` (under the lock), best first: asked for the terms
+        that weigh (``_keyword_match``); in an index within ``KEYWORD_ROW_BUDGET``, when
+        they fill fewer than ``depth`` places, asked again with all of its terms.
+
+        The second answer ranks the rows the first found as the first did (the common
+        terms add at most FTS5's 1e-6 floor), and after them the rows only common words
+        match: the list every term gives, with the common ones scored only when they
+        can reach the list (a small vault, or a query of rare words)."""
+        match = self._keyword_match(text)
+        ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
+        if len(ids) < depth:
+            every = fts_match(text)
+            cap = KEYWORD_ROW_BUDGET + 1
+            if every is not None and every != match and self._rows_upto(
+                    f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
+                ids = self._keyword_ids(every, bm25_weights, depth, prefix)
+        return ids
+
     def _keyword_match(self, text: str) -> str | None:
-        """The FTS5 query for ``text`` (under the lock): all its terms, but in an index
-        of more than ``KEYWORD_ROW_BUDGET`` texts only its rarest (``rarest_terms``);
-        None when no term is left to ask for."""
+        """The FTS5 query for ``text`` (under the lock): the terms in fewer than half of
+        the texts (``informative_terms``), and in an index of more than
+        ``KEYWORD_ROW_BUDGET`` texts only the rarest of them (``rarest_terms``); None
+        when no term is left to ask for. Terms are counted as the table reads them."""
         terms = fts_terms(text)
+        if not terms:
+            return None
         cap = KEYWORD_ROW_BUDGET + 1
-        if not terms or self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
-            return fts_match(text)
+        total = self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap)
+        # counted only as far as the rule needs: past half the texts, or past the budget
+        upto = total // 2 + 1 if total < cap else cap
         fts = self._fts_t
         rows = {t: self._rows_upto(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{t}"',),
-                                   cap) for t in terms}
+                                   upto) for t in terms}
+        if total < cap:
+            return or_match(informative_terms(terms, rows, total))
         return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
 
     def _rows_upto(self, select: str, args: tuple[str, ...], cap: int) -> int:
