@@ -157,3 +157,28 @@ def test_the_subject_as_a_phrase_puts_its_node_first_then_the_nodes_naming_it(
     # words are closer in meaning (0.82 against 0.64) and in BM25
     assert paths == ["digest/wiki/rank-fusion.md", "digest/wiki/cites-it.md",
                      "digest/wiki/scattered.md"]
+
+
+def test_of_name_gives_the_nodes_of_exactly_that_name() -> None:
+    table = NameTable([(1, "Hook API 索引"), (2, "Hook"), (3, "About"), (4, "Hook")])
+    assert table.of_name(subject_of("Hook API 索引: Hook 是 React 16.8 的新增特性。")) == [1]
+    assert table.of_name(("hook",)) == [2, 4]
+    assert table.of_name(("hook", "api")) == []  # a part of a name is not the name
+    assert table.of_name(("about",)) == []  # a stop word alone names nothing
+
+
+def test_the_links_followed_are_the_named_nodes_though_a_sibling_ranks_first(
+        index: NodeIndex) -> None:
+    ids = {path: doc for doc, path in index._db.execute(
+        f"SELECT id, path FROM {index._docs_t}")}
+    sibling = ids["digest/wiki/busy-0.md"]
+    # As when a title's words and description are shared by its set ("Hook API 索引:
+    # Hook 是 React 16.8 的新增特性" among the Hook pages): meaning and words rank a
+    # sibling first. The query is still about the node its subject names, and the
+    # nodes that node names are its neighbours; the sibling names none.
+    lists = [([sibling], 0.5), ([sibling], 0.5)]
+    with index._lock:
+        more = index._more_lists(QUERY, lists, 50)
+    assert more[-1][0] == [ids["digest/wiki/table-bloat.md"],
+                           ids["digest/wiki/fillfactor-tuning.md"],
+                           ids["digest/wiki/pg-repack.md"]]

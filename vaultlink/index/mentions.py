@@ -5,8 +5,9 @@ documentation it is made from does the same with links: a page names the pages n
 to its subject. So besides meaning (vectors) and words (BM25), ``node_search`` recalls
 by name in two directions:
 
-* the nodes the best match **names** in its text (its links, or a node's name written
-  as plain words): the neighbours of the subject the query is about;
+* the nodes the node of the subject's name (else the best match) **names** in its text
+  (its links, or a node's name written as plain words): the neighbours of the subject
+  the query is about;
 * the nodes whose name or text names the query's **subject** (the words before its
   first ``:``, ``. ``, ``。`` or line break), as one phrase: the node of that name, then the
   nodes that would link to it.
@@ -78,6 +79,10 @@ class NameTable:
 
     def __len__(self) -> int:
         return sum(len(ids) for ids in self._ids.values())
+
+    def of_name(self, words: tuple[str, ...]) -> list[int]:
+        """Ids of the nodes whose name is exactly ``words`` (as ``subject_of`` gives them)."""
+        return list(self._ids.get(words, ())) if _is_a_name(words) else []
 
     def named_in(self, text: str, skip: Collection[int] = ()) -> list[int]:
         """Ids of the nodes whose name ``text`` contains as whole words, in the order the
