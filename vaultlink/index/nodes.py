@@ -14,7 +14,7 @@ from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index.base import IndexBase, Scope
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import fuse_ranks
-from vaultlink.index.mentions import NameTable, subject_of
+from vaultlink.index.mentions import NameTable, name_phrase, subject_of
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
@@ -130,9 +130,9 @@ class NodeIndex(IndexBase):
         text of the node of the subject's name, or of the best match so far if none."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
-        if subject:  # words only (``words_of``): the phrase cannot be an FTS5 error
-            phrase = '"' + " ".join(subject) + '"'
-            more.append((self._keyword_ids(phrase, self.bm25_weights, depth, prefix),
+        if subject:  # quoted words only (``name_phrase``): cannot be an FTS5 error
+            more.append((self._keyword_ids(name_phrase(subject), self.bm25_weights, depth,
+                                           prefix),
                          NAME_FUSION[0]))
         fused = [doc for doc, _ in fuse_ranks(lists + more)]
         # The node the subject names is the one the query is about, wherever meaning and
