@@ -234,6 +234,8 @@ def test_a_vague_name_is_replaced_by_a_phrase_the_summary_says_never_a_word_twic
     assert subject_name("2026-06-17", "搜索索引每周日凌晨重建一次。搜索索引重建需要十分钟。",
                         set()) == "搜索索引"
     assert subject_name("hybrid-search", said, set()) == "hybrid-search"  # a real name stays
+    assert subject_name("beschreibung", "Der Suchindex wird jeden Sonntag neu aufgebaut.",
+                        set()) != "beschreibung"  # generic in German too
 
 
 def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:

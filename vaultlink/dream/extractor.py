@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.offline.naming import name_flaw
 from vaultlink.dream.offline.naming import subject_name as said_subject
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.prompts import prompt
@@ -343,8 +344,10 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
 
 
 def _vague(slug: str, headings: set[str]) -> bool:
+    """Whether a handle names no subject: see ``subject_name``; ``name_flaw`` knows the
+    generic words of other languages ("Beschreibung", "概述") and a word said twice."""
     return (not slug or slug in VAGUE_NAMES or re.fullmatch(r"[\d-]+", slug) is not None
-            or slug in headings)
+            or slug in headings or name_flaw(slug.replace("-", " ")) != "")
 
 
 def key_words(text: str, most: int = 4) -> str:
