@@ -238,6 +238,28 @@ def test_a_vague_name_is_replaced_by_a_phrase_the_summary_says_never_a_word_twic
                         set()) != "beschreibung"  # generic in German too
 
 
+def test_a_pages_unit_named_by_one_word_of_its_title_is_named_by_the_title(
+        tmp_path: Path) -> None:
+    """The 0.5B named the unit of Hatch's "How to run Python scripts" page "script"; the
+    node is named by the page's title, in the page's case. A day note keeps its name."""
+    root = vault(tmp_path)
+    page = "resource/hatch/how-to-run-python-scripts.md"
+    (root / page).parent.mkdir(parents=True, exist_ok=True)
+    (root / page).write_text("# How to run Python scripts\n\nThe run command executes "
+                             "Python scripts with inline metadata in a dedicated "
+                             "environment.\n")
+    doc = {"name": "script", "bucket": "wiki", "paths": [page],
+           "summary": "The run command executes Python scripts with inline metadata in a "
+                      "dedicated environment."}
+    day = {**UNIT_B, "name": "vacuum"}
+    with FakeOllama(model=with_extract(lambda r: decision(action="CREATE"), doc, day)
+                    ) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert sorted(u.name for u in run.units) == ["run-python-scripts", "vacuum"]
+    node = Vault(root).read_note("digest/wiki/run-python-scripts.md")
+    assert node.frontmatter["name"] == "Run Python scripts"
+
+
 def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     """A unit near no node is created without asking the model (it could only say
     CREATE); a unit close to that node gets the model's decision, here a REFINE."""

@@ -22,14 +22,16 @@ from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
-from vaultlink.dream.offline.naming import name_flaw
+from vaultlink.dream.offline.naming import clean_heading, name_flaw
 from vaultlink.dream.offline.naming import subject_name as said_subject
+from vaultlink.dream.offline.subjects import page_facts
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
+from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import STOP_WORDS, language_of, stem, subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
 from vaultlink.markdown.text import FENCED_BLOCK
@@ -172,10 +174,12 @@ class ModelExtractor:
                          unit.name, note.path)
                 continue
             unit.summary = with_code_restored(unit.summary, note.new_text())
-            if unit.bucket == "personal" and note.path.startswith(f"{self.resource}/"):
+            if note.path.startswith(f"{self.resource}/"):
                 # A document the person keeps is general knowledge: the 1.5B put pages of
                 # the Hatch docs under "personal" (this person's facts and preferences).
-                unit.bucket = "wiki"
+                if unit.bucket == "personal":
+                    unit.bucket = "wiki"
+                named_by_title(unit, page_heading(note.text))
             units.append(unit)
         return units
 
@@ -341,6 +345,29 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
         if candidate and not _vague(candidate, headings):
             return candidate
     return slug or "note"
+
+
+def page_heading(text: str) -> str:
+    """A page's own title: its frontmatter's ``title`` (a clipped page's), else its first
+    ``# `` heading outside code; '' when it has neither (a file name is no title)."""
+    given = page_facts(text).title
+    if given:
+        return given
+    body = FENCED_BLOCK.sub("", split_frontmatter(text)[1])
+    found = re.search(r"(?m)^# +(.+?)[ \t]*#*[ \t]*$", body)
+    return found.group(1).strip() if found else ""
+
+
+def named_by_title(unit: Unit, title: str) -> None:
+    """A page's unit named by one word of the page's title is named by the title: the
+    0.5B called the unit of Hatch's "How to run Python scripts" "script". The title keeps
+    its case ("Run Python scripts"), as the page writes it."""
+    words = [w for w in unit.name.split("-") if w]
+    named = clean_heading(title) if title.strip() else ""
+    if len(words) != 1 or not named or name_flaw(named, title=True):
+        return
+    if stem(words[0]) in {stem(w.lower()) for w in re.findall(r"[^\W_]+", named)}:
+        unit.name, unit.title = slugify(named), named
 
 
 def _vague(slug: str, headings: set[str]) -> bool:

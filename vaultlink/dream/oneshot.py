@@ -310,7 +310,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
                 "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
     if d.action == "CREATE":
         path = ""
-        for name in (d.title, unit.name):
+        for name in (d.title, unit.title, unit.name):
             slug = slugify(name) if name else ""
             path = f"{digest}/{unit.bucket}/{slug}.md"
             if slug and path not in guard.existed:
@@ -318,7 +318,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         else:
             return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
                     f"with target {path}; else choose another title")
-        title = d.title or title_of(unit.name)
+        title = d.title or unit.title or title_of(unit.name)
         body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
                               _mentionable(candidates, path, ""))
         text = compose(body, _source_line(d, unit, "CREATE", title, body))
