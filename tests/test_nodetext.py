@@ -5,7 +5,12 @@ example left out, and a REFINE repeating what the node already says."""
 
 from __future__ import annotations
 
-from vaultlink.dream.nodetext import new_sentences, paragraphs_of, without_dangling_lead
+from vaultlink.dream.nodetext import (
+    new_sentences,
+    paragraphs_of,
+    title_of,
+    without_dangling_lead,
+)
 
 TWICE = ("Hatch provides two types of plugins: Hatchling and Hatch. Hatch plugins must be "
          "installed beside Hatch itself. Hatch provides two types of plugins: Hatchling and "
@@ -42,3 +47,16 @@ def test_a_code_block_with_blank_lines_stays_one_block_and_keeps_its_lines() -> 
     assert paragraphs_of(text) == ["Decorate it:", code, "Then   register it. Then   register it."]
     assert new_sentences(text, "") == f"Decorate it:\n\n{code}\n\nThen register it."
     assert paragraphs_of("```\nopen\n\nto the end") == ["```\nopen\n\nto the end"]
+
+
+def test_a_title_keeps_the_capitals_its_summary_writes_a_word_with() -> None:
+    """The 0.5B's handle ``uv`` became "Uv" though the summary says "UV"; a word
+    capitalised only because it opens a sentence stays as the handle has it."""
+    assert title_of("uv", "To enable UV for the default environment.") == "UV"
+    assert title_of("sqlite-fts5", "SQLite FTS5 tokenizers: SQLite ships FTS5.") == (
+        "SQLite FTS5")
+    assert title_of("run-python-scripts", "To run Python scripts inline.") == (
+        "Run Python scripts")
+    assert title_of("rebuild-online", "Online rebuild. It stays up.") == "Rebuild online"
+    assert title_of("pg-mixed", "PG and pg both.") == "Pg mixed"  # two forms: as given
+    assert title_of("搜索索引", "搜索索引每周重建。") == "搜索索引"

@@ -165,10 +165,35 @@ def coverage(summary: str, text: str) -> float:
     return len(want & set(subject_words(text))) / len(want) if want else 1.0
 
 
-def title_of(handle: str) -> str:
-    """A unit's handle as a title: ``online-rebuild`` -> ``Online rebuild``."""
-    words = handle.replace("-", " ").strip()
-    return words[:1].upper() + words[1:] if words else "Note"
+def title_of(handle: str, text: str = "") -> str:
+    """A unit's handle as a title: ``online-rebuild`` -> ``Online rebuild``; a word that
+    ``text`` (the unit's summary) always writes in capitals keeps them (``sqlite-fts5``
+    -> ``SQLite FTS5``, not ``Sqlite fts5``; the 0.5B's ``uv`` from "UV" was "Uv")."""
+    words = handle.replace("-", " ").split()
+    if not words:
+        return "Note"
+    out = [as_written(w, text) for w in words]
+    out[0] = out[0][:1].upper() + out[0][1:]
+    return " ".join(out)
+
+
+def as_written(word: str, text: str) -> str:
+    """``word`` as ``text`` writes it wherever it stands, when that is one form with a
+    capital letter that is not just a sentence's first ("UV", "SQLite", "Python" in the
+    middle of a sentence); else ``word``."""
+    found = list(re.finditer(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text,
+                             re.IGNORECASE))
+    forms = {m.group(0) for m in found}
+    if len(forms) != 1:
+        return word
+    form = forms.pop()
+    if form == form.lower():
+        return word
+    inside = any(not _SENTENCE_START.search(text[:m.start()]) for m in found)
+    return form if form[1:] != form[1:].lower() or inside else word
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?。！？:]\s+|\n\s*)$")
 
 
 def clip(text: str, limit: int) -> str:

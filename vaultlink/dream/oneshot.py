@@ -318,7 +318,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         else:
             return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
                     f"with target {path}; else choose another title")
-        title = d.title or unit.title or title_of(unit.name)
+        title = d.title or unit.title or title_of(unit.name, unit.summary)
         body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
                               _mentionable(candidates, path, ""))
         text = compose(body, _source_line(d, unit, "CREATE", title, body))
@@ -355,7 +355,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
                 d = replace(d, action=action)
         old_text = toolbox.text_of(path)
         note = parse_note(path, old_text.encode("utf-8"))
-        title = str(note.frontmatter.get("name") or title_of(unit.name))
+        title = str(note.frontmatter.get("name") or title_of(unit.name, unit.summary))
         body, action = _updated(toolbox, note.body, d, unit, path, title,
                                 _mentionable(candidates, path, note.body))
         if action != d.action:
