@@ -23,20 +23,12 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import (
-    KEYWORD_ROW_BUDGET,
-    KEYWORD_WEIGHT,
-    VECTOR_WEIGHT,
-    fts_match,
-    fts_terms,
-    fuse_ranks,
-    or_match,
-    query_text,
-    rarest_terms,
-)
+from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fuse_ranks, query_text
+from vaultlink.index.keywords import TermRows
 from vaultlink.index.served import Metadata
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
@@ -375,24 +367,17 @@ class IndexBase(IndexTables):
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
+    @cached_property
+    def _terms(self) -> TermRows:
+        """How rare each query word is in this index (``keywords``), made at the first
+        query and kept with its counts until the database changes."""
+        return TermRows(self._db, self._docs_t, self._fts_t)
+
     def _keyword_match(self, text: str) -> str | None:
         """The FTS5 query for ``text`` (under the lock): all its terms, but in an index
-        of more than ``KEYWORD_ROW_BUDGET`` texts only its rarest (``rarest_terms``);
-        None when no term is left to ask for."""
-        terms = fts_terms(text)
-        cap = KEYWORD_ROW_BUDGET + 1
-        if not terms or self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
-            return fts_match(text)
-        fts = self._fts_t
-        rows = {t: self._rows_upto(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{t}"',),
-                                   cap) for t in terms}
-        return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
-
-    def _rows_upto(self, select: str, args: tuple[str, ...], cap: int) -> int:
-        """The rows ``select`` gives, counted up to ``cap``: counting all of a term's
-        million rows would cost what leaving it out saves."""
-        return int(self._db.execute(f"SELECT count(*) FROM ({select} LIMIT ?)",
-                                    (*args, cap)).fetchone()[0])
+        of more than ``LARGE_INDEX_TEXTS`` texts only its rarest; None when no term is
+        left to ask for."""
+        return self._terms.match(text)
 
     def _ids_under(self, prefix: str) -> set[int]:
         return {r[0] for r in self._db.execute(
