@@ -274,6 +274,53 @@ def test_the_model_groups_a_day_only_from_min_units_units(
     assert ("Greek letters" in titles) == bool(calls)
 
 
+def test_a_day_that_arrives_a_note_a_run_is_grouped_once_when_it_reaches_min_units(
+        tmp_path: Path) -> None:
+    """As the daemon runs: one note a run. The day's first three units get a topic each
+    and no call; the run that brings the day to topics.min_units (4) asks the model once,
+    over the earlier topics and its own unit, and the grouping replaces them; later
+    runs of that day make no call."""
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    root = make_vault(tmp_path, {})
+    picked = {"topics": [{"title": "Greek letters", "reason": "All settled.",
+                          "keywords": ["greek"], "units": [1, 2, 4]},
+                         {"title": "The third", "reason": "Gamma alone.",
+                          "keywords": ["gamma"], "units": [3]}]}
+    calls: list[int] = []
+    topics_file = "digest/topics/2026-07-01-topics.md"
+    for n, name in enumerate(names):
+        note = f"daily/2026-07-01/{name}.md"
+        (root / "daily/2026-07-01").mkdir(parents=True, exist_ok=True)
+        (root / note).write_text(f"## {name}\n\n{name.capitalize()} was settled.\n")
+
+        def model(request: dict[str, Any], note: str = note, name: str = name) -> Any:
+            if is_topics_request(request):
+                return reply(json.dumps(picked))
+            return with_extract(creator, unit(name, note))(request)
+
+        with FakeOllama(model=model) as server:
+            run = dream(root, server.url, **{"topics.max_topics": 3})
+            asked = [r for r in server.chat_requests() if is_topics_request(r)]
+        assert run.counts()["integrated"] == 1
+        calls.append(len(asked))
+        meta = Vault(root).read_note(topics_file).frontmatter
+        titles = [t["title"] for t in meta["topics"]]
+        if n == 2:  # three units, one topic each, no call yet
+            assert titles == ["Alpha", "Beta", "Gamma"]
+            assert "grouped_by" not in meta
+        if n == 3:  # the model saw the three earlier topics and the new unit
+            told = asked[0]["messages"][-1]["content"]
+            assert "[1] Alpha" in told and "[4] delta" in told
+    assert calls == [0, 0, 0, 1, 0]
+    meta = Vault(root).read_note(topics_file).frontmatter
+    assert meta["grouped_by"] == "model"
+    greek = meta["topics"][0]
+    assert greek["title"] == "Greek letters"
+    assert set(greek["paths"]) == {"digest/wiki/alpha.md", "digest/wiki/beta.md",
+                                   "digest/wiki/delta.md"}
+    assert [t["title"] for t in meta["topics"]][:2] == ["Greek letters", "The third"]
+
+
 def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
     """digest/ may be a link to a folder inside the vault: its nodes still existed, so a
     model may refine them (the whole-vault walk alone does not enter the link)."""

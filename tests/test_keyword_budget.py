@@ -1,10 +1,12 @@
-"""Keyword recall in a large index asks FTS5 for a query's rarest terms only.
+"""Which query terms keyword recall asks FTS5 for, and when.
 
 BM25 reads and scores every row a term is in; at a million sections one common word
-cost most of a query (docs/scale.md). These pin down which terms are kept, that an
-index within the budget is asked every term exactly as before, and that a term is
-counted as the table's tokenizer reads it (stemmed), not as typed. Real SQLite FTS5;
-a rule-based embedder, since only the keyword side is under test.
+cost most of a query (docs/scale.md). These pin down which terms are kept: in a large
+index the rarest within the budget; in any other, the terms in fewer than half of the
+texts first (BM25 gives the rest no weight), and every term when those fill fewer places
+than the list holds. No list of one language's stop words decides. A term is counted as
+the table's tokenizer reads it (stemmed), not as typed. Real SQLite FTS5; a rule-based
+embedder, since only the keyword side is under test.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from vaultlink.index import keywords
-from vaultlink.index.fusion import rarest_terms
+from vaultlink.index.fusion import informative_terms, rarest_terms
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.vault.notes import Vault
 
@@ -62,10 +64,41 @@ def _index(tmp_path: Path) -> NodeIndex:
     return index
 
 
-def test_an_index_within_the_budget_is_asked_every_term(tmp_path: Path) -> None:
+def test_terms_in_half_the_rows_or_more_carry_no_weight() -> None:
+    rows = {"und": 40, "half": 30, "much": 9, "rare": 1}
+    assert informative_terms(["und", "half", "much", "rare", "absent"], rows, 60) == \
+        ["much", "rare", "absent"]
+
+
+def test_an_index_within_the_budget_asks_the_terms_that_weigh_first(tmp_path: Path) -> None:
     index = _index(tmp_path)
     with index._lock:
-        assert index._keyword_match("filler zebra manes") == '"filler" OR "zebra" OR "manes"'
+        # "filler" is in all 31 nodes (BM25 weight floored), "manes" in 6, "zebra" in 1;
+        # "much" is in the English stop-word list and in no node: no list decides
+        assert index._keyword_match("filler zebra manes") == '"zebra" OR "manes"'
+        assert index._keyword_match("much zebra") == '"much" OR "zebra"'
+        assert index._keyword_match("filler") is None
+    index.close()
+
+
+def test_few_weighty_matches_are_followed_by_the_rows_common_words_find(
+        tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    hits = {h.path: h.keyword_rank for h in index.node_search("filler zebra manes", 40)}
+    assert hits["digest/wiki/zebra.md"] == 1
+    assert 1 < hits["digest/wiki/filler-0.md"] <= 6  # "mane" (a horse's), then "filler"
+    assert hits["digest/wiki/filler-20.md"] > 6  # found by the common word alone
+    index.close()
+
+
+def test_a_word_on_an_english_stop_list_still_finds_its_node(tmp_path: Path) -> None:
+    index = _index(tmp_path)
+    (index.vault.root / "digest/wiki/first.md").write_text(
+        "---\nname: Order\ndescription: Which step comes first.\n---\nfiller\n",
+        encoding="utf-8")
+    index.sync()
+    hits = {h.path: h.keyword_rank for h in index.node_search("first zebra", 40)}
+    assert hits["digest/wiki/first.md"] in (1, 2)  # asked for "first", not only "zebra"
     index.close()
 
 

@@ -138,6 +138,12 @@ def figures(run: Run, root: Path,
     # (until the day had max_topics topics): at most one call per (run, day) of decisions.
     pairs = {(r["run_id"], day_of(list(r["unit"].get("paths", [])), dt.date.today()))
              for r in journal if r["action"] in DECISIONS}
+    # The rule now: one call for a day once it holds topics.min_units (4) units.
+    per_day: dict[dt.date, int] = {}
+    for r in journal:
+        if r["action"] in DECISIONS:
+            day = day_of(list(r["unit"].get("paths", [])), dt.date.today())
+            per_day[day] = per_day.get(day, 0) + 1
     return {
         "model": model, "days": args.days, "minutes_per_day": args.minutes_per_day,
         "pages_per_day": args.pages_per_day, "quiet_seconds": run.quiet,
@@ -156,7 +162,8 @@ def figures(run: Run, root: Path,
                          if rate_alone and rate_inside else None},
         "calls": calls,
         "topics": {"calls": calls.get("topics", {}).get("calls", 0),
-                   "old_rule_at_most": len(pairs), "days": len({d for _, d in pairs})},
+                   "old_rule_at_most": len(pairs), "days": len({d for _, d in pairs}),
+                   "days_with_4_units": sum(1 for n in per_day.values() if n >= 4)},
         "cpu": {"daemon_s": round(sampler.daemon_cpu(), 1), "server_s": round(server_cpu, 1),
                 "daemon_s_per_unit": round(sampler.daemon_cpu() / units, 1) if units else None,
                 "server_s_per_unit": round(server_cpu / units, 1) if units else None},
@@ -212,7 +219,8 @@ def markdown(rep: dict[str, Any]) -> str:
         f"| units integrated / failed / parked | {units['integrated']} / "
         f"{units['failed_open']} / {units['parked']} ({units['actions']}) |",
         f"| notes not integrated | {len(rep['left_over'])} |",
-        f"| topics calls (the old rule: at most) | {rep['topics']['calls']} "
+        f"| topics calls / days with 4+ units (the old rule: at most) | "
+        f"{rep['topics']['calls']} / {rep['topics'].get('days_with_4_units', '?')} "
         f"({rep['topics']['old_rule_at_most']}) over {rep['topics']['days']} day(s) |",
         f"| duplicate nodes | {len(rep['duplicates'])} |",
         f"| `vaultlink check` errors / warnings | {rep['check']['errors']} / "

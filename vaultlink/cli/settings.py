@@ -95,8 +95,9 @@ integrate:
 
 topics:
   max_topics: 3
-  min_units: 4          # the model groups a day's units into topics only when a run
-                        # integrated at least this many of them; fewer: one topic each
+  min_units: 4          # the model groups a day's units into topics once, when the day
+                        # holds this many (its topics so far and the run's units);
+                        # fewer: one topic each
   lookback_days: 7      # a topic seen in this many past days is not repeated
 
 watch:

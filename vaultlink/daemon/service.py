@@ -28,7 +28,13 @@ from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.backfill import BacklogWorker, backfill_request
 from vaultlink.daemon.client import durable_status, iso
-from vaultlink.daemon.process import INFO_NAME, VaultLock, next_schedule, serve_until_signal
+from vaultlink.daemon.process import (
+    INFO_NAME,
+    VaultLock,
+    give_back_freed_heap,
+    next_schedule,
+    serve_until_signal,
+)
 from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
 from vaultlink.dream.backfill import changed_notes
@@ -392,6 +398,7 @@ class Daemon:
         finally:
             self._working, self._current = False, None
             close_models(ctx)
+            give_back_freed_heap()
         self.runs += 1
         log.info("run %d (%s, %d note(s)): %s", run.run_id, provider,
                  len(only) if only is not None else -1, run.counts())

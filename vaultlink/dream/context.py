@@ -97,9 +97,10 @@ class Extractor(Protocol):
 class TopicPicker(Protocol):
     """Chooses the day's topics among candidates (one per integrated unit)."""
 
-    def pick(self, candidates: list[dict[str, Any]], units: list[UnitResult],
+    def pick(self, candidates: list[dict[str, Any]], described: list[str],
              recent: set[str], max_topics: int) -> list[dict[str, Any]]:
-        """Topics in the shape of :func:`topic_of`, best first."""
+        """Topics in the shape of :func:`topic_of`, best first, grouping ``candidates``
+        (each described to the model by the line of the same place in ``described``)."""
         ...
 
 
@@ -128,7 +129,7 @@ class DreamContext:
     max_steps: int = 12
     dry_run: bool = False
     max_topics: int = 3
-    topic_min_units: int = 4  # a day's units in a run before the model groups them
+    topic_min_units: int = 4  # a day's units before the model groups them
     lookback_days: int = 7
     topic_picker: TopicPicker | None = None  # None: one topic per unit
     only: frozenset[str] | None = None

@@ -1,10 +1,13 @@
 """dream_topics_step: a few topics of the day, written by the step itself.
 
 Topics come from the units the run integrated, grouped by the day of their source
-notes: title, reason, evidence, keywords and paths. With a model the day's units are
-grouped and named by it (``ModelTopicPicker``), once per day and only for a day with
-``topics.min_units`` units in the run; without one, below that, or when its answer is
-unusable, each unit is a candidate topic, the most significant actions first. They go to
+notes: title, reason, evidence, keywords and paths. Without a model, or while a day holds
+fewer than ``topics.min_units`` units, each unit is a candidate topic, the most
+significant actions first. With a model the day's material is grouped and named by it
+(``ModelTopicPicker``) once, in the run that brings the day to ``topics.min_units``
+(counting the topics earlier runs wrote for it: the daemon integrates a note or two a
+run); the file then says ``grouped_by: model`` and is not regrouped. An unusable answer
+leaves one topic per unit. They go to
 ``digest/topics/<date>-topics.md``: the frontmatter holds the machine-readable list, the body
 links evidence notes and digest nodes in sentences. A topic whose normalised title
 appeared in the last ``lookback_days`` days is not repeated. A topics file that does
@@ -112,15 +115,15 @@ class ModelTopicPicker:
         self.model, self.num_ctx = model, num_ctx
         self.system = prompt("topics")
 
-    def pick(self, candidates: list[dict[str, Any]], units: list[UnitResult],
+    def pick(self, candidates: list[dict[str, Any]], described: list[str],
              recent: set[str], max_topics: int) -> list[dict[str, Any]]:
-        """One structured-output call over the day's units (as many as fit half the
-        context, most significant first)."""
+        """One structured-output call over the day's material (``described``: a line
+        per candidate, see :func:`unit_line`; as many as fit half the context, most
+        significant first)."""
         budget = self.num_ctx // 2 - estimate_tokens(self.system)
         lines: list[str] = []
-        for n, r in enumerate(units, start=1):
-            line = (f"[{n}] {r.unit.name} ({r.action} {r.target}): "
-                    f"{' '.join(r.unit.summary.split())[:600]}")
+        for n, text in enumerate(described, start=1):
+            line = f"[{n}] {text}"
             if estimate_tokens("\n".join([*lines, line])) > budget:
                 break
             lines.append(line)
@@ -142,6 +145,20 @@ class ModelTopicPicker:
         if not topics:
             raise ModelOutputError("topics: no topic named a unit it was given")
         return topics
+
+
+def unit_line(result: UnitResult) -> str:
+    """How the model is shown a unit the run integrated: its name, what happened, and
+    its summary."""
+    return (f"{result.unit.name} ({result.action} {result.target}): "
+            f"{' '.join(result.unit.summary.split())[:600]}")
+
+
+def topic_line(topic: dict[str, Any]) -> str:
+    """How the model is shown a topic an earlier run wrote for the day (one unit's, as
+    a run below ``topics.min_units`` writes them)."""
+    paths = ", ".join(str(p) for p in topic.get("paths", []))
+    return f"{topic['title']} ({paths}): {' '.join(str(topic.get('reason', '')).split())}"
 
 
 TOPICS_SCHEMA: dict[str, Any] = {
@@ -203,25 +220,33 @@ def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
                 results: list[UnitResult]) -> bool:
     """Pick and write one day's topics; whether the file was written.
 
-    The model groups a day's units only when there is something to group: this run
-    integrated at least ``topic_min_units`` of them and the day has no topics yet (so
-    one call per day at most). Otherwise each unit is a candidate topic, no call: in
-    the daemon, where a run takes one or two notes, the call cost a third of a 1.5B's
-    time to name one unit's topic."""
+    The model groups a day only when there is something to group: the day's topics so
+    far and this run's units come to ``topic_min_units``, and the model has not grouped
+    the day yet (so one call per day at most). Otherwise each unit is a candidate topic,
+    no call: in the daemon, where a run takes one or two notes, a call per run cost a
+    third of a 1.5B's time to name one unit's topic."""
     results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
     candidates = [topic_of(r) for r in results]
     recent = recent_titles(ctx.vault, day, ctx.lookback_days)
-    today = day_titles(ctx.vault, path)  # None: a file write_topics will not touch
-    if ctx.topic_picker is not None and today == [] and len(results) >= ctx.topic_min_units:
-        try:  # the model sees what is taken, and is asked only for the room left
-            candidates = ctx.topic_picker.pick(
-                candidates, results, recent | set(today), ctx.max_topics - len(today))
+    try:
+        earlier, _, grouped = read_day(ctx.vault, path)
+    except (NoteUnreadable, VaultError):  # a file write_topics will not touch
+        earlier, grouped = [], True
+    if (ctx.topic_picker is not None and not grouped
+            and len(earlier) + len(results) >= ctx.topic_min_units):
+        try:  # the day's earlier topics and this run's units, grouped anew
+            picked = ctx.topic_picker.pick(
+                earlier + candidates, [topic_line(t) for t in earlier]
+                + [unit_line(r) for r in results], recent, ctx.max_topics)
         except (ModelError, VaultError) as exc:  # one topic per unit instead
             run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
                                 "one topic per unit instead")
             log.warning("topics of %s: %s; one topic per unit instead", day, exc)
-    return bool(write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
-                             ctx.dry_run))
+        else:
+            return write_topics(ctx.vault, path, day, picked, ctx.max_topics, recent,
+                                ctx.dry_run, regroup=True)
+    return write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
+                        ctx.dry_run)
 
 
 def topics_path(vault: Vault, day: dt.date) -> str:
@@ -231,7 +256,15 @@ def topics_path(vault: Vault, day: dt.date) -> str:
 
 
 def read_topics(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None]:
-    """A day's topics and the file's hash ([] and None: no file yet).
+    """A day's topics and the file's hash ([] and None: no file yet); see
+    :func:`read_day`."""
+    topics, expected, _ = read_day(vault, path)
+    return topics, expected
+
+
+def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None, bool]:
+    """A day's topics, the file's hash ([] and None: no file yet), and whether the
+    model grouped them (``grouped_by: model``).
 
     Raises ``NoteUnreadable`` for a file that is not a topics file vaultlink wrote: a
     ``topics`` entry that is not a list of ``{title: ...}`` mappings is the user's own,
@@ -240,12 +273,12 @@ def read_topics(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | No
     try:
         note = vault.read_note(path)
     except NoteNotFound:
-        return [], None
+        return [], None, False
     topics = note.frontmatter.get("topics")
     if not isinstance(topics, list) or not all(
             isinstance(t, dict) and isinstance(t.get("title"), str) for t in topics):
         raise NoteUnreadable(path, "its frontmatter 'topics' is not a list of titled topics")
-    return topics, note.hash
+    return topics, note.hash, note.frontmatter.get("grouped_by") == "model"
 
 
 def day_titles(vault: Vault, path: str) -> list[str] | None:
@@ -266,24 +299,35 @@ def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
 
 
 def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[str, Any]],
-                 max_topics: int, recent: set[str], dry_run: bool) -> bool:
+                 max_topics: int, recent: set[str], dry_run: bool,
+                 regroup: bool = False) -> bool:
     """Merge new topics into the day's file, skipping titles in ``recent`` (earlier
-    days, see :func:`recent_titles`); returns whether anything was written."""
-    existing, expected = read_topics(vault, path)  # NoteUnreadable: never overwrite it
-    seen = recent | {normalize_title(t["title"]) for t in existing}
+    days, see :func:`recent_titles`); returns whether anything was written.
+
+    ``regroup``: ``candidates`` are the model's grouping of the whole day, earlier topics
+    included; they replace the file's topics, and the file says ``grouped_by: model``.
+    """
+    existing, expected, grouped = read_day(vault, path)  # NoteUnreadable: never overwrite
+    kept = [] if regroup else existing
+    seen = recent | {normalize_title(t["title"]) for t in kept}
     fresh: list[dict[str, Any]] = []
     for topic in candidates:
         key = normalize_title(topic["title"])
-        if key in seen or len(existing) + len(fresh) >= max_topics:
+        if key in seen or len(kept) + len(fresh) >= max_topics:
             continue
         seen.add(key)
         fresh.append(topic)
-    if not fresh:
+    if regroup and not fresh:  # every pick was a recent day's: the day's own stay
+        kept = existing
+    if not fresh and (grouped or not regroup):
         return False
-    topics = existing + fresh
-    meta = {"name": f"Topics of {day.isoformat()}",
-            "description": "What the day's notes were about, picked by vaultlink.",
-            "date": day.isoformat(), "topics": topics}
+    topics = kept + fresh
+    meta: dict[str, Any] = {"name": f"Topics of {day.isoformat()}",
+                            "description": "What the day's notes were about, picked by "
+                                           "vaultlink.",
+                            "date": day.isoformat(), "topics": topics}
+    if grouped or regroup:  # the day is asked of the model once
+        meta["grouped_by"] = "model"
     if not dry_run:
         vault.write(path, render_note(meta, _body(topics)), expected)
     return True

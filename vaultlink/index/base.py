@@ -27,7 +27,13 @@ from functools import cached_property
 from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT, fuse_ranks, query_text
+from vaultlink.index.fusion import (
+    KEYWORD_WEIGHT,
+    VECTOR_WEIGHT,
+    fts_match,
+    fuse_ranks,
+    query_text,
+)
 from vaultlink.index.keywords import TermRows
 from vaultlink.index.served import Metadata
 from vaultlink.index.tables import Doc, IndexTables
@@ -346,10 +352,8 @@ class IndexBase(IndexTables):
         where, prefix = (scope.where, scope.prefix) if scope is not None else ({}, "")
         with self._lock:
             try:
-                match = self._keyword_match(text)
                 nearest = self._nearest(vector, depth, where, prefix)
-                keyword = [] if match is None else self._keyword_ids(match, bm25_weights,
-                                                                     depth, prefix)
+                keyword = self._keyword_list(text, bm25_weights, depth, prefix)
                 lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
                 more = self._more_lists(text, lists, depth, prefix)
                 if prefix and more:  # name lists come from the whole index: keep the scope's
@@ -369,13 +373,31 @@ class IndexBase(IndexTables):
 
     @cached_property
     def _terms(self) -> TermRows:
-        """How rare each query word is in this index (``keywords``), made at the first
-        query and kept with its counts until the database changes."""
+        """How many rows each query word is in (``keywords``), made at the first query
+        and kept with its counts until the database changes."""
         return TermRows(self._db, self._docs_t, self._fts_t)
 
+    def _keyword_list(self, text: str, bm25_weights: Sequence[float], depth: int,
+                      prefix: str = "") -> list[int]:
+        """Doc ids by BM25 for ``text`` (under the lock), best first: asked for the terms
+        that weigh (``_keyword_match``); in an index within ``LARGE_INDEX_TEXTS``, when
+        they fill fewer than ``depth`` places, asked again with all of its terms.
+
+        The second answer ranks the rows the first found as the first did (the common
+        terms add at most FTS5's 1e-6 floor), and after them the rows only common words
+        match: the list every term gives, with the common ones scored only when they
+        can reach the list (a small vault, or a query of rare words)."""
+        match = self._keyword_match(text)
+        ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
+        if len(ids) < depth:
+            every = fts_match(text)
+            if every is not None and every != match and not self._terms.large():
+                ids = self._keyword_ids(every, bm25_weights, depth, prefix)
+        return ids
+
     def _keyword_match(self, text: str) -> str | None:
-        """The FTS5 query for ``text`` (under the lock): all its terms, but in an index
-        of more than ``LARGE_INDEX_TEXTS`` texts only its rarest; None when no term is
+        """The FTS5 query for ``text`` (under the lock): the terms that weigh, and in a
+        large index only the rarest of them (``TermRows.match``); None when no term is
         left to ask for."""
         return self._terms.match(text)
 

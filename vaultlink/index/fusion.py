@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.words import words_of as words_of  # the cut, kept importable here
-from vaultlink.markdown.language import STOP_WORDS
 
 RRF_K = 60
 VECTOR_WEIGHT = 0.7
@@ -53,7 +52,8 @@ def fts_terms(query: str) -> list[str]:
 
     The words are ``words.words_of``'s (a CJK run gives its pairs of characters, each a
     term), so operators, quotes, ``*``, ``:`` and ``NEAR`` in the query become plain words
-    or vanish; stop words are left out unless nothing else is left.
+    or vanish. No word is left out by a list: which words are too common to count is the
+    index's to say (``informative_terms``), in every language alike.
     """
     terms: list[str] = []
     seen: set[str] = set()
@@ -63,9 +63,7 @@ def fts_terms(query: str) -> list[str]:
             terms.append(low)
             if len(terms) >= MAX_QUERY_TERMS:
                 break
-    # Stop words match nearly every note: BM25 gives them almost no weight, yet FTS5 must
-    # score every row they match (all 10,000 for "the"), which dominates query time.
-    return [t for t in terms if t not in STOP_WORDS] or terms
+    return terms
 
 
 def or_match(terms: Sequence[str]) -> str | None:
@@ -108,6 +106,20 @@ def rarest_terms(terms: Sequence[str], rows: Mapping[str, int],
         kept.add(term)
         total += rows[term]
     return [t for t in terms if t in kept]
+
+
+def informative_terms(terms: Sequence[str], rows: Mapping[str, int], total: int) -> list[str]:
+    """The terms BM25 gives a weight, in their order: those in fewer than half of the
+    ``total`` rows (``rows``: term -> rows it is in, counted at least to ``total // 2 + 1``).
+
+    FTS5's BM25 weighs a term by ``log((N - n + 0.5) / (n + 0.5))`` and floors it at 1e-6
+    where that is not positive, which is where a term is in half the rows or more: such a
+    term ("the", "und", "react" in React's documentation) moves no row past one that
+    matches another term, yet FTS5 scores every row it is in. The index's own counts
+    decide, not a list of one language's stop words: a list dropped "much" and "first",
+    words a page of English documentation is found by, and kept "der" and "и".
+    """
+    return [t for t in terms if 2 * rows.get(t, 0) < total]
 
 
 def query_text(query: str) -> str:

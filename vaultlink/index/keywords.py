@@ -1,17 +1,17 @@
-"""Keyword recall in a large index: which of a query's words FTS5 is asked for.
+"""Which of a query's words FTS5 is asked for, and how many rows each is in.
 
-BM25 over FTS5 reads and scores every row a term is in, so once an index holds more
-than ``LARGE_INDEX_TEXTS`` texts a query asks only for its rarest terms, within
-``KEYWORD_ROW_BUDGET`` rows (``fusion.rarest_terms``); below it (every vault the quality benchmarks
-hold) a query is asked in full, as it always was.
+BM25 over FTS5 reads and scores every row a term is in. In an index of at most
+``LARGE_INDEX_TEXTS`` texts a query asks for the terms BM25 gives a weight (in fewer
+than half of the texts, ``fusion.informative_terms``); in a larger one only for its
+rarest terms, within ``KEYWORD_ROW_BUDGET`` rows (``fusion.rarest_terms``).
 
-Knowing how rare a term is costs a count of its rows (up to the budget), and at a
-million sections the counts of a query's four words took 6-11 ms of the query's
-time; the size check another 2 ms. A daemon or an MCP server asks query after query
+Either way each term's rows are counted (up to what the rule needs), and at a million
+sections the counts of a query's four words took 6-11 ms of the query's time on a busy
+machine, the size check another 2 ms. A daemon or an MCP server asks query after query
 and the same words come back, while the index changes only when a note does: so the
-counts, and whether the index is large at all, are kept until the database changes
-(a commit by any other connection moves SQLite's ``data_version``; this connection's
-own writes move its ``total_changes``). A count that would be stale is never used.
+counts, and the size, are kept until the database changes (a commit by any other
+connection moves SQLite's ``data_version``; this connection's own writes move its
+``total_changes``). A count that would be stale is never used.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from vaultlink.index.fusion import (
     KEYWORD_ROW_BUDGET,
     LARGE_INDEX_TEXTS,
-    fts_match,
     fts_terms,
+    informative_terms,
     or_match,
     rarest_terms,
 )
-from vaultlink.markdown.language import STOP_WORDS
 
 # Terms whose counts are kept at most; past it they are counted afresh (a real vault's
 # vocabulary is larger, the words its queries use are not).
@@ -44,7 +43,7 @@ class TermRows:
     def __init__(self, db: sqlite3.Connection, docs_table: str, fts_table: str) -> None:
         self._db, self._docs, self._fts = db, docs_table, fts_table
         self._state: tuple[int, int, int, int] | None = None
-        self._large: bool | None = None
+        self._total: int | None = None
         self._rows: dict[str, int] = {}
 
     def _current(self) -> None:
@@ -53,7 +52,7 @@ class TermRows:
         state = (int(self._db.execute("PRAGMA data_version").fetchone()[0]),
                  self._db.total_changes, LARGE_INDEX_TEXTS, KEYWORD_ROW_BUDGET)
         if state != self._state or len(self._rows) > MAX_COUNTED_TERMS:
-            self._state, self._large, self._rows = state, None, {}
+            self._state, self._total, self._rows = state, None, {}
 
     def _upto(self, select: str, args: tuple[str, ...], cap: int) -> int:
         """The rows ``select`` gives, counted up to ``cap``: counting all of a term's
@@ -61,32 +60,41 @@ class TermRows:
         return int(self._db.execute(f"SELECT count(*) FROM ({select} LIMIT ?)",
                                     (*args, cap)).fetchone()[0])
 
+    def total(self) -> int:
+        """The texts in the index, counted up to ``LARGE_INDEX_TEXTS`` + 1."""
+        self._current()
+        if self._total is None:
+            self._total = self._upto(f"SELECT 1 FROM {self._docs}", (),
+                                     LARGE_INDEX_TEXTS + 1)
+        return self._total
+
     def large(self) -> bool:
         """True when the index holds more than ``LARGE_INDEX_TEXTS`` texts."""
-        self._current()
-        if self._large is None:
-            cap = LARGE_INDEX_TEXTS + 1
-            self._large = self._upto(f"SELECT 1 FROM {self._docs}", (), cap) >= cap
-        return self._large
+        return self.total() > LARGE_INDEX_TEXTS
 
     def rows(self, term: str) -> int:
-        """The rows ``term`` is in as the table's tokenizer reads it (stemmed), up to
-        the budget + 1 (call ``large`` first: it forgets stale counts)."""
+        """The rows ``term`` is in as the table's tokenizer reads it (stemmed), counted
+        only as far as the rule needs: past half the texts, or past the budget in a
+        large index (call ``total`` or ``large`` first: they forget stale counts)."""
         found = self._rows.get(term)
         if found is None:
+            total = self.total()
+            cap = KEYWORD_ROW_BUDGET + 1 if total > LARGE_INDEX_TEXTS else total // 2 + 1
             fts = self._fts
             found = self._rows[term] = self._upto(
-                f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{term}"',),
-                KEYWORD_ROW_BUDGET + 1)
+                f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{term}"',), cap)
         return found
 
     def match(self, text: str) -> str | None:
-        """The FTS5 query for ``text``: all its terms, but in a large index only its
-        rarest (``rarest_terms``); None when no term is left to ask for."""
+        """The FTS5 query for ``text``: the terms in fewer than half of the texts, and in
+        a large index only the rarest of them; None when no term is left to ask for."""
         terms = fts_terms(text)
-        if not terms or not self.large():
-            return fts_match(text)
+        if not terms:
+            return None
+        total = self.total()
         rows = {t: self.rows(t) for t in terms}
+        if total <= LARGE_INDEX_TEXTS:
+            return or_match(informative_terms(terms, rows, total))
         return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
 
     def phrase_too_common(self, words: Sequence[str]) -> bool:
@@ -95,10 +103,8 @@ class TermRows:
 
         A phrase is matched within the rows of its rarest word, and each is scored: at
         100,000 nodes a subject of common words cost 26 ms on average and up to half a
-        second (p95 55 ms at load 8), the whole budget of a query. Stop words do not
-        count as the rarest unless the phrase has nothing else.
+        second (p95 55 ms at load 8), the whole budget of a query.
         """
         if not words or not self.large():
             return False
-        terms = [w for w in words if w not in STOP_WORDS] or list(words)
-        return min(self.rows(t) for t in terms) > KEYWORD_ROW_BUDGET
+        return min(self.rows(w) for w in words) > KEYWORD_ROW_BUDGET
