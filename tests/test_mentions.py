@@ -13,7 +13,7 @@ import pytest
 
 from tests.test_index import node
 from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.mentions import NameTable, subject_of
+from vaultlink.index.mentions import NameTable, name_phrase, name_words, subject_of
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.words import words_of
 from vaultlink.vault.notes import Vault
@@ -55,9 +55,6 @@ def test_named_in_finds_whole_word_names_in_order_of_first_mention() -> None:
     # the first ``limit`` of the same list (node_search reads no more than its depth)
     assert table.named_in(text, limit=3) == [2, 6, 1]
     assert table.named_in(text, skip={2}, limit=1) == [6]
-    # a subject's own node, by its name alone
-    assert table.named(("postgres", "autovacuum")) == [2, 6]
-    assert table.named(("postgres",)) == []
 
 
 def test_a_wikilink_names_its_node_by_its_slug() -> None:
@@ -163,3 +160,76 @@ def test_the_subject_as_a_phrase_puts_its_node_first_then_the_nodes_naming_it(
     # words are closer in meaning (0.82 against 0.64) and in BM25
     assert paths == ["digest/wiki/rank-fusion.md", "digest/wiki/cites-it.md",
                      "digest/wiki/scattered.md"]
+
+
+def test_of_name_gives_the_nodes_of_exactly_that_name() -> None:
+    table = NameTable([(1, "Hook API 索引"), (2, "Hook"), (3, "About"), (4, "Hook")])
+    assert table.of_name(subject_of("Hook API 索引: Hook 是 React 16.8 的新增特性。")) == [1]
+    assert table.of_name(("hook",)) == [2, 4]
+    assert table.of_name(("hook", "api")) == []  # a part of a name is not the name
+    assert table.of_name(("about",)) == []  # a stop word alone names nothing
+
+
+def test_the_links_followed_are_the_named_nodes_though_a_sibling_ranks_first(
+        index: NodeIndex) -> None:
+    ids = {path: doc for doc, path in index._db.execute(
+        f"SELECT id, path FROM {index._docs_t}")}
+    sibling = ids["digest/wiki/busy-0.md"]
+    # As when a title's words and description are shared by its set ("Hook API 索引:
+    # Hook 是 React 16.8 的新增特性" among the Hook pages): meaning and words rank a
+    # sibling first. The query is still about the node its subject names, and the
+    # nodes that node names are its neighbours; the sibling names none.
+    lists = [([sibling], 0.5), ([sibling], 0.5)]
+    with index._lock:
+        more = index._more_lists(QUERY, lists, 50)
+    assert more[-1][0] == [ids["digest/wiki/table-bloat.md"],
+                           ids["digest/wiki/fillfactor-tuning.md"],
+                           ids["digest/wiki/pg-repack.md"]]
+
+
+# -- names in their other forms ---------------------------------------------------
+
+
+def test_a_russian_name_is_found_in_its_inflected_forms() -> None:
+    table = NameTable([(1, "Компоненты высшего порядка"), (2, "Контекст"), (3, "Формы")])
+    # genitive plural, genitive singular; "формат" shares letters, not the stem
+    text = "Обёртка из компонентов высшего порядка читает значение контекста и формат."
+    assert table.named_in(text) == [1, 2]
+    subject = subject_of("Компоненты высшего порядка: это функция")
+    assert subject == ("компонент", "высш", "порядк")
+    assert name_phrase(subject) == '"компонент" * + "высш" * + "порядк" *'
+
+
+def test_words_of_other_scripts_are_compared_as_written() -> None:
+    # English is stemmed by FTS5's porter as it is indexed; Latin does not tell its
+    # language, and CJK words are pairs of characters or UniDic's words
+    for text in ("Rendering Elements", "Hook API 索引", "フックのルール", "Hook의 규칙"):
+        assert name_words(text) == words_of(text)
+    assert name_phrase(("hook", "api", "索引")) == '"hook" + "api" + "索引"'
+
+
+def test_the_subject_phrase_finds_the_nodes_that_name_it_inflected(
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    root = tmp_path / "vault"
+    texts = {
+        "digest/wiki/kontekst.md": node("Контекст", "Передаёт данные через дерево.", "x"),
+        "digest/wiki/formy.md": node(
+            "Формы", "Поля ввода и их состояние.",
+            "Значение темы приходит из контекста, а не через пропсы."),
+        "digest/wiki/drugoe.md": node("Списки", "Ключи элементов.", "Ничего общего."),
+    }
+    for rel, text in texts.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    vault = Vault(root)
+    idx = NodeIndex(vault, vault.state_dir / "state.sqlite", None, minilm)
+    try:
+        idx.sync()
+        ids = {path: doc for doc, path in idx._db.execute(
+            f"SELECT id, path FROM {idx._docs_t}")}
+        with idx._lock:
+            more = idx._more_lists("Контекст: передаёт данные", [([], 0.5)], 50)
+    finally:
+        idx.close()
+    # the node of that name, then the one whose text says "контекста"
+    assert more[0][0] == [ids["digest/wiki/kontekst.md"], ids["digest/wiki/formy.md"]]

@@ -26,6 +26,7 @@ from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
 from vaultlink.dream.extractor import (
     example_of,
+    subject_name,
     summary_text,
     with_code_restored,
     without_echoes,
@@ -218,6 +219,21 @@ def test_a_unit_named_after_a_heading_gets_its_subject(tmp_path: Path) -> None:
     names = [u.name for u in run.units]
     assert "decisions" not in names and "2026-07-02" not in names
     assert any("rebuild" in n for n in names) and any("vacuum" in n for n in names)
+
+
+def test_a_vague_name_is_replaced_by_a_phrase_the_summary_says_never_a_word_twice() -> None:
+    """The 0.5B named a retro's line after the note's heading; the words picked from the
+    summary then gave "design-review-design-review-settled" (the de-linked
+    [[.../design-review.md]] is a second copy of two words). In a Chinese summary the
+    subject is the phrase it repeats."""
+    said = "The design review in design-review settled the fusion question in one hour."
+    name = subject_name("design-review", said, {"design-review", "what-went-well"})
+    assert name == "design-review-settled-fusion"
+    assert subject_name("notes", "The golden query set is a list of 40 queries. The golden "
+                        "query set is run every night.", set()) == "golden-query-set"
+    assert subject_name("2026-06-17", "搜索索引每周日凌晨重建一次。搜索索引重建需要十分钟。",
+                        set()) == "搜索索引"
+    assert subject_name("hybrid-search", said, set()) == "hybrid-search"  # a real name stays
 
 
 def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.offline.naming import subject_name as said_subject
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import Usage
@@ -323,19 +324,33 @@ def without_echoes(summary: str, example: str, source: str) -> str:
 
 
 def subject_name(name: str, summary: str, headings: set[str]) -> str:
-    """``name`` as a kebab-case handle, or the summary's subject when ``name`` is empty,
-    a date, a generic or logistics word, a heading or the title of the note."""
+    """``name`` as a kebab-case handle, or the summary's subject when ``name`` is vague:
+    empty, a date, a generic or logistics word, a heading or the title of the note.
+
+    The subject is a phrase the summary says (what it defines, a phrase it repeats, the
+    phrase it opens with; for Chinese and Japanese the characters it repeats), else the
+    words it is about (``key_words``): a 0.5B named a retro's "The design review ...
+    settled the fusion question" after the note's heading, and picked words gave
+    "design-review-design-review-settled"."""
     slug = slugify(name).removesuffix("-md") if name.strip() else ""
-    vague = (not slug or slug in VAGUE_NAMES or re.fullmatch(r"[\d-]+", slug) is not None
-             or slug in headings)
-    if not vague:
+    if not _vague(slug, headings):
         return slug
-    return slugify(key_words(summary)) if key_words(summary) else slug or "note"
+    for phrase in (said_subject(split_sentences(summary), []), key_words(summary)):
+        candidate = slugify(phrase)
+        if candidate and not _vague(candidate, headings):
+            return candidate
+    return slug or "note"
+
+
+def _vague(slug: str, headings: set[str]) -> bool:
+    return (not slug or slug in VAGUE_NAMES or re.fullmatch(r"[\d-]+", slug) is not None
+            or slug in headings)
 
 
 def key_words(text: str, most: int = 4) -> str:
     """The words a text is about: those it repeats (in their first order), else the
-    first content words of its first sentence."""
+    first content words of its first sentence; a word written as part of a compound
+    already taken ("design review ... design-review") counts once."""
     tokens = re.findall(r"\w[\w.-]*\w|\w", text)
     plain = [t for t in tokens if t.lower() not in STOP_WORDS and len(t) > 2
              and not t.replace(".", "").isdigit()]
@@ -350,9 +365,22 @@ def key_words(text: str, most: int = 4) -> str:
             seen.add(key)
             repeated.append(t.lower())
     if len(repeated) >= 2:
-        return " ".join(repeated[:most])
-    first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-    return " ".join([t.lower() for t in plain if t in first][:most])
+        return " ".join(_distinct(repeated)[:most])
+    first = split_sentences(text)[:1]
+    return " ".join(_distinct([t.lower() for t in plain if first and t in first[0]])[:most])
+
+
+def _distinct(words: list[str]) -> list[str]:
+    """``words`` less those whose parts (split at ``-`` and ``.``) are all taken before."""
+    taken: set[str] = set()
+    out: list[str] = []
+    for word in words:
+        parts = set(re.split(r"[-.]", word)) - {""}
+        if parts and parts <= taken:
+            continue
+        taken |= parts
+        out.append(word)
+    return out
 
 
 def _unique(units: list[Unit]) -> list[Unit]:

@@ -5,11 +5,19 @@ documentation it is made from does the same with links: a page names the pages n
 to its subject. So besides meaning (vectors) and words (BM25), ``node_search`` recalls
 by name in two directions:
 
-* the nodes the best match **names** in its text (its links, or a node's name written
-  as plain words): the neighbours of the subject the query is about;
+* the nodes the node of the subject's name (else the best match) **names** in its text
+  (its links, or a node's name written as plain words): the neighbours of the subject
+  the query is about;
 * the nodes whose name or text names the query's **subject** (the words before its
   first ``:``, ``. ``, ``。`` or line break), as one phrase: the node of that name, then the
   nodes that would link to it.
+
+A name is found in its other forms too. English needs nothing for it in the phrase
+(FTS5's porter tokenizer stems English words as it indexes them), but Russian inflects
+a name wherever it stands ("Компоненты высшего порядка", "компонентов высшего
+порядка"): a word of a script that tells its language's Snowball stemmer (``_STEMMERS``)
+is read as its stem, by the name table and in the text alike, and the subject phrase
+asks for each such word by its stem as a prefix (``name_phrase``).
 
 Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns them.
 """
@@ -17,10 +25,61 @@ Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns t
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Collection, Iterable
+from functools import lru_cache
+from typing import Any
 
 from vaultlink.index.words import has_cjk, words_of
 from vaultlink.markdown.language import STOP_WORDS
+
+# Scripts whose letters tell which Snowball stemmer reads them. Cyrillic is written in
+# several languages, Russian most of all; the Russian stemmer takes off the endings they
+# share, and a query and a text are cut alike whatever they are in. The Latin script
+# does not tell its language (FTS5's porter stems its English words), nor do Han, kana
+# and Hangul, whose words are found as pairs of characters (``words``).
+_STEMMERS = ((re.compile("[\u0400-\u04ff]"), "russian"),)
+# One stemmer of each language per thread: the daemon's API thread searches while its
+# worker indexes, and a Snowball stemmer keeps state between words.
+_local = threading.local()
+
+
+@lru_cache(maxsize=65_536)  # a vault's words repeat: a page's 2,400 words are ~950
+def _stem(word: str) -> str:
+    """``word`` as its stem when its script tells its stemmer, else ``word``."""
+    for script, language in _STEMMERS:
+        if script.search(word) is not None:
+            stemmers: dict[str, Any] | None = getattr(_local, "stemmers", None)
+            if stemmers is None:
+                stemmers = _local.stemmers = {}
+            if language not in stemmers:
+                import snowballstemmer  # imported here: most vaults never meet Cyrillic
+
+                stemmers[language] = snowballstemmer.stemmer(language)
+            return str(stemmers[language].stemWord(word)) or word
+    return word
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` as names are compared: ``words_of``'s, each word of a script
+    with a stemmer (``_STEMMERS``) as its stem."""
+    words = words_of(text)
+    if not _stemmed(text):  # the common case: one scan of the text, no word looked up
+        return words
+    return tuple(_stem(w) for w in words)
+
+
+def name_phrase(words: tuple[str, ...]) -> str:
+    """An FTS5 phrase for ``words`` (``name_words``'s) that finds their other forms: a
+    stemmed word as a prefix ("компонент" *), every other word as itself. FTS5's table
+    holds the words as written; only quoted words go in, so it cannot be a syntax error."""
+    return " + ".join(f'"{w}" *' if _stemmed(w) else f'"{w}"' for w in words)
+
+
+def _stemmed(text: str) -> bool:
+    """Whether ``text`` holds a letter of a script that is read by its stem."""
+    return any(script.search(text) is not None for script, _ in _STEMMERS)
+
 
 # A subject longer than this is a sentence, not a name; no phrase search for it. A CJK
 # run's search words are its pairs of characters, and a word there is about two
@@ -37,7 +96,7 @@ def subject_of(query: str) -> tuple[str, ...]:
     The dream and the offline integrator ask ``"<unit name>: <summary>"`` or ``"<unit
     name>. <summary>"``; a short query without either is all subject.
     """
-    words = words_of(_SUBJECT_END.split(query, maxsplit=1)[0])
+    words = name_words(_SUBJECT_END.split(query, maxsplit=1)[0])
     return words if _is_a_name(words) and _size(words) <= MAX_SUBJECT_WORDS else ()
 
 
@@ -48,7 +107,7 @@ def _size(words: tuple[str, ...]) -> float:
 
 def _name_words(name: str) -> tuple[str, ...]:
     """The words of a node's name, cut after ``MAX_SUBJECT_WORDS`` (``_size``)."""
-    words = words_of(name)
+    words = name_words(name)
     while _size(words) > MAX_SUBJECT_WORDS:
         words = words[:-1]
     return words
@@ -79,16 +138,16 @@ class NameTable:
     def __len__(self) -> int:
         return sum(len(ids) for ids in self._ids.values())
 
-    def named(self, words: tuple[str, ...]) -> list[int]:
+    def of_name(self, words: tuple[str, ...]) -> list[int]:
         """Ids of the nodes whose name is exactly ``words`` (as ``subject_of`` gives them)."""
-        return list(self._ids.get(words, ()))
+        return list(self._ids.get(words, ())) if _is_a_name(words) else []
 
     def named_in(self, text: str, skip: Collection[int] = (), limit: int | None = None
                  ) -> list[int]:
         """Ids of the nodes whose name ``text`` contains as whole words, in the order the
         text first names them (the longest name at a position first); the first
         ``limit`` of them when given."""
-        words = words_of(text)
+        words = name_words(text)
         found: dict[int, None] = {}
         for start, word in enumerate(words):
             if word not in self._starts:

@@ -14,7 +14,7 @@ from vaultlink.errors import BrokenFrontmatter
 from vaultlink.index.base import IndexBase, Scope
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import fuse_ranks
-from vaultlink.index.mentions import NameTable, subject_of
+from vaultlink.index.mentions import NameTable, name_phrase, subject_of
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
@@ -126,8 +126,8 @@ class NodeIndex(IndexBase):
     def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int,
                     prefix: str = "") -> list[tuple[list[int], float]]:
         """Recall by name (``mentions``): the nodes whose name or text names the query's
-        subject as a phrase (the node of that name first), and the nodes the best match
-        so far names in its text."""
+        subject as a phrase (the node of that name first), and the nodes named in the
+        text of the node of the subject's name, or of the best match so far if none."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
         if subject and self._terms.phrase_too_common(subject):
@@ -135,18 +135,28 @@ class NodeIndex(IndexBase):
             # scoring the phrase costs a query's time, and BM25 left those words out
             # too. The node of that name is still found, by its name; the nodes that
             # mention it are not.
-            more.append((self._names().named(subject)[:depth], NAME_FUSION[0]))
-        elif subject:  # words only (``words_of``): the phrase cannot be an FTS5 error
-            phrase = '"' + " ".join(subject) + '"'
-            more.append((self._keyword_ids(phrase, self.bm25_weights, depth, prefix),
+            more.append((self._names().of_name(subject)[:depth], NAME_FUSION[0]))
+        elif subject:  # quoted words only (``name_phrase``): cannot be an FTS5 error
+            more.append((self._keyword_ids(name_phrase(subject), self.bm25_weights, depth,
+                                           prefix),
                          NAME_FUSION[0]))
-        best = fuse_ranks(lists + more)[:1]
-        if best:
-            top = best[0][0]
+        fused = [doc for doc, _ in fuse_ranks(lists + more)]
+        # The node the subject names is the one the query is about, wherever meaning and
+        # words rank it: its links lead to the neighbours. Otherwise the best match is.
+        # (A title whose words are shared by its set, "Hook API 索引: Hook 是 React 16.8
+        # 的新增特性" among the Hook pages, ranks a sibling first in the vector and BM25
+        # lists, and the sibling's links are not the page's.)
+        own = self._names().of_name(subject) if subject else []
+        if prefix and own:
+            allowed = self._ids_under(prefix)
+            own = [doc for doc in own if doc in allowed]
+        top = next((doc for doc in fused if doc in own), own[0] if own else
+                   fused[0] if fused else None)
+        if top is not None:
             row = self._db.execute(f"SELECT description, body FROM {self._fts_t} "
                                    "WHERE rowid = ?", (top,)).fetchone()
             if row is not None:
-                # led by the best match itself, so that a node it names never passes it
+                # led by that node itself, so that a node it names never passes it
                 named = self._names().named_in(f"{row[0]}\n{row[1]}", skip={top},
                                                limit=depth - 1)
                 more.append(([top, *named][:depth], NAME_FUSION[1]))
