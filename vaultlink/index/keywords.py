@@ -34,8 +34,9 @@ MAX_COUNTED_TERMS = 50_000
 
 
 class TermRows:
-    """How many rows of one index's FTS5 table each term is in, counted up to the
-    budget, and whether the index is past it; remembered until the database changes.
+    """How many texts one index holds and how many rows of its FTS5 table each term is
+    in, each counted only as far as the rules need; remembered until the database
+    changes.
 
     Used under the owning index's lock (one SQLite connection, not shared).
     """
