@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.index import base
+from vaultlink.index import keywords
 from vaultlink.index.fusion import informative_terms, rarest_terms
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.vault.notes import Vault
@@ -105,7 +105,8 @@ def test_a_word_on_an_english_stop_list_still_finds_its_node(tmp_path: Path) -> 
 def test_a_large_index_is_asked_its_rarest_terms_counted_as_indexed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = _index(tmp_path)
-    monkeypatch.setattr(base, "KEYWORD_ROW_BUDGET", 10)  # 31 nodes: "large"
+    monkeypatch.setattr(keywords, "LARGE_INDEX_TEXTS", 10)  # 31 nodes: "large"
+    monkeypatch.setattr(keywords, "KEYWORD_ROW_BUDGET", 10)
     with index._lock:
         # "filler" is in all 31 nodes and goes; "manes" is stemmed to "mane" (6 nodes)
         # as the table reads it, so it counts and stays beside "zebra" (1)
@@ -115,4 +116,62 @@ def test_a_large_index_is_asked_its_rarest_terms_counted_as_indexed(
     hits = {h.path: h.keyword_rank for h in index.node_search("filler zebra manes", 40)}
     assert hits["digest/wiki/zebra.md"] == 1  # both kept terms
     assert hits["digest/wiki/filler-20.md"] == 0  # matched only by the term left out
+    index.close()
+
+
+def test_counts_are_kept_until_the_database_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon asks the same words query after query: they are counted once, and again
+    after any write, this process's or another's."""
+    index = _index(tmp_path)
+    monkeypatch.setattr(keywords, "LARGE_INDEX_TEXTS", 10)  # 31 nodes: "large"
+    counted: list[str] = []
+    index._db.set_trace_callback(lambda sql: counted.append(sql) if "count(*)" in sql else None)
+    with index._lock:
+        assert index._terms.large() and index._terms.rows("zebra") == 1
+        first = len(counted)
+        assert index._keyword_match("zebra filler") == index._keyword_match("zebra filler")
+        assert len(counted) == first + 1  # only "filler" was new; nothing counted twice
+    wiki = index.vault.root / "digest" / "wiki"
+    (wiki / "zebra-2.md").write_text("---\nname: Zebra two\ndescription: More.\n---\nx\n",
+                                     encoding="utf-8")
+    other = NodeIndex(index.vault, index.db_path, None, Flat())  # another process's write
+    other.sync()
+    other.close()
+    with index._lock:
+        assert index._terms.rows("zebra") == 1  # as counted: rows() trusts the caller
+        assert index._terms.large() and index._terms.rows("zebra") == 2
+    (wiki / "zebra-3.md").write_text("---\nname: Zebra three\ndescription: Yes.\n---\nx\n",
+                                     encoding="utf-8")
+    index.sync()  # this connection's own write
+    with index._lock:
+        assert index._terms.large() and index._terms.rows("zebra") == 3
+    index._db.set_trace_callback(None)
+    index.close()
+
+
+def _subject_list(index: NodeIndex, query: str) -> list[str]:
+    with index._lock:
+        ids = index._more_lists(query, [], 60)[0][0]
+        return [index._db.execute(f"SELECT path FROM {index._docs_t} WHERE id = ?",
+                                  (i,)).fetchone()[0] for i in ids]
+
+
+def test_a_subject_of_common_words_finds_its_node_by_name_in_a_large_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = _index(tmp_path)
+    (index.vault.root / "digest/wiki/filler-text.md").write_text(
+        "---\nname: Filler text\ndescription: The node of that name.\n---\nx\n",
+        encoding="utf-8")
+    index.sync()
+    # within the size, the phrase: its node and every node whose text holds it
+    small = _subject_list(index, "filler text")
+    assert small[0] == "digest/wiki/filler-text.md" and len(small) == 31
+    monkeypatch.setattr(keywords, "LARGE_INDEX_TEXTS", 10)
+    monkeypatch.setattr(keywords, "KEYWORD_ROW_BUDGET", 10)
+    # large, and both words in more rows than the budget: no phrase, its node by name
+    assert _subject_list(index, "filler text") == ["digest/wiki/filler-text.md"]
+    # a subject with a rare word is still asked as a phrase
+    assert _subject_list(index, "zebra") == ["digest/wiki/zebra.md"]
+    assert _subject_list(index, "short mane") == ["digest/wiki/zebra.md"]
     index.close()

@@ -52,6 +52,9 @@ def test_named_in_finds_whole_word_names_in_order_of_first_mention() -> None:
     assert table.named_in(text, skip={2, 1}) == [6, 3, 5]
     assert table.named_in("nothing here") == []
     assert len(table) == 5
+    # the first ``limit`` of the same list (node_search reads no more than its depth)
+    assert table.named_in(text, limit=3) == [2, 6, 1]
+    assert table.named_in(text, skip={2}, limit=1) == [6]
 
 
 def test_a_wikilink_names_its_node_by_its_slug() -> None:

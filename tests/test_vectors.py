@@ -117,3 +117,19 @@ def test_the_cached_optimised_model_gives_the_same_vectors(tmp_path: Path,
     kept.write_bytes(b"torn")  # a broken cache is rebuilt, never trusted
     assert MiniLMEmbedder(cache_dir=tmp_path).embed(texts) == expected
     assert kept.stat().st_size > 1000
+
+
+def test_a_process_that_optimises_the_model_serves_from_the_graph_it_wrote(
+        tmp_path: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session that optimised held ~40 MB more than one of the written graph, for
+    the same vectors: it is dropped, and the written graph loaded as later processes do."""
+    from vaultlink.index import minilm_graph
+
+    texts = ["rebuild the search index", "Postgres autovacuum falls behind on big tables."]
+    expected = minilm.embed(texts)
+    monkeypatch.setattr(minilm_graph, "_LOADED", {})  # as a new process finds it
+    for cache in (None, tmp_path):  # without a cache folder, and the first with one
+        fresh = MiniLMEmbedder(cache_dir=cache)
+        session = fresh._load()[0]
+        assert Path(session._model_path) != minilm_graph.minilm_files()[0]
+        assert fresh.embed(texts) == expected

@@ -23,21 +23,18 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
 from vaultlink.index.fusion import (
-    KEYWORD_ROW_BUDGET,
     KEYWORD_WEIGHT,
     VECTOR_WEIGHT,
     fts_match,
-    fts_terms,
     fuse_ranks,
-    informative_terms,
-    or_match,
     query_text,
-    rarest_terms,
 )
+from vaultlink.index.keywords import TermRows
 from vaultlink.index.served import Metadata
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
@@ -374,10 +371,16 @@ class IndexBase(IndexTables):
         lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
         return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
 
+    @cached_property
+    def _terms(self) -> TermRows:
+        """How many rows each query word is in (``keywords``), made at the first query
+        and kept with its counts until the database changes."""
+        return TermRows(self._db, self._docs_t, self._fts_t)
+
     def _keyword_list(self, text: str, bm25_weights: Sequence[float], depth: int,
                       prefix: str = "") -> list[int]:
         """Doc ids by BM25 for ``text`` (under the lock), best first: asked for the terms
-        that weigh (``_keyword_match``); in an index within ``KEYWORD_ROW_BUDGET``, when
+        that weigh (``_keyword_match``); in an index within ``LARGE_INDEX_TEXTS``, when
         they fill fewer than ``depth`` places, asked again with all of its terms.
 
         The second answer ranks the rows the first found as the first did (the common
@@ -388,36 +391,15 @@ class IndexBase(IndexTables):
         ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
         if len(ids) < depth:
             every = fts_match(text)
-            cap = KEYWORD_ROW_BUDGET + 1
-            if every is not None and every != match and self._rows_upto(
-                    f"SELECT 1 FROM {self._docs_t}", (), cap) < cap:
+            if every is not None and every != match and not self._terms.large():
                 ids = self._keyword_ids(every, bm25_weights, depth, prefix)
         return ids
 
     def _keyword_match(self, text: str) -> str | None:
-        """The FTS5 query for ``text`` (under the lock): the terms in fewer than half of
-        the texts (``informative_terms``), and in an index of more than
-        ``KEYWORD_ROW_BUDGET`` texts only the rarest of them (``rarest_terms``); None
-        when no term is left to ask for. Terms are counted as the table reads them."""
-        terms = fts_terms(text)
-        if not terms:
-            return None
-        cap = KEYWORD_ROW_BUDGET + 1
-        total = self._rows_upto(f"SELECT 1 FROM {self._docs_t}", (), cap)
-        # counted only as far as the rule needs: past half the texts, or past the budget
-        upto = total // 2 + 1 if total < cap else cap
-        fts = self._fts_t
-        rows = {t: self._rows_upto(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{t}"',),
-                                   upto) for t in terms}
-        if total < cap:
-            return or_match(informative_terms(terms, rows, total))
-        return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
-
-    def _rows_upto(self, select: str, args: tuple[str, ...], cap: int) -> int:
-        """The rows ``select`` gives, counted up to ``cap``: counting all of a term's
-        million rows would cost what leaving it out saves."""
-        return int(self._db.execute(f"SELECT count(*) FROM ({select} LIMIT ?)",
-                                    (*args, cap)).fetchone()[0])
+        """The FTS5 query for ``text`` (under the lock): the terms that weigh, and in a
+        large index only the rarest of them (``TermRows.match``); None when no term is
+        left to ask for."""
+        return self._terms.match(text)
 
     def _ids_under(self, prefix: str) -> set[int]:
         return {r[0] for r in self._db.execute(

@@ -80,8 +80,11 @@ def fts_match(query: str) -> str | None:
 
 # BM25 over FTS5 reads and scores every row a term is in. At a million sections a common
 # word is in a tenth of them and costs ~100 ms, for a term whose idf says next to nothing;
-# so once the terms of a query match this many rows in all, its commonest ones go.
-# Below it (every vault the quality benchmarks hold) a query is asked in full.
+# so in an index of more than LARGE_INDEX_TEXTS texts, a query's commonest terms go once
+# its terms match KEYWORD_ROW_BUDGET rows in all. A smaller one (every vault the quality
+# benchmarks hold) has no budget: its rule is ``informative_terms``'. Both are applied
+# by ``keywords.TermRows``.
+LARGE_INDEX_TEXTS = 20_000
 KEYWORD_ROW_BUDGET = 20_000
 
 

@@ -142,9 +142,11 @@ class NameTable:
         """Ids of the nodes whose name is exactly ``words`` (as ``subject_of`` gives them)."""
         return list(self._ids.get(words, ())) if _is_a_name(words) else []
 
-    def named_in(self, text: str, skip: Collection[int] = ()) -> list[int]:
+    def named_in(self, text: str, skip: Collection[int] = (), limit: int | None = None
+                 ) -> list[int]:
         """Ids of the nodes whose name ``text`` contains as whole words, in the order the
-        text first names them (the longest name at a position first)."""
+        text first names them (the longest name at a position first); the first
+        ``limit`` of them when given."""
         words = name_words(text)
         found: dict[int, None] = {}
         for start, word in enumerate(words):
@@ -154,4 +156,8 @@ class NameTable:
                 for doc_id in self._ids.get(words[start:start + length], ()):
                     if doc_id not in skip:
                         found.setdefault(doc_id)
+                        # the rest is never read: at 100,000 nodes of common-word names a
+                        # body named ~12,000 of them, 15 ms a query for a list cut to 60
+                        if limit is not None and len(found) >= limit:
+                            return list(found)
         return list(found)

@@ -130,7 +130,13 @@ class NodeIndex(IndexBase):
         text of the node of the subject's name, or of the best match so far if none."""
         more: list[tuple[list[int], float]] = []
         subject = subject_of(text)
-        if subject:  # quoted words only (``name_phrase``): cannot be an FTS5 error
+        if subject and self._terms.phrase_too_common(subject):
+            # a large index, and every word of the subject a stop word at its size:
+            # scoring the phrase costs a query's time, and BM25 left those words out
+            # too. The node of that name is still found, by its name; the nodes that
+            # mention it are not.
+            more.append((self._names().of_name(subject)[:depth], NAME_FUSION[0]))
+        elif subject:  # quoted words only (``name_phrase``): cannot be an FTS5 error
             more.append((self._keyword_ids(name_phrase(subject), self.bm25_weights, depth,
                                            prefix),
                          NAME_FUSION[0]))
@@ -151,7 +157,8 @@ class NodeIndex(IndexBase):
                                    "WHERE rowid = ?", (top,)).fetchone()
             if row is not None:
                 # led by that node itself, so that a node it names never passes it
-                named = self._names().named_in(f"{row[0]}\n{row[1]}", skip={top})
+                named = self._names().named_in(f"{row[0]}\n{row[1]}", skip={top},
+                                               limit=depth - 1)
                 more.append(([top, *named][:depth], NAME_FUSION[1]))
         return more
 
