@@ -321,6 +321,35 @@ def test_a_day_that_arrives_a_note_a_run_is_grouped_once_when_it_reaches_min_uni
     assert [t["title"] for t in meta["topics"]][:2] == ["Greek letters", "The third"]
 
 
+def test_a_day_whose_grouping_answer_was_unusable_is_not_asked_again(tmp_path: Path) -> None:
+    """The soak's 0.5B answered a day's grouping with topics naming no unit: one topic
+    per unit stands, and the next run of that day makes no second call."""
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    notes = {f"daily/2026-07-01/{n}.md": f"## {n}\n\n{n.capitalize()} was settled.\n"
+             for n in names}
+    root = make_vault(tmp_path, {p: t for p, t in list(notes.items())[:4]})
+    useless = {"topics": [{"title": "Nothing", "reason": "x", "keywords": [], "units": [9]}]}
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return reply(json.dumps(useless))
+        return with_extract(creator, *(unit(n, f"daily/2026-07-01/{n}.md")
+                                       for n in names))(request)
+
+    calls = []
+    for more in (None, "epsilon"):
+        if more:
+            path = f"daily/2026-07-01/{more}.md"
+            (root / path).write_text(notes[path])
+        with FakeOllama(model=model) as server:
+            run = dream(root, server.url)
+            calls.append(len([r for r in server.chat_requests() if is_topics_request(r)]))
+        meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
+        assert meta["grouped_by"] == "units"
+    assert calls == [1, 0]
+    assert not any("one topic per unit instead" in w for w in run.warnings)  # not asked
+
+
 def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
     """digest/ may be a link to a folder inside the vault: its nodes still existed, so a
     model may refine them (the whole-vault walk alone does not enter the link)."""

@@ -231,20 +231,21 @@ def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
     try:
         earlier, _, grouped = read_day(ctx.vault, path)
     except (NoteUnreadable, VaultError):  # a file write_topics will not touch
-        earlier, grouped = [], True
+        earlier, grouped = [], "left alone"
     if (ctx.topic_picker is not None and not grouped
             and len(earlier) + len(results) >= ctx.topic_min_units):
         try:  # the day's earlier topics and this run's units, grouped anew
             picked = ctx.topic_picker.pick(
                 earlier + candidates, [topic_line(t) for t in earlier]
                 + [unit_line(r) for r in results], recent, ctx.max_topics)
-        except (ModelError, VaultError) as exc:  # one topic per unit instead
+        except (ModelError, VaultError) as exc:  # one topic per unit, and not asked again
             run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
                                 "one topic per unit instead")
             log.warning("topics of %s: %s; one topic per unit instead", day, exc)
-        else:
-            return write_topics(ctx.vault, path, day, picked, ctx.max_topics, recent,
-                                ctx.dry_run, regroup=True)
+            return write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
+                                ctx.dry_run, grouped="units")
+        return write_topics(ctx.vault, path, day, picked, ctx.max_topics, recent,
+                            ctx.dry_run, grouped="model")
     return write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
                         ctx.dry_run)
 
@@ -262,9 +263,10 @@ def read_topics(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | No
     return topics, expected
 
 
-def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None, bool]:
-    """A day's topics, the file's hash ([] and None: no file yet), and whether the
-    model grouped them (``grouped_by: model``).
+def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None, str]:
+    """A day's topics, the file's hash ([] and None: no file yet), and how the model
+    was asked to group them ('' when it was not): ``grouped_by`` is ``model``, or
+    ``units`` when its answer was unusable and one topic per unit stands.
 
     Raises ``NoteUnreadable`` for a file that is not a topics file vaultlink wrote: a
     ``topics`` entry that is not a list of ``{title: ...}`` mappings is the user's own,
@@ -273,12 +275,13 @@ def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None,
     try:
         note = vault.read_note(path)
     except NoteNotFound:
-        return [], None, False
+        return [], None, ""
     topics = note.frontmatter.get("topics")
     if not isinstance(topics, list) or not all(
             isinstance(t, dict) and isinstance(t.get("title"), str) for t in topics):
         raise NoteUnreadable(path, "its frontmatter 'topics' is not a list of titled topics")
-    return topics, note.hash, note.frontmatter.get("grouped_by") == "model"
+    mark = note.frontmatter.get("grouped_by")
+    return topics, note.hash, mark if mark in ("model", "units") else ""
 
 
 def day_titles(vault: Vault, path: str) -> list[str] | None:
@@ -299,16 +302,17 @@ def recent_titles(vault: Vault, day: dt.date, lookback_days: int) -> set[str]:
 
 
 def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[str, Any]],
-                 max_topics: int, recent: set[str], dry_run: bool,
-                 regroup: bool = False) -> bool:
+                 max_topics: int, recent: set[str], dry_run: bool, grouped: str = "") -> bool:
     """Merge new topics into the day's file, skipping titles in ``recent`` (earlier
     days, see :func:`recent_titles`); returns whether anything was written.
 
-    ``regroup``: ``candidates`` are the model's grouping of the whole day, earlier topics
-    included; they replace the file's topics, and the file says ``grouped_by: model``.
+    ``grouped``: the model was asked for the day in this run. ``"model"``: ``candidates``
+    are its grouping of the whole day, earlier topics included, and replace the file's;
+    ``"units"``: its answer was unusable, and ``candidates`` (one per unit) are merged.
+    Either is kept in the file as ``grouped_by``, so the day is asked once.
     """
-    existing, expected, grouped = read_day(vault, path)  # NoteUnreadable: never overwrite
-    kept = [] if regroup else existing
+    existing, expected, asked = read_day(vault, path)  # NoteUnreadable: never overwrite
+    kept = [] if grouped == "model" else existing
     seen = recent | {normalize_title(t["title"]) for t in kept}
     fresh: list[dict[str, Any]] = []
     for topic in candidates:
@@ -317,17 +321,18 @@ def write_topics(vault: Vault, path: str, day: dt.date, candidates: list[dict[st
             continue
         seen.add(key)
         fresh.append(topic)
-    if regroup and not fresh:  # every pick was a recent day's: the day's own stay
+    if grouped == "model" and not fresh:  # every pick was a recent day's: the day's stay
         kept = existing
-    if not fresh and (grouped or not regroup):
+    if not fresh and (asked or not grouped):
         return False
     topics = kept + fresh
     meta: dict[str, Any] = {"name": f"Topics of {day.isoformat()}",
                             "description": "What the day's notes were about, picked by "
                                            "vaultlink.",
                             "date": day.isoformat(), "topics": topics}
-    if grouped or regroup:  # the day is asked of the model once
-        meta["grouped_by"] = "model"
+    mark = asked or grouped
+    if mark:
+        meta["grouped_by"] = mark
     if not dry_run:
         vault.write(path, render_note(meta, _body(topics)), expected)
     return True
