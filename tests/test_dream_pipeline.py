@@ -45,8 +45,8 @@ def test_unknown_step_name_is_a_config_error() -> None:
 
 
 def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
-    root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}.\n"
-                                 for i in (1, 2, 3)})
+    root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}: topic-{i}"
+                                 f"{', topic-1b' if i == 1 else ''}.\n" for i in (1, 2, 3)})
     units = [unit(f"topic-{i}", f"daily/2026-07-0{i}.md") for i in (1, 2, 3)]
     units.insert(1, unit("topic-1b", "daily/2026-07-01.md"))
 
@@ -117,7 +117,7 @@ def test_extract_packs_notes_within_num_ctx(tmp_path: Path) -> None:
 
 def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> None:
     note = "daily/2026-07-01.md"
-    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping: a keeper.\n"})
     before = snapshot(root)
     with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
         run = dream(root, server.url)
@@ -140,7 +140,7 @@ def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> Non
 
 def test_undo_refuses_when_the_user_changed_the_node(tmp_path: Path) -> None:
     note = "daily/2026-07-01.md"
-    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping: a keeper.\n"})
     with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
         run = dream(root, server.url)
     node = root / "digest/wiki/keeper.md"
@@ -432,7 +432,7 @@ def test_a_note_that_cannot_be_opened_is_unreadable_not_deleted(
     """Permission denied is no deletion: the checkpoint stays and status says why. (The
     tests run as root, for whom chmod 000 changes nothing, hence the patched read.)"""
     note = "daily/2026-07-01.md"
-    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping.\n"})
+    root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping: a keeper.\n"})
     real_read = Path.read_bytes
 
     def denied(self: Path) -> bytes:

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.competent import (
@@ -566,6 +567,20 @@ def test_a_unit_the_note_does_not_say_is_dropped(tmp_path: Path) -> None:
         run = dream(root, server.url)
     assert [u.name for u in run.units] == ["vacuum-window"]
     assert "rotate" not in "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
+
+
+@pytest.mark.parametrize(("summary", "kept"), [
+    ("To preserve the backup-keep期 for the vault.", False),  # the soak's 0.5B, on Hatch
+    ("To document the notes of the vault.", False),
+    ("The online rebuild is faster now.", True),  # a short paraphrase keeps its subject
+])
+def test_a_short_unit_is_kept_only_if_its_note_says_its_words(
+        tmp_path: Path, summary: str, kept: bool) -> None:
+    root = vault(tmp_path)
+    short = {"name": "short", "bucket": "wiki", "paths": [A], "summary": summary}
+    with FakeOllama(model=with_extract(creator, short)) as server:
+        run = dream(root, server.url)
+    assert [u.name for u in run.units] == (["short"] if kept else [])
 
 
 def test_a_sentence_of_the_prompts_example_ending_a_grounded_unit_is_cut(

@@ -74,8 +74,10 @@ EXTRACT_SCHEMA: dict[str, Any] = {
 # the 1.5B extracted on sample_vault and realdocs kept 0.75 or more; the six the 0.5B
 # copied from the prompt's example ("To rotate the API key: ...", "To vacuum the table:
 # create the new key ...") into notes that say nothing of it kept 0 to 0.33.
+# A short summary is held to it too: in a week's soak the 0.5B wrote "To preserve the
+# backup-keep期 for the vault." and "To document the notes of the vault." (0 and 1 of 3)
+# from a Hatch page that says neither, and both became nodes.
 GROUNDED = 0.4
-JUDGED_WORDS = 5  # the copies had 9 or more
 # A sentence is the example's, not the note's, when this many of its subject words (and
 # a quarter of them) are the example's and not the note's. In a week's soak the 0.5B
 # ended a Hatch page's unit and an incident's with "create the new key, deploy it, wait
@@ -296,12 +298,10 @@ def _label(m: re.Match[str]) -> str:
 
 
 def grounded(summary: str, source: str) -> float:
-    """The share of ``summary``'s subject words that ``source`` holds; 1.0 for a summary
-    of fewer than ``JUDGED_WORDS`` of them, too short to tell a paraphrase from a copy."""
+    """The share of ``summary``'s subject words that ``source`` holds (1.0 for a summary
+    with none)."""
     want = set(subject_words(summary))
-    if len(want) < JUDGED_WORDS:
-        return 1.0
-    return len(want & set(subject_words(source))) / len(want)
+    return len(want & set(subject_words(source))) / len(want) if want else 1.0
 
 
 def without_echoes(summary: str, example: str, source: str) -> str:
