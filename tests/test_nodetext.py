@@ -53,6 +53,7 @@ def test_a_title_keeps_the_capitals_its_summary_writes_a_word_with() -> None:
     """The 0.5B's handle ``uv`` became "Uv" though the summary says "UV"; a word
     capitalised only because it opens a sentence stays as the handle has it."""
     assert title_of("uv", "To enable UV for the default environment.") == "UV"
+    assert title_of("uv", "To enable UV, set `installer = 'uv'`.") == "UV"  # code aside
     assert title_of("sqlite-fts5", "SQLite FTS5 tokenizers: SQLite ships FTS5.") == (
         "SQLite FTS5")
     assert title_of("run-python-scripts", "To run Python scripts inline.") == (

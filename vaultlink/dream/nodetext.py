@@ -178,10 +178,11 @@ def title_of(handle: str, text: str = "") -> str:
 
 
 def as_written(word: str, text: str) -> str:
-    """``word`` as ``text`` writes it wherever it stands, when that is one form with a
-    capital letter that is not just a sentence's first ("UV", "SQLite", "Python" in the
-    middle of a sentence); else ``word``."""
-    found = list(re.finditer(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text,
+    """``word`` as ``text`` writes it wherever it stands outside code, when that is one
+    form with a capital letter that is not just a sentence's first ("UV", "SQLite",
+    "Python" in the middle of a sentence); else ``word``."""
+    prose = re.sub(r"`[^`\n]*`", " ", text)  # code keeps its own case (`installer = 'uv'`)
+    found = list(re.finditer(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", prose,
                              re.IGNORECASE))
     forms = {m.group(0) for m in found}
     if len(forms) != 1:
@@ -189,7 +190,7 @@ def as_written(word: str, text: str) -> str:
     form = forms.pop()
     if form == form.lower():
         return word
-    inside = any(not _SENTENCE_START.search(text[:m.start()]) for m in found)
+    inside = any(not _SENTENCE_START.search(prose[:m.start()]) for m in found)
     return form if form[1:] != form[1:].lower() or inside else word
 
 
