@@ -8,7 +8,6 @@ the daemon, so neither imports the other.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import fcntl
 import gc
@@ -18,13 +17,13 @@ import logging.handlers
 import os
 import secrets
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import DaemonError, VaultBusy, WriteFailed
+from vaultlink.index.minilm_graph import give_back_freed_heap
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR, Vault
 
@@ -257,18 +256,11 @@ def serve_until_signal(start: Callable[[], None], stop: Callable[[], None],
             signal.signal(s, h)
 
 
-def give_back_freed_heap() -> None:
-    """Collect cycles and return freed heap pages to the system, after a run.
-
-    A run parses notes, builds prompts and reads model answers: tens of MB of short-lived
-    objects, whose pages glibc keeps mapped afterwards. Over a week the daemon's RSS crept
-    up 14% past its first day that way (bench/results/soak-*.md) without holding more.
-    A no-op where the C library has no ``malloc_trim``.
-    """
+def release_after_run() -> None:
+    """Collect cycles and return freed heap pages to the system, after a run: a run
+    parses notes, builds prompts and reads model answers, tens of MB of short-lived
+    objects whose pages glibc would keep mapped. (It did not stop the daemon's RSS from
+    rising by a sixth to a quarter over its first days in the soak: see
+    bench/results/soak-*.md; what holds that memory is not yet known.)"""
     gc.collect()
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # musl, or no glibc by that name
-        log.debug("malloc_trim is not available; the freed heap stays mapped")
+    give_back_freed_heap()

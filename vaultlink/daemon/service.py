@@ -31,8 +31,8 @@ from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
-    give_back_freed_heap,
     next_schedule,
+    release_after_run,
     serve_until_signal,
 )
 from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
@@ -398,7 +398,7 @@ class Daemon:
         finally:
             self._working, self._current = False, None
             close_models(ctx)
-            give_back_freed_heap()
+            release_after_run()
         self.runs += 1
         log.info("run %d (%s, %d note(s)): %s", run.run_id, provider,
                  len(only) if only is not None else -1, run.counts())

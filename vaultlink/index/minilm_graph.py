@@ -218,7 +218,7 @@ def _fast_graph(ort: Any, model_path: Path, out: Path) -> Any:
                                 providers=["CPUExecutionProvider"])
 
 
-def _give_back_freed_heap() -> None:
+def give_back_freed_heap() -> None:
     """Return to the system the heap that loading a graph freed: onnxruntime parses the
     file and copies its weights out of the parse, and glibc keeps the ~40 MB so freed
     mapped (a query process at a million sections: 325 MB; see docs/scale.md). A no-op
@@ -255,7 +255,7 @@ def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
         make = _fast_graph if fast else _exact_graph
         session = _session(ort, cached, kind, lambda out: make(ort, model_path, out))
-        _give_back_freed_heap()
+        give_back_freed_heap()
     except EmbeddingError:
         raise
     except ImportError as exc:
