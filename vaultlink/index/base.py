@@ -30,8 +30,9 @@ from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIn
 from vaultlink.index.fusion import (
     KEYWORD_WEIGHT,
     VECTOR_WEIGHT,
-    fts_match,
+    fts_terms,
     fuse_ranks,
+    or_match,
     query_text,
 )
 from vaultlink.index.keywords import TermRows
@@ -387,10 +388,11 @@ class IndexBase(IndexTables):
         terms add at most FTS5's 1e-6 floor), and after them the rows only common words
         match: the list every term gives, with the common ones scored only when they
         can reach the list (a small vault, or a query of rare words)."""
-        match = self._keyword_match(text)
+        terms = fts_terms(text)  # cut once: a Japanese query's cut is UniDic's work
+        match = self._terms.match(terms)
         ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
         if len(ids) < depth:
-            every = fts_match(text)
+            every = or_match(terms)
             if every is not None and every != match and not self._terms.large():
                 ids = self._keyword_ids(every, bm25_weights, depth, prefix)
         return ids
@@ -399,7 +401,7 @@ class IndexBase(IndexTables):
         """The FTS5 query for ``text`` (under the lock): the terms that weigh, and in a
         large index only the rarest of them (``TermRows.match``); None when no term is
         left to ask for."""
-        return self._terms.match(text)
+        return self._terms.match(fts_terms(text))
 
     def _ids_under(self, prefix: str) -> set[int]:
         return {r[0] for r in self._db.execute(

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from vaultlink.index.fusion import (
     KEYWORD_ROW_BUDGET,
     LARGE_INDEX_TEXTS,
-    fts_terms,
     informative_terms,
     or_match,
     rarest_terms,
@@ -86,10 +85,10 @@ class TermRows:
                 f"SELECT 1 FROM {fts} WHERE {fts} MATCH ?", (f'"{term}"',), cap)
         return found
 
-    def match(self, text: str) -> str | None:
-        """The FTS5 query for ``text``: the terms in fewer than half of the texts, and in
-        a large index only the rarest of them; None when no term is left to ask for."""
-        terms = fts_terms(text)
+    def match(self, terms: Sequence[str]) -> str | None:
+        """The FTS5 query for a query's ``terms`` (``fusion.fts_terms``): those in fewer
+        than half of the texts, and in a large index only the rarest of them; None when
+        no term is left to ask for."""
         if not terms:
             return None
         total = self.total()
