@@ -22,16 +22,16 @@ from importlib import resources
 from typing import Any
 
 from vaultlink.dream.context import PassedOver, SourceNote
+from vaultlink.dream.offline.blocks import parse_blocks
 from vaultlink.dream.offline.naming import clean_heading, name_flaw
 from vaultlink.dream.offline.naming import subject_name as said_subject
-from vaultlink.dream.offline.subjects import page_facts
+from vaultlink.dream.offline.subjects import note_title, page_facts
 from vaultlink.dream.offline.text import split_sentences
 from vaultlink.dream.prompts import prompt
 from vaultlink.dream.session import Usage
 from vaultlink.dream.units import BUCKETS, Unit, normalize_bucket, slugify
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
-from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import STOP_WORDS, language_of, stem, subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
 from vaultlink.markdown.text import FENCED_BLOCK
@@ -160,6 +160,8 @@ class ModelExtractor:
             raise ModelOutputError(f"extract {note.path}: {exc}") from None
         headings = {slugify(h) for crumb, _ in sections for h in crumb.split(" > ") if h}
         headings.add(slugify(note.title))
+        page = note.path.startswith(f"{self.resource}/")
+        title = page_heading(note.text) if page else ""
         units = []
         for raw in _merged(data)[:most]:
             unit = _unit(raw, note.path, headings)
@@ -176,12 +178,12 @@ class ModelExtractor:
                          unit.name, note.path)
                 continue
             unit.summary = with_code_restored(unit.summary, note.new_text())
-            if note.path.startswith(f"{self.resource}/"):
+            if page:
                 # A document the person keeps is general knowledge: the 1.5B put pages of
                 # the Hatch docs under "personal" (this person's facts and preferences).
                 if unit.bucket == "personal":
                     unit.bucket = "wiki"
-                named_by_title(unit, page_heading(note.text))
+                named_by_title(unit, title)
             units.append(unit)
         return units
 
@@ -348,14 +350,10 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
 
 
 def page_heading(text: str) -> str:
-    """A page's own title: its frontmatter's ``title`` (a clipped page's), else its first
-    ``# `` heading outside code; '' when it has neither (a file name is no title)."""
-    given = page_facts(text).title
-    if given:
-        return given
-    body = FENCED_BLOCK.sub("", split_frontmatter(text)[1])
-    found = re.search(r"(?m)^# +(.+?)[ \t]*#*[ \t]*$", body)
-    return found.group(1).strip() if found else ""
+    """A page's own title: its frontmatter's ``title`` (a clipped page's), else the one
+    top heading that opens it, as the offline reader takes it (``note_title``); '' when
+    it has neither (a file name is no title)."""
+    return page_facts(text).title or note_title(parse_blocks(text))[0]
 
 
 def named_by_title(unit: Unit, title: str) -> None:
