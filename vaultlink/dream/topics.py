@@ -256,13 +256,6 @@ def topics_path(vault: Vault, day: dt.date) -> str:
     return f"{vault.digest}/topics/{day.isoformat()}-topics.md"
 
 
-def read_topics(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None]:
-    """A day's topics and the file's hash ([] and None: no file yet); see
-    :func:`read_day`."""
-    topics, expected, _ = read_day(vault, path)
-    return topics, expected
-
-
 def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None, str]:
     """A day's topics, the file's hash ([] and None: no file yet), and how the model
     was asked to group them ('' when it was not): ``grouped_by`` is ``model``, or
@@ -287,7 +280,7 @@ def read_day(vault: Vault, path: str) -> tuple[list[dict[str, Any]], str | None,
 def day_titles(vault: Vault, path: str) -> list[str] | None:
     """Normalised titles already in a day's topics file; None if it is left alone."""
     try:
-        return [normalize_title(t["title"]) for t in read_topics(vault, path)[0]]
+        return [normalize_title(t["title"]) for t in read_day(vault, path)[0]]
     except (NoteUnreadable, VaultError):
         return None
 
