@@ -31,6 +31,7 @@ from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
+    hold_heap_steady,
     next_schedule,
     release_after_run,
     serve_until_signal,
@@ -123,6 +124,7 @@ class Daemon:
         """Lock the vault, open its parts, reconcile, then watch, work and serve."""
         if not self._lock.acquire_after_commands(self._stop):
             return  # stopped while waiting for a CLI command: a clean exit
+        hold_heap_steady()
         try:
             self._parts = open_parts(self.vault, self.options)
             self._api = ApiServer(self, self.host, self.daemon_options.api_port)
