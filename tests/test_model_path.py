@@ -626,6 +626,25 @@ def test_a_corroboration_from_a_cited_note_says_what_it_confirms(tmp_path: Path)
     assert not added.startswith("- Rebuild the search index:"), added  # not the title again
 
 
+def test_a_second_corroboration_by_the_same_line_leaves_the_node_as_it_is(
+        tmp_path: Path) -> None:
+    """The soak's Hatch page confirmed `run-python-scripts.md` twice in one run, and the
+    node got the same "confirmed again by" line twice: the second says nothing new."""
+    root = vault(tmp_path, node=True)
+    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nStop the service, run the index "
+                                              "rebuild, start the service again.\n")
+    said = "Stop the service, run the index rebuild, start the service again."
+    units = [{"name": name, "bucket": "procedure", "paths": ["daily/2026-06-01.md"],
+              "summary": said} for name in ("rebuild-steps", "rebuild-order")]
+    with FakeOllama(model=with_extract(lambda r: decision(action="CORROBORATE", target=NODE),
+                                       *units)) as server:
+        run = dream(root, server.url, **ONESHOT)
+    assert [(r.status, r.action) for r in run.results] == [
+        ("integrated", "CORROBORATE"), ("skipped", "SKIP")]
+    added = (root / NODE).read_text().removeprefix(NODE_TEXT)
+    assert added.count("confirmed again by") == 1, added
+
+
 def test_a_unit_decided_before_a_stop_is_not_decided_again(tmp_path: Path) -> None:
     """A run killed after a decision was journaled but before its note was checkpointed
     (the crash loop's mid_checkpoint kill): the next run extracts the same unit again and

@@ -361,6 +361,14 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         if action != d.action:
             outcome.warnings.append(f"{path} holds every sentence of the unit: {action}")
             d = replace(d, action=action)
+        if (action == "CORROBORATE" and _adds_no_line(note.body, body)
+                and coverage(unit.summary, old_text) >= HOLDS):
+            # One page whose units confirm a node twice gave it the same "confirmed
+            # again by" line twice: the node says it already, citing this very note.
+            outcome.status = "unchanged"
+            outcome.receipt = Receipt("CORROBORATE", path,
+                                      f"corroborate: {clip(unit.summary, 100)}", {})
+            return ""
         answer = toolbox.call("write", {"path": path, "name": title,
                                         "description": str(note.frontmatter.get("description")
                                                            or d.description),
@@ -415,6 +423,12 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, ti
         body = struck if struck is not None else insert_before_sources(
             body, said)
     return append_source_sentence(body, line), d.action
+
+
+def _adds_no_line(old: str, new: str) -> bool:
+    """Whether every line of ``new`` is already a line of ``old``."""
+    have = set(old.splitlines())
+    return all(line in have for line in new.splitlines())
 
 
 def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -> str:
