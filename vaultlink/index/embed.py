@@ -181,7 +181,7 @@ def _shrink_arena(session: Any) -> None:
     throughput (1,500 real paragraphs: 331 texts/s against 314 unshrunk; with the arena
     off, 189).
     """
-    import numpy as np
+    import numpy as np  # loaded already by the embed call that asks for the shrink
     import onnxruntime as ort
 
     options = ort.RunOptions()
