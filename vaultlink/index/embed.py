@@ -178,8 +178,9 @@ def _shrink_arena(session: Any) -> None:
     shape of batch has needed: the daemon's RSS rose by a tenth to a quarter over its
     first days of notes and held there (bench/results/soak-*.md). One run of two tokens
     that asks for the shrink costs ~1 ms after a call of several batches, and keeps
-    throughput (1,500 real paragraphs: 331 texts/s against 314 unshrunk; with the arena
-    off, 189).
+    throughput (1,500 real paragraphs, glibc's mmap threshold fixed as the daemon has it:
+    331 texts/s against 315 unshrunk with the fast graph, 183 against 188 with the exact
+    one; with the arena off, 189 and 134).
     """
     import numpy as np  # loaded already by the embed call that asks for the shrink
     import onnxruntime as ort
