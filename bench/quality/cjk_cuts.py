@@ -36,7 +36,7 @@ import argparse
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -158,25 +158,37 @@ def use_cut(name: str) -> None:
 
 def use_run_phrases() -> None:
     """Make the keyword query also ask for each CJK run of the query as a phrase (its
-    words in a row), beside its words OR'ed: a node holding the run whole ranks higher."""
+    words in a row), beside its words OR'ed: a node holding the run whole ranks higher.
+
+    The phrases join the query of every term, the one ``IndexBase._keyword_list`` asks
+    when the weighty terms fill too few places (the index cuts a query's terms once, so
+    it is patched there, not in ``fusion``)."""
     import re
 
     from vaultlink.index import base, fusion
 
-    plain = fusion.fts_match
+    plain = base.IndexBase._keyword_list
     run = re.compile(words._CJK_RUN.pattern)
 
-    def fts_match(query: str) -> str | None:
-        match = plain(query)
+    def phrases_of(query: str) -> str:
         phrases = []
         for found in run.findall(query):
             cut = words.cjk_words(found)
             if len(cut) > 1:
                 phrases.append('"' + " ".join(cut) + '"')
-        extra = " OR ".join(dict.fromkeys(phrases[:16]))
-        return match if not extra else extra if match is None else f"{match} OR {extra}"
+        return " OR ".join(dict.fromkeys(phrases[:16]))
 
-    base.fts_match = fts_match  # type: ignore[assignment]
+    def keyword_list(self: base.IndexBase, text: str, bm25_weights: Sequence[float],
+                     depth: int, prefix: str = "") -> list[int]:
+        ids = plain(self, text, bm25_weights, depth, prefix)
+        extra = phrases_of(text)
+        if len(ids) < depth and extra and not self._terms.large():
+            every = fusion.or_match(fusion.fts_terms(text))
+            query = extra if every is None else f"{every} OR {extra}"
+            ids = self._keyword_ids(query, bm25_weights, depth, prefix)
+        return ids
+
+    base.IndexBase._keyword_list = keyword_list  # type: ignore[method-assign]
 
 
 _LOADERS = {"rjieba": _jieba, "sudachipy": _sudachi, "fugashi": _fugashi, "kiwipiepy": _kiwi}
