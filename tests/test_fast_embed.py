@@ -100,8 +100,8 @@ def test_a_call_of_long_texts_gives_its_arena_back_and_the_same_vectors() -> Non
     # first days. Measured in a process of its own: RSS is the whole process's.
     probe = """if True:
         import json
-        from vaultlink.daemon.process import hold_heap_steady
         from vaultlink.index.embed import MiniLMEmbedder
+        from vaultlink.index.minilm_graph import hold_heap_steady
         def rss():
             for line in open("/proc/self/status"):
                 if line.startswith("VmRSS:"):

@@ -8,7 +8,6 @@ the daemon, so neither imports the other.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import fcntl
 import gc
@@ -18,7 +17,6 @@ import logging.handlers
 import os
 import secrets
 import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +32,6 @@ log = logging.getLogger(__name__)
 LOCK_NAME = "writer.lock"
 INFO_NAME = "daemon.json"
 TOKEN_NAME = "token"
-_M_MMAP_THRESHOLD = -3  # mallopt's parameter number, from glibc's malloc.h
 
 
 def ensure_token(state_dir: Path) -> str:
@@ -265,19 +262,3 @@ def release_after_run() -> None:
     objects whose pages glibc would keep mapped."""
     gc.collect()
     give_back_freed_heap()
-
-
-def hold_heap_steady() -> None:
-    """Fix glibc's mmap threshold at 256 KiB for this process (a daemon's, for weeks).
-
-    By default glibc raises the threshold to the size of each large block freed, up to
-    32 MiB, so the embedding model's buffers and the model's answers move into the heap,
-    where freed pages stay mapped behind live ones. The offline daemon fed a week's 23
-    notes (its embedding arena shrunk after each call) grew 297 -> 350-367 MB with
-    glibc's default and 292 -> 298 MB with the threshold fixed. A no-op without glibc."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL("libc.so.6").mallopt(_M_MMAP_THRESHOLD, 256 * 1024)
-    except (OSError, AttributeError):  # musl, or no glibc by that name
-        log.debug("mallopt is not available; the heap keeps glibc's defaults")

@@ -31,7 +31,6 @@ from vaultlink.daemon.client import durable_status, iso
 from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
-    hold_heap_steady,
     next_schedule,
     release_after_run,
     serve_until_signal,
@@ -48,6 +47,7 @@ from vaultlink.errors import (
     ModelUnavailable,
     VaultlinkError,
 )
+from vaultlink.index.minilm_graph import hold_heap_steady
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
