@@ -6,6 +6,11 @@ time. Every answer is JSON, errors included. A request names notes by vault path
 only, and every path goes through ``Vault.rel``/``Vault.abs``, which refuse ``..``,
 absolute paths and symlinks leading out of the vault, so no file outside the vault is
 ever read.
+
+Before the token is even looked at, a request must name this server (a loopback
+``Host``, against DNS rebinding), come from no web page but Obsidian's or a loopback
+one (``Origin``), and frame its body with one plain ``Content-Length``; the MCP HTTP
+transport checks the same through its SDK.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import http.client
 import json
 import logging
 import os
+import re
 import selectors
 import socket
 import threading
 from contextlib import suppress
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -37,10 +44,64 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
 LOOPBACK = "127.0.0.1"
+# The names a Host header may give this server, with its port or none.
+LOOPBACK_NAMES = (LOOPBACK, "localhost", "[::1]")
+# Obsidian's requestUrl sends Origin: app://obsidian.md (desktop); its mobile apps are
+# capacitor://localhost (iOS) and http://localhost (Android).
+OBSIDIAN_ORIGINS = frozenset({"app://obsidian.md", "capacitor://localhost", "http://localhost"})
+_LOOPBACK_ORIGIN = re.compile(r"http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]{1,5})?")
+_LENGTH = re.compile(r"[0-9]{1,18}")  # int() would also take "+5", " 5 " and "5_0"
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
           "/rerun": "POST", "/undo": "POST", "/redo": "POST", "/backfill": "POST"}
+
+
+def body_length(headers: Message) -> int:
+    """The body's length as its one ``Content-Length`` header gives it (0 without one).
+
+    ``ApiError`` 400 for a header that is no plain number or comes twice, 411 for a
+    ``Transfer-Encoding``: either way the body's end is unknown, so the connection closes.
+    """
+    if headers.get("Transfer-Encoding") is not None:
+        raise ApiError(411, "send the body with a Content-Length, not a Transfer-Encoding")
+    values = headers.get_all("Content-Length") or []
+    if not values:
+        return 0
+    if len(values) > 1 or not _LENGTH.fullmatch(values[0].strip()):
+        raise ApiError(400, "malformed Content-Length: send one header with the body's "
+                            "size in bytes, a whole number")
+    return int(values[0])
+
+
+def host_allowed(headers: Message, port: int) -> bool:
+    """Whether the one ``Host`` header names this server: loopback, with our port or none.
+
+    A page that rebinds its own domain to 127.0.0.1 reaches this port, but its browser
+    still sends the page's domain as the Host.
+    """
+    hosts = headers.get_all("Host") or []
+    allowed = {*LOOPBACK_NAMES, *(f"{name}:{port}" for name in LOOPBACK_NAMES)}
+    return len(hosts) == 1 and hosts[0].strip().lower() in allowed
+
+
+def origin_allowed(headers: Message) -> bool:
+    """Whether the request comes from no web page, from Obsidian, or from a loopback page.
+
+    Browsers send ``Origin`` with every cross-site POST (and fetch); a page elsewhere
+    must not drive the daemon even if it somehow holds the token.
+    """
+    origins = headers.get_all("Origin") or []
+    if not origins:
+        return True  # curl, the CLI, urllib: no browser involved
+    origin = origins[0].strip().lower()
+    return len(origins) == 1 and (origin in OBSIDIAN_ORIGINS
+                                  or _LOOPBACK_ORIGIN.fullmatch(origin) is not None)
+
+
+def _shown(value: str | None) -> str:
+    """A header value quoted for an error message, cut short."""
+    return repr((value or "")[:80])
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -48,9 +109,24 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "vaultlink"
     protocol_version = "HTTP/1.1"
     timeout = 30  # a client that stops talking does not hold a thread forever
+    _body_read = False
+    _length: int | None = None  # the request's body length; None: its end is unknown
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("api %s: " + format, self.client_address[0], *args)
+
+    def version_string(self) -> str:
+        # the default adds "Python/3.x.y", told to anyone before the token is checked
+        return self.server_version
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """The base class's own refusals (a request line or header it cannot parse, an
+        unknown method), answered in JSON as every other error instead of in HTML."""
+        self.log_error("code %d, message %s", code, message)
+        self.close_connection = True  # the request was not read to its end
+        words = message or self.responses.get(code, ("refused",))[0]
+        self._answer(code, {"error": f"{words}; see docs/status-api.md"})
 
     def do_GET(self) -> None:
         self._dispatch("GET")
@@ -69,7 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         self._body_read = False
+        self._length = None
         try:
+            self._screen()
             status, data = 200, self._route(method)
         except ApiError as exc:
             status, data = exc.status, {"error": exc.message, **exc.detail}
@@ -87,8 +165,11 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception:
             log.exception("api %s %s failed", method, self.path)
             status, data = 500, {"error": "internal error; see .vaultlink/logs/vaultlink.log"}
-        if not self._body_read and int(self.headers.get("Content-Length") or 0):
+        if not self._body_read and self._length != 0:
             self.close_connection = True  # the unread body must not pass for a request
+        self._answer(status, data)
+
+    def _answer(self, status: int, data: Any) -> None:
         payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -98,7 +179,23 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(payload)
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _screen(self) -> None:
+        """Refuse, before the token is checked, what is not a request of ours: a body of
+        unknown length (400, 411), another Host (421), a web page's Origin (403)."""
+        self._length = body_length(self.headers)
+        port = self.api.port
+        if not host_allowed(self.headers, port):
+            raise ApiError(421, f"this API answers requests to 127.0.0.1:{port} or "
+                                f"localhost:{port} only, not to Host "
+                                f"{_shown(self.headers.get('Host'))}; use "
+                                f"http://127.0.0.1:{port}")
+        if not origin_allowed(self.headers):
+            raise ApiError(403, f"requests from web pages are refused (Origin "
+                                f"{_shown(self.headers.get('Origin'))}); use the vaultlink "
+                                "Obsidian plugin or the vaultlink CLI")
 
     def _route(self, method: str) -> Any:
         if not self.api.authorised(self.headers.get("Authorization", "")):
@@ -130,12 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         return views.redo(body) if url.path == "/redo" else views.undo(body)
 
     def _json_body(self) -> dict[str, Any]:
-        if self.headers.get("Transfer-Encoding"):
-            raise ApiError(411, "send the body with a Content-Length")
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise ApiError(400, "bad Content-Length") from None
+        length = self._length or 0  # _screen() checked the header
         if length > MAX_BODY:
             raise ApiError(413, f"the body is over {MAX_BODY // 1024} KiB")
         raw = self.rfile.read(length) if length > 0 else b""
