@@ -20,6 +20,7 @@ export default class VaultlinkPlugin extends Plugin {
 		this.client = new DaemonClient({
 			request: (req) => requestUrl(req),
 			baseUrl: () => this.settings.daemonUrl,
+			allowRemote: () => this.settings.allowRemoteDaemon,
 			token: () => resolveToken(this.settings.token, (p) => this.app.vault.adapter.read(p)),
 		});
 

@@ -1,18 +1,23 @@
 // Plugin settings and their tab.
 
 import { App, Plugin, PluginSettingTab, Setting } from "obsidian";
+import { DEFAULT_DAEMON_URL } from "./api/daemon-url";
+import { modalConfirm } from "./views/confirm-modal";
 
 export interface VaultlinkSettings {
 	daemonUrl: string;
 	/** Empty means: read .vaultlink/token from the vault. */
 	token: string;
 	pollSeconds: number;
+	/** Off: a daemon URL that is not loopback gets no request (and no token). */
+	allowRemoteDaemon: boolean;
 }
 
 export const DEFAULT_SETTINGS: VaultlinkSettings = {
-	daemonUrl: "http://127.0.0.1:8765",
+	daemonUrl: DEFAULT_DAEMON_URL,
 	token: "",
 	pollSeconds: 10,
+	allowRemoteDaemon: false,
 };
 
 /** Below this, polling a local daemon is busywork with no visible gain. */
@@ -27,6 +32,8 @@ export function readSettings(stored: unknown): VaultlinkSettings {
 	if (typeof d.token === "string") s.token = d.token;
 	const poll = parsePollSeconds(d.pollSeconds);
 	if (poll !== null) s.pollSeconds = poll;
+	// only a stored true, never a truthy string: this one sends the token away
+	s.allowRemoteDaemon = d.allowRemoteDaemon === true;
 	return s;
 }
 
@@ -39,9 +46,21 @@ export function parsePollSeconds(v: unknown): number | null {
 export interface SettingsHost extends Plugin {
 	settings: VaultlinkSettings;
 	saveSettings(): Promise<void>;
-	/** Called after the poll interval changes. */
+	/** Called after the poll interval or the remote-daemon switch changes. */
 	restartPolling(): void;
 }
+
+/** The warning the remote-daemon switch asks the user to accept. */
+export const REMOTE_WARNING: [string, string[], string, string] = [
+	"Send your vault's token to a daemon on another computer?",
+	[
+		"Every request carries the token that lets anyone read your notes through the daemon.",
+		"Over http:// it crosses the network in clear text; anyone on the way can copy it.",
+		"Turn this on only for a daemon you run yourself, on a network you trust.",
+	],
+	"Allow",
+	"Cancel",
+];
 
 export class VaultlinkSettingTab extends PluginSettingTab {
 	constructor(app: App, private readonly host: SettingsHost) {
@@ -54,7 +73,7 @@ export class VaultlinkSettingTab extends PluginSettingTab {
 
 		new Setting(containerEl)
 			.setName("Daemon URL")
-			.setDesc("Where `vaultlink watch` serves its status API.")
+			.setDesc("Where `vaultlink watch` serves its status API. An address on another computer also needs the switch below.")
 			.addText((text) =>
 				text
 					.setPlaceholder(DEFAULT_SETTINGS.daemonUrl)
@@ -93,6 +112,24 @@ export class VaultlinkSettingTab extends PluginSettingTab {
 						await this.host.saveSettings();
 						this.host.restartPolling();
 					}),
+			);
+
+		new Setting(containerEl)
+			.setName("Allow a daemon on another computer")
+			.setDesc(
+				"Off: the plugin talks only to 127.0.0.1, localhost or [::1] and sends nothing to any other daemon URL. " +
+					"On: it sends the vault's token to the daemon URL above, wherever it is.",
+			)
+			.addToggle((toggle) =>
+				toggle.setValue(this.host.settings.allowRemoteDaemon).onChange(async (on) => {
+					if (on && !(await modalConfirm(this.app)(...REMOTE_WARNING))) {
+						toggle.setValue(false);
+						return;
+					}
+					this.host.settings.allowRemoteDaemon = on;
+					await this.host.saveSettings();
+					this.host.restartPolling(); // the status bar says at once what changed
+				}),
 			);
 	}
 }

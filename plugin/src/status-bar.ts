@@ -22,6 +22,8 @@ export function statusText(result: ClientResult<Status>): string {
 		}
 		case "down":
 			return "vaultlink: daemon not running";
+		case "remote-blocked":
+			return "vaultlink: daemon URL not local, see settings";
 		case "unauthorized":
 			return "vaultlink: wrong token";
 		case "version-mismatch":

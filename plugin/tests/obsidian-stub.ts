@@ -234,6 +234,33 @@ export class TextComponent {
 	}
 }
 
+export class ToggleComponent {
+	toggleEl: HTMLElement;
+	private on = false;
+	private changeCb: ((value: boolean) => unknown) | null = null;
+
+	constructor(parent: HTMLElement) {
+		this.toggleEl = parent.createDiv({ cls: "checkbox-container" });
+	}
+	setValue(on: boolean): this {
+		this.on = on;
+		this.toggleEl.toggleClass("is-enabled", on);
+		return this;
+	}
+	getValue(): boolean {
+		return this.on;
+	}
+	onChange(cb: (value: boolean) => unknown): this {
+		this.changeCb = cb;
+		return this;
+	}
+	/** Test hook: what clicking the switch does in Obsidian. */
+	async click(): Promise<void> {
+		this.setValue(!this.on);
+		await this.changeCb?.(this.on);
+	}
+}
+
 export class Setting {
 	settingEl: HTMLElement;
 	nameEl: HTMLElement;
@@ -241,6 +268,8 @@ export class Setting {
 	controlEl: HTMLElement;
 	/** Test hook: the text components added, in order. */
 	texts: TextComponent[] = [];
+	/** Test hook: the toggles added, in order. */
+	toggles: ToggleComponent[] = [];
 	static all: Setting[] = [];
 
 	constructor(containerEl: HTMLElement) {
@@ -262,6 +291,12 @@ export class Setting {
 	addText(cb: (t: TextComponent) => unknown): this {
 		const t = new TextComponent(this.controlEl);
 		this.texts.push(t);
+		cb(t);
+		return this;
+	}
+	addToggle(cb: (t: ToggleComponent) => unknown): this {
+		const t = new ToggleComponent(this.controlEl);
+		this.toggles.push(t);
 		cb(t);
 		return this;
 	}

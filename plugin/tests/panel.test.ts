@@ -169,7 +169,7 @@ test("actions: a 409 on undo shows the daemon's message in a Notice, then refres
 test("actions: Re-run posts {path} and names what was queued", async () => {
 	const shown: string[] = [];
 	const { daemon } = setup({ "POST /rerun": () => json(200, fixtureText("rerun.json")) });
-	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://x:1", token: async () => "t" });
+	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://127.0.0.1:1", token: async () => "t" });
 	const actions = makePanelActions({
 		client,
 		notify: (m) => shown.push(m),
@@ -191,7 +191,7 @@ function cascadeClient(answers: { undo: unknown[] }) {
 		},
 		"POST /redo": () => json(200, fixtureText("redo.json")),
 	});
-	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://x:1", token: async () => "t" });
+	const client = new DaemonClient({ request: daemon.request, baseUrl: () => "http://127.0.0.1:1", token: async () => "t" });
 	return { client, sent, daemon };
 }
 
@@ -207,8 +207,8 @@ test("actions: an undo others depend on asks first, then cascades as one group",
 	const actions = makePanelActions({
 		client,
 		notify: (m) => shown.push(m),
-		confirm: async (...q) => {
-			asked.push(q);
+		confirm: async (title, lines, yes) => {
+			asked.push([title, lines, yes]);
 			return true;
 		},
 		openNote: () => {},

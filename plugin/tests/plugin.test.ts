@@ -97,14 +97,14 @@ test("open panel: creates the view in the right sidebar once, then reveals the s
 	}
 });
 
-test("settings tab: three settings; a valid poll interval is saved and polling restarts", async () => {
+test("settings tab: four settings; a valid poll interval is saved and polling restarts", async () => {
 	const { plugin } = await loaded(new FakeDaemon());
 	try {
 		Setting.all = [];
 		plugin.settingTabs[0].display();
 		assert.deepEqual(
 			Setting.all.map((s) => s.nameEl.textContent),
-			["Daemon URL", "Token", "Poll interval (seconds)"],
+			["Daemon URL", "Token", "Poll interval (seconds)", "Allow a daemon on another computer"],
 		);
 		const [url, token, poll] = Setting.all.map((s) => s.texts[0] as TextComponent);
 		assert.equal(url.getValue(), "http://127.0.0.1:8765");
@@ -114,7 +114,12 @@ test("settings tab: three settings; a valid poll interval is saved and polling r
 		await poll.type("30");
 		assert.equal(plugin.settings.pollSeconds, 30);
 		await url.type("http://127.0.0.1:9000");
-		assert.deepEqual(plugin.data, { daemonUrl: "http://127.0.0.1:9000", token: "", pollSeconds: 30 });
+		assert.deepEqual(plugin.data, {
+			daemonUrl: "http://127.0.0.1:9000",
+			token: "",
+			pollSeconds: 30,
+			allowRemoteDaemon: false,
+		});
 	} finally {
 		plugin.unload();
 	}
@@ -126,6 +131,7 @@ test("settings: stored data is merged over defaults and bad values dropped", () 
 		daemonUrl: "http://h:1",
 		token: "t",
 		pollSeconds: 5,
+		allowRemoteDaemon: false,
 	});
 	assert.deepEqual(readSettings({ daemonUrl: "", pollSeconds: 0 }), DEFAULT_SETTINGS);
 	assert.equal(parsePollSeconds(1), null);

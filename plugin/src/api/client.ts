@@ -2,6 +2,7 @@
 // in a ClientResult so the UI can show the right state. The transport is
 // injected (Obsidian's requestUrl in the plugin, a fake in tests).
 
+import { isLoopbackUrl, remoteRefusal } from "./daemon-url";
 import type { ClientResult } from "./result";
 import type { NoteInfo, RedoResult, RerunResult, Status, UndoResult } from "./types";
 import { API_VERSION } from "./types";
@@ -40,6 +41,8 @@ export interface ClientOptions {
 	/** Read on every call so settings changes apply without a reload. */
 	baseUrl: () => string;
 	token: () => Promise<string | null>;
+	/** Whether the user allowed a daemon URL that is not loopback (off: nothing is sent). */
+	allowRemote?: () => boolean;
 	timeoutMs?: number;
 }
 
@@ -135,6 +138,12 @@ export class DaemonClient {
 		body?: unknown,
 	): Promise<ClientResult<unknown>> {
 		const base = this.base();
+		// Checked before the token is even read: it must not leave this computer
+		// unless the user said so in the settings.
+		if (!isLoopbackUrl(base) && !(this.opts.allowRemote?.() ?? false)) {
+			this.verifiedFor = null;
+			return { kind: "remote-blocked", message: remoteRefusal(base) };
+		}
 		const token = await this.opts.token();
 		const headers: Record<string, string> = {};
 		if (token) headers.Authorization = `Bearer ${token}`;

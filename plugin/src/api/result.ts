@@ -7,6 +7,8 @@ export type ClientResult<T> =
 	| { kind: "ok"; data: T }
 	/** Connection refused, DNS/network failure, or no answer before the timeout. */
 	| { kind: "down"; message: string }
+	/** Nothing was sent: the daemon URL is not loopback and the user has not allowed that. */
+	| { kind: "remote-blocked"; message: string }
 	/** 401: the token is missing or not the daemon's. */
 	| { kind: "unauthorized"; message: string }
 	/** The daemon speaks another api_version (or none): plugin and daemon do not match. */

@@ -12,6 +12,7 @@ class ConfirmModal extends Modal {
 		private readonly title: string,
 		private readonly lines: string[],
 		private readonly yes: string,
+		private readonly no: string,
 		private readonly resolve: (ok: boolean) => void,
 	) {
 		super(app);
@@ -25,7 +26,7 @@ class ConfirmModal extends Modal {
 		const row = this.contentEl.createDiv({ cls: "vaultlink-confirm-buttons" });
 		const yes = row.createEl("button", { text: this.yes, cls: "mod-warning vaultlink-confirm-yes" });
 		yes.addEventListener("click", () => this.answer(true));
-		const no = row.createEl("button", { text: "Keep them", cls: "vaultlink-confirm-no" });
+		const no = row.createEl("button", { text: this.no, cls: "vaultlink-confirm-no" });
 		no.addEventListener("click", () => this.answer(false));
 	}
 
@@ -41,8 +42,8 @@ class ConfirmModal extends Modal {
 	}
 }
 
-/** The panel's Confirm, as an Obsidian Modal. */
+/** A Confirm as an Obsidian Modal (the panel's cascade question, the settings' warning). */
 export function modalConfirm(app: App): Confirm {
-	return (title, lines, yes) =>
-		new Promise<boolean>((resolve) => new ConfirmModal(app, title, lines, yes, resolve).open());
+	return (title, lines, yes, no = "Keep them") =>
+		new Promise<boolean>((resolve) => new ConfirmModal(app, title, lines, yes, no, resolve).open());
 }

@@ -16,22 +16,45 @@ export function shortTime(iso: string): string {
 	return m ? `${m[1]} ${m[2]}` : iso;
 }
 
-/** A link styled like Obsidian's own internal links that opens `path`. */
+/**
+ * `path` when it can be a vault-relative note path, else null. The daemon
+ * sends vault paths only; anything with a scheme (javascript:, data:,
+ * https:, even obsidian://, whose actions other plugins extend) or a leading
+ * slash would leave the vault or run code when clicked, so it gets no href.
+ */
+export function vaultHref(path: string): string | null {
+	// Browsers skip control characters and leading spaces before reading a
+	// scheme ("java\nscript:" is javascript:), so any of them disqualifies.
+	if (/[\u0000-\u001f\u007f]/.test(path) || /^\s/.test(path)) return null;
+	if (/^[a-z][a-z0-9+.-]*:/i.test(path)) return null;
+	return path === "" || /^[\\/]/.test(path) ? null : path;
+}
+
+/** A link styled like Obsidian's own internal links that opens `path`; a
+ * target that is no vault path is shown as text with no href or click. */
 export function noteLink(
 	parent: HTMLElement,
 	path: string,
 	label: string,
 	actions: PanelActions,
 ): HTMLAnchorElement {
+	const href = vaultHref(path);
+	if (href === null) {
+		return parent.createEl("a", {
+			text: label,
+			cls: ["vaultlink-link", "vaultlink-not-a-note"],
+			attr: { title: "not a note of this vault" },
+		});
+	}
 	const a = parent.createEl("a", {
 		text: label,
 		cls: ["internal-link", "vaultlink-link"],
-		href: path,
-		attr: { "data-href": path },
+		href,
+		attr: { "data-href": href },
 	});
 	a.addEventListener("click", (evt) => {
 		evt.preventDefault();
-		actions.openNote(path);
+		actions.openNote(href);
 	});
 	return a;
 }

@@ -8,8 +8,9 @@ import type { ClientResult } from "../api/result";
 import type { Decision, UndoNeed } from "../api/types";
 import { failureCopy } from "./render-state";
 
-/** Asks the user a yes/no question (an Obsidian Modal in the plugin). */
-export type Confirm = (title: string, lines: string[], yes: string) => Promise<boolean>;
+/** Asks the user a yes/no question (an Obsidian Modal in the plugin); `no` labels
+ * the button that declines. */
+export type Confirm = (title: string, lines: string[], yes: string, no?: string) => Promise<boolean>;
 
 export interface PanelDeps {
 	client: Pick<DaemonClient, "undo" | "redo" | "rerun">;

@@ -27,6 +27,11 @@ export function failureCopy(f: ClientFailure): FailureCopy {
 	switch (f.kind) {
 		case "down":
 			return { title: "vaultlink daemon not running", hint: "Start it with `vaultlink watch` in this vault." };
+		case "remote-blocked":
+			return {
+				title: "Daemon URL is not on this computer",
+				hint: "Nothing was sent. Settings → vaultlink holds the daemon URL and the switch that allows a remote daemon.",
+			};
 		case "unauthorized":
 			return {
 				title: "Wrong token",
