@@ -157,7 +157,7 @@ def test_edit_needs_old_text_that_occurs_once(vault: Vault) -> None:
 
 def test_the_model_cannot_read_vaultlink_state(vault: Vault) -> None:
     answer = call(toolbox(vault), "read", path=".vaultlink/token")
-    assert "only Markdown notes" in str(answer["error"])
+    assert "dot-files and dot-folders" in str(answer["error"])
 
 
 def test_a_users_concurrent_edit_survives(vault: Vault) -> None:

@@ -215,8 +215,13 @@ class Refusal(StrEnum):
     NO_SOURCE = "no_source"  # the node does not cite the unit's source
     CORRECTION_LOST = "correction_lost"  # CORRECT deleted the superseded statement
     CORRECTION_UNMARKED = "correction_unmarked"  # CORRECT says nowhere what it corrected
+    PROSE_CHANGED = "prose_changed"  # a REFINE or CORROBORATE changed or dropped a sentence
+    REMOTE_IMAGE = "remote_image"  # an image or embed fetched from outside the vault
+    RAW_HTML = "raw_html"  # a tag that loads, runs or links (img, iframe, on*=, ...)
+    UNSOURCED_URL = "unsourced_url"  # a URL none of the unit's source notes holds
     BAD_EDIT = "bad_edit"  # edit's `old` text is empty, missing or ambiguous
     BAD_ARGUMENTS = "bad_arguments"  # a tool's arguments are not what it takes
+    PATH_REFUSED = "path_refused"  # a path the vault refuses (read policy, symlinked folder)
 
 
 class GuardRefusal(VaultlinkError):

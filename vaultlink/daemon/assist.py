@@ -192,11 +192,9 @@ class Assistant:
         if "/" in text and not Path(text).is_absolute() and not text.startswith("[["):
             rel = self.vault.rel(text)  # refuses '..' and the like, with the reason
             for candidate in (rel, rel + ".md"):
-                if self.vault.abs(candidate).is_file():  # abs: refuses a symlink out
-                    return candidate
-        rel = resolve_note(self.vault, text)
-        self.vault.abs(rel)
-        return rel
+                if self.vault.abs(candidate).is_file():
+                    return self.vault.readable(candidate)
+        return self.vault.readable(resolve_note(self.vault, text))
 
     def read(self, path_or_name: str, section: str = "") -> a.ReadAnswer:
         """A note's text (or one section of it); a digest node's sources resolved."""

@@ -16,11 +16,12 @@ from vaultlink.daemon.client import iso
 from vaultlink.dream import history
 from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoNeedsCascade
-from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.frontmatter import split_frontmatter, text_value
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
-from vaultlink.vault.notes import Vault
+from vaultlink.vault.notes import DESCRIPTION_CHARS, NAME_CHARS, Vault
+from vaultlink.vault.readpolicy import is_hidden
 from vaultlink.vault.state import JournalEntry, State
 
 if TYPE_CHECKING:  # a type only: the API never opens parts itself
@@ -117,18 +118,23 @@ class Views:
     def ref(self, graph: LinkGraph, path: str) -> dict[str, str]:
         """``{path, name, description}`` of a note."""
         meta = graph.meta.get(path, {})
-        name = str(meta.get("name") or path.rsplit("/", 1)[-1].removesuffix(".md"))
-        return {"path": path, "name": name, "description": str(meta.get("description") or "")}
+        name = (text_value(meta.get("name"), NAME_CHARS)
+                or path.rsplit("/", 1)[-1].removesuffix(".md"))
+        return {"path": path, "name": name,
+                "description": text_value(meta.get("description"), DESCRIPTION_CHARS)}
 
     def note(self, raw: str) -> dict[str, Any]:
         """``GET /note``: a digest node, a source note, or another note."""
         vault = self.daemon.vault
         rel = vault.rel(raw)
+        if is_hidden(rel):  # not even whether it exists: the read policy's first rule
+            vault.readable(rel)
         if not vault.abs(rel).is_file():
             raise NoteNotFound(rel)
         kind = vault.folder_of(rel)
         if not rel.endswith(".md") or kind is None:
             return {"path": rel, "kind": "other"}
+        vault.readable(rel)
         if kind == "digest":
             return self._digest(rel)
         return self._source(rel)

@@ -107,6 +107,10 @@ class Toolbox:
             log.info("guard refused %s: %s", name, exc)
             self.refusals.append(exc.code.value)
             return _error(str(exc), exc.code, **exc.detail)
+        except PathRefused as exc:  # the vault's no (read policy, a linked folder): journaled
+            log.info("refused %s of %s: %s", name, exc.path, exc.reason)
+            self.refusals.append(Refusal.PATH_REFUSED.value)
+            return _error(str(exc), Refusal.PATH_REFUSED)
         except (WriteFailed, IndexServerUnavailable):
             # A full or broken disk is no answer the model can act on, and a unit it
             # made give up would be skipped and checkpointed: fail the attempt instead,
@@ -196,10 +200,7 @@ class Toolbox:
         """The note as this session sees it (its own writes included)."""
         if rel in self.current:
             return self.current[rel]
-        if not rel.endswith(".md") or rel.split("/", 1)[0].startswith("."):
-            # .vaultlink/ holds the API token and state: never the model's business
-            raise PathRefused(rel, "only Markdown notes of the vault can be read")
-        note_bytes = self.vault.read_bytes(rel)
+        note_bytes = self.vault.read_bytes(self.vault.readable(rel))
         text = note_bytes.decode("utf-8", errors="replace")
         self._hash.setdefault(rel, content_hash(note_bytes))
         return text

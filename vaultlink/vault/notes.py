@@ -32,14 +32,23 @@ from vaultlink.errors import (
     VaultError,
     WriteFailed,
 )
-from vaultlink.markdown.frontmatter import read_frontmatter, render_frontmatter, split_frontmatter
+from vaultlink.markdown.frontmatter import (
+    read_frontmatter,
+    render_frontmatter,
+    split_frontmatter,
+    text_value,
+)
 from vaultlink.vault.atomic import content_hash, remove_file, replace_file
+from vaultlink.vault.readpolicy import ReadPolicy
 from vaultlink.vault.walk import StatCache, StatEntry, entry_of, unchanged, walk_entries
 
 log = logging.getLogger(__name__)
 
 STATE_DIR = ".vaultlink"
 DEFAULT_MAX_NOTE_BYTES = 2_000_000
+# a name is a title, a description a paragraph: longer values are cut when read as text
+NAME_CHARS = 200
+DESCRIPTION_CHARS = 1_000
 
 # Folders that are never notes: Obsidian's own, its trash, ours, version control.
 SKIPPED_DIRS = frozenset({".obsidian", ".trash", STATE_DIR, ".git"})
@@ -111,15 +120,14 @@ class Note:
 
     @property
     def name(self) -> str:
-        """The ``name`` key, or the file name without ``.md``."""
-        value = self.frontmatter.get("name")
-        return str(value) if value else self.path.rsplit("/", 1)[-1].removesuffix(".md")
+        """The ``name`` key as one bounded line, or the file name without ``.md``."""
+        value = text_value(self.frontmatter.get("name"), NAME_CHARS)
+        return value or self.path.rsplit("/", 1)[-1].removesuffix(".md")
 
     @property
     def description(self) -> str:
-        """The ``description`` key, or the empty string."""
-        value = self.frontmatter.get("description")
-        return str(value) if value else ""
+        """The ``description`` key as one bounded line, or the empty string."""
+        return text_value(self.frontmatter.get("description"), DESCRIPTION_CHARS)
 
 
 @dataclass
@@ -170,6 +178,16 @@ class Vault:
             raise PathRefused(rel, "it is a symlink whose target is outside the vault")
         return path
 
+    @property
+    def policy(self) -> ReadPolicy:
+        """What may be read for a caller who is not the owner (``readpolicy.py``)."""
+        return ReadPolicy(self.root, self._real_root, (self.daily, self.resource, self.digest))
+
+    def readable(self, raw: str) -> str:
+        """The vault path, if a caller (a model, an assistant, the plugin) may read it;
+        ``PathRefused`` with the reason otherwise."""
+        return self.policy.readable(normalize_rel(raw))
+
     def relative_of(self, path: Path) -> str:
         """The vault path of an absolute file path inside the vault."""
         rel = Path(os.path.abspath(path)).relative_to(self.root).as_posix()
@@ -188,6 +206,15 @@ class Vault:
         """True only under ``digest/`` and ``.vaultlink/``: the user's notes are read-only."""
         top = rel.split("/", 1)[0]
         return "/" in rel and top in (self.digest, STATE_DIR)
+
+    def _check_real_folders(self, rel: str) -> None:
+        """Refuse a write whose folders are not real folders of the vault: a symlinked
+        ``digest/wiki`` pointing at ``daily/`` must not turn a node into an owner's note."""
+        parent = rel.rsplit("/", 1)[0]
+        if os.path.realpath(self.root / parent) != str(self._real_root / parent):
+            raise PathRefused(rel, f"{parent}/ is a symlink or lies behind one; vaultlink "
+                                   "writes only into real folders under the vault; "
+                                   "replace the link with a folder")
 
     def exists(self, raw: str) -> bool:
         """True if the vault path names a regular file inside the vault."""
@@ -214,7 +241,7 @@ class Vault:
         # os.walk would not enter linked folders, so only a linked file can lead out of
         # the vault; resolving every path costs 10x more
         return walk_entries(str(self.root), tops, SKIPPED_DIRS, is_skipped_name, normalize_rel,
-                            self.abs, on_skip)
+                            self.policy.check_target, on_skip)
 
     def iter_files(self, folders: Iterable[str] | None = None) -> Iterator[str]:
         """Vault paths of every file (any extension) below the given top folders, sorted.
@@ -334,7 +361,7 @@ class Vault:
         data = content.encode("utf-8")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.abs(rel)  # the folders just made must not have become an escape
+            self._check_real_folders(rel)  # not the text: where the folders really are
             replace_file(path, rel, data, expected_hash)
         except OSError as exc:  # full, read-only, I/O error: the old text stays whole
             raise WriteFailed(rel, exc) from None
@@ -346,6 +373,7 @@ class Vault:
         if not self.is_writable(rel):
             raise PathRefused(rel, "vaultlink deletes only its own digest and state files")
         try:
+            self._check_real_folders(rel)
             remove_file(self.abs(rel), rel, expected_hash)
         except OSError as exc:
             raise WriteFailed(rel, exc) from None
