@@ -9,16 +9,18 @@ counts. A refusal is a ``GuardRefusal`` whose message the model sees and can act
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from vaultlink.dream.units import BUCKETS, UPDATE_ACTIONS, Receipt, Unit, is_slug
-from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal
+from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.markdown.remote import RemoteKind, RemoteRef, remote_refs, strip_remote, url_in
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.vault.notes import normalize_rel, parse_note
+from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
 
 @dataclass
@@ -28,6 +30,9 @@ class Guard:
     ``existed`` holds the digest nodes that existed when the unit started: only they
     may be updated. ``list_files`` lists the vault's files, for link resolution;
     ``files``, when given, is a listing just taken, used until a write lands.
+    ``read_source`` reads a note of the vault by its path (raising ``VaultlinkError``
+    when it cannot): a node may hold a URL only if the unit's source notes do; without
+    it no new URL passes.
     """
 
     unit: Unit
@@ -35,10 +40,16 @@ class Guard:
     list_files: Callable[[], Iterable[str]]
     digest: str = "digest"
     files: frozenset[str] | None = field(default=None, repr=False)
+    read_source: Callable[[str], str] | None = field(default=None, repr=False)
     target: str | None = None
     created: bool = False
     _resolver: LinkResolver | None = field(default=None, repr=False)
     _resolver_for: str = field(default="", repr=False)
+    _source: str | None = field(default=None, repr=False)
+    # the text each written node had before the unit's first write to it, and the
+    # write just checked (path, old text), which ``accept_write`` records as landed
+    _started: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _checked: tuple[str, str | None] | None = field(default=None, repr=False)
 
     def check_path(self, raw: str) -> str:
         """The normalised path, if it is a digest node path of a known bucket."""
@@ -87,6 +98,7 @@ class Guard:
             if not str(note.frontmatter.get(key) or "").strip():
                 raise GuardRefusal(Refusal.MISSING_KEY,
                                    f"refused: the frontmatter needs a non-empty {key!r}")
+        self._check_remote(path, old_text, note)
         if old_text is not None:
             lost = removed_links(old_text, new_text)
             if lost:
@@ -100,7 +112,38 @@ class Guard:
                 f"refused: bare link line under ## Sources: {bare[0][1].strip()!r}. Put each "
                 "source link inside a sentence that says what the source supports.")
         self._check_links(path, old_text, new_text)
+        self._checked = (path, old_text)
         return path
+
+    def _check_remote(self, path: str, old_text: str | None, note: Note) -> None:
+        """No image or tag that loads from outside the vault, and no URL the unit's
+        sources do not hold: Obsidian fetches a remote image when it shows the node, so
+        a prompt-injected model could send a private note out in a URL. What the node
+        held before the write is the owner's, not judged again."""
+        held = {ref.raw for ref in _remote_refs_of(path, old_text)} if old_text else set()
+        for ref in _remote_refs_of(path, note):
+            if ref.raw in held:
+                continue
+            if ref.kind is RemoteKind.URL and url_in(ref.url, self.source_text()):
+                continue
+            raise _remote_refusal(ref)
+
+    def source_text(self) -> str:
+        """The unit's source notes, read once: where a node's URLs must come from."""
+        if self._source is None:
+            texts = []
+            for source in self.unit.paths:
+                try:
+                    texts.append(self.read_source(source) if self.read_source else "")
+                except VaultlinkError:
+                    texts.append("")  # gone or unreadable: it vouches for no URL
+            self._source = "\n".join(texts)
+        return self._source
+
+    def without_remote(self, text: str) -> str:
+        """``text`` as a writer may propose it: no remote image, no tag that loads or
+        runs, and no URL but those the unit's sources hold (a link keeps its label)."""
+        return strip_remote(text, self.source_text())
 
     def _check_links(self, path: str, old_text: str | None, new_text: str) -> None:
         old_raws = {link.raw for link in find_wikilinks(old_text)} if old_text else set()
@@ -138,6 +181,8 @@ class Guard:
         """Record that a checked write landed: it fixes the unit's one target."""
         self.target = path
         self.created = self.created or created
+        if self._checked is not None and self._checked[0] == path:
+            self._started.setdefault(path, self._checked[1])
         self._resolver = self.files = None  # the vault changed: list it again
 
     def check_result(self, receipt: Receipt, before: str | None, after: str) -> Receipt:
@@ -146,6 +191,9 @@ class Guard:
             raise GuardRefusal(Refusal.RECEIPT_MISMATCH,
                                f"the receipt names {receipt.target_path!r} but the session "
                                f"wrote {self.target!r}")
+        # Judged from the text the node had before the unit's first write: a session
+        # that writes twice must not launder a change through its own second write.
+        before = self._started.get(receipt.target_path, before)
         if before is None and receipt.action != "CREATE":
             raise GuardRefusal(Refusal.WRONG_ACTION,
                                f"{receipt.action} needs a node that existed; the session "
@@ -162,12 +210,101 @@ class Guard:
                 Refusal.NO_SOURCE,
                 "the node must cite the unit's source under ## Sources, in a sentence: "
                 + ", ".join(f"[[{p}]]" for p in self.unit.paths))
-        if receipt.action == "CORRECT" and before is not None:
+        if before is not None and receipt.action == "CORRECT":
             _check_correction(before, after, self.unit.paths)
+        elif before is not None:
+            _check_kept(before, after, receipt.action)
         return receipt
 
 
 _STRIKE = re.compile(r"~~(.+?)~~")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _remote_refs_of(path: str, text: str | Note) -> Iterator[RemoteRef]:
+    """The remote references of a note's body and of its frontmatter's values."""
+    if isinstance(text, Note):
+        note = text
+    else:
+        try:
+            note = parse_note(path, text.encode("utf-8"))
+        except NoteUnreadable:  # an old text that does not parse: read it whole
+            yield from remote_refs(text)
+            return
+    yield from remote_refs(note.body)
+    for value in _strings(note.frontmatter):
+        yield from remote_refs(value)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a frontmatter value, keys included, however deep."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _remote_refusal(ref: RemoteRef) -> GuardRefusal:
+    """The refusal of one remote reference, saying what to write instead."""
+    shown = " ".join(ref.raw.split())[:100]
+    if ref.kind is RemoteKind.IMAGE:
+        return GuardRefusal(
+            Refusal.REMOTE_IMAGE,
+            f"refused: {shown!r} shows an image from outside the vault; Obsidian fetches it "
+            "when the note is opened, which sends its URL to that server. Leave the image "
+            "out (an image of the vault is embedded as ![[path]]).")
+    if ref.kind is RemoteKind.HTML:
+        return GuardRefusal(
+            Refusal.RAW_HTML,
+            f"refused: raw HTML {shown!r}: a tag that loads, runs or links (img, iframe, "
+            "script, a, style, svg, ..., or any tag with attributes) is never written into a "
+            "node. Say it in plain Markdown; a command that holds HTML goes in `code`.")
+    return GuardRefusal(
+        Refusal.UNSOURCED_URL,
+        f"refused: the URL {ref.url[:100]!r} is in none of this unit's source notes, and a "
+        "node links only to URLs its sources give. Leave it out, or copy the link exactly "
+        "as the source note writes it.")
+
+
+def _sentences(body: str) -> Iterator[str]:
+    """The sentences of a body's prose lines (headings and blank lines aside), sentence
+    by sentence, since an addition may follow a sentence on its line; a list item's
+    marker is no part of its claim, which may move into a sentence."""
+    for line in body.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        yield from (text for text in _SENTENCE_END.split(LIST_MARK.sub("", line.strip()))
+                    if text)
+
+
+def _check_kept(before: str, after: str, action: str) -> None:
+    """REFINE and CORROBORATE only add: every sentence of the old body is still there as
+    written (whitespace aside, anywhere), and not struck through. Changing what a node
+    says ("Never" to "Always") is a CORRECT, which keeps the old claim visible."""
+    _, old_body, _ = split_frontmatter(before)
+    _, new_body, _ = split_frontmatter(after)
+    flat = " ".join(new_body.split())
+    unstruck = _unstruck(flat)
+    for text in _sentences(old_body):
+        sentence = " ".join(text.split())
+        if sentence in flat and _unstruck(sentence) in unstruck:
+            continue
+        raise GuardRefusal(
+            Refusal.PROSE_CHANGED,
+            f"{action} only adds to a node, but its sentence {sentence[:80]!r} was changed, "
+            "removed or struck through. Keep every sentence as it was and add the new text "
+            "beside it; if the source shows the sentence is wrong, answer CORRECT: keep it "
+            "visible (~~old claim~~) with a 'Corrected: ... per [[source]]' sentence.")
+
+
+def _unstruck(text: str) -> str:
+    """``text`` with its struck-through spans blanked out (their length kept)."""
+    return _STRIKE.sub(lambda m: "\0" * len(m.group(0)), text)
 
 
 def _check_correction(before: str, after: str, sources: list[str]) -> None:
@@ -175,17 +312,12 @@ def _check_correction(before: str, after: str, sources: list[str]) -> None:
     _, old_body, _ = split_frontmatter(before)
     _, new_body, _ = split_frontmatter(after)
     visible = _plain(new_body)
-    for line in old_body.split("\n"):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        # sentence by sentence: a correction may be inserted right after the old claim
-        # (a list item's marker is no part of its claim: the claim may move into a sentence)
-        for text in re.split(r"(?<=[.!?])\s+", LIST_MARK.sub("", line.strip())):
-            if text and _plain(text) not in visible:
-                raise GuardRefusal(
-                    Refusal.CORRECTION_LOST,
-                    f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone."
-                    " Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
+    for text in _sentences(old_body):
+        if _plain(text) not in visible:
+            raise GuardRefusal(
+                Refusal.CORRECTION_LOST,
+                f"CORRECT keeps the superseded statement visible: {text[:80]!r} is gone."
+                " Mark it as corrected (e.g. ~~old claim~~) instead of deleting it.")
     marked = [ln for ln in new_body.split("\n")
               if re.search(r"\bcorrect", ln, re.IGNORECASE)
               and any(f"[[{s}" in ln for s in sources)]

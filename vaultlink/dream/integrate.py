@@ -227,7 +227,8 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
         body = split_frontmatter(toolbox.text_of(target))[1]
         cited = set(unit.paths) <= cited_sources(body)
         if not cited:
-            line = source_sentence("CORROBORATE", unit.title or unit.name, unit.paths,
+            title = toolbox.guard.without_remote(unit.title)  # a clipped page's title
+            line = source_sentence("CORROBORATE", title or unit.name, unit.paths,
                                    words=wording_of(body), as_written=True)
             answer = json.loads(toolbox.call("edit", {
                 "path": target, "old": body, "new": append_source_sentence(body, line)}))
@@ -252,7 +253,8 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
     existed = frozenset(p for p in files
                         if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
     guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
-                  files=files)
+                  files=files, read_source=lambda rel: ctx.vault.read_bytes(rel).decode(
+                      "utf-8", errors="replace"))
     model = ctx.provider == "ollama"
     return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
                    intents=None if ctx.dry_run else ctx.state, scores=not model,

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from vaultlink.dream.guard import Guard
 from vaultlink.dream.nodetext import (
     SENTENCE,
     clip,
@@ -302,6 +303,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     """Write the decision through the tools; '' when done, else the problem in words.
     ``targets``: the nodes close enough to be updated (default: every listed one)."""
     guard = toolbox.guard
+    d, unit = tamed(guard, d, unit)
     digest = guard.digest
     listed = [c.path for c in candidates]
     targets = listed if targets is None else targets
@@ -388,6 +390,17 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         return str(exc)
     outcome.status = "done"
     return ""
+
+
+def tamed(guard: Guard, d: Decision, unit: Unit) -> tuple[Decision, Unit]:
+    """The decision and the unit without what the guard refuses in a node: a remote image
+    or a tag that loads or runs (a clipped page's, or a prompt-injected model's), a URL
+    the unit's sources do not hold (a link keeps its label). ``old`` names node text."""
+    clean = guard.without_remote
+    return (replace(d, title=clean(d.title), description=clean(d.description),
+                    body=clean(d.body), sources=clean(d.sources)),
+            replace(unit, summary=clean(unit.summary), title=clean(unit.title),
+                    description=clean(unit.description)))
 
 
 # -- composing the Markdown around the model's words ---------------------------------

@@ -36,6 +36,7 @@ from vaultlink.errors import (
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json, require_content
 from vaultlink.markdown.language import STOP_WORDS
 from vaultlink.markdown.links import render_link
+from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
 from vaultlink.vault.notes import Vault, parse_note, render_note
 
@@ -96,10 +97,16 @@ def topic_of(result: UnitResult) -> dict[str, Any]:
     first = unit.description or next((s for s in sentences if len(s.split()) >= 3),
                                      sentences[0])
     said = _ACTION_WORDS.get(result.action, f"{result.action.capitalize()}:")
-    title = unit.title or unit.name.replace("-", " ").capitalize()
-    return {"title": title, "reason": f"{said} {first[:300]}",
+    title = shown(unit.title) or unit.name.replace("-", " ").capitalize()
+    return {"title": title, "reason": f"{said} {shown(first)[:300]}",
             "evidence": list(unit.paths), "keywords": keywords(unit.summary, first=title),
             "paths": [result.target]}
+
+
+def shown(text: str) -> str:
+    """A topic's words on one line, without a remote image, HTML or URL: the topics page
+    is written past the guard, from the model's words (a prompt-injected model's too)."""
+    return " ".join(strip_remote(text).split())
 
 
 class ModelTopicPicker:
@@ -179,12 +186,12 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
         return None
     numbers = [n for n in raw["units"] if isinstance(n, int)
                and not isinstance(n, bool) and 1 <= n <= len(candidates)]
-    title = " ".join(raw["title"].split())[:80] if isinstance(raw.get("title"), str) else ""
+    title = shown(raw["title"])[:80] if isinstance(raw.get("title"), str) else ""
     if not numbers or not title:
         return None
     chosen = [candidates[n - 1] for n in dict.fromkeys(numbers)]
     given_reason: str = raw["reason"] if isinstance(raw.get("reason"), str) else ""
-    reason = " ".join(given_reason.split())[:300] or chosen[0]["reason"]
+    reason = shown(given_reason)[:300] or chosen[0]["reason"]
     given: list[Any] = raw["keywords"] if isinstance(raw.get("keywords"), list) else []
     words = [w for w in (k.strip().lower() for k in given if isinstance(k, str))
              if w and len(w) <= 40][:5]

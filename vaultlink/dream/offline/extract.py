@@ -29,6 +29,7 @@ from vaultlink.dream.offline.text import STEP_MARK, split_sentences, words
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.units import MAX_CONTEXT, Unit, slugify
 from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
+from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
 
 log = logging.getLogger(__name__)
@@ -276,7 +277,8 @@ class OfflineExtractor:
                 unit.description = page.description  # the page says what it is
             if unit.name in {u.name for u in units}:  # two subjects named alike: kept apart
                 unit.name = slugify(f"{unit.name}-{len(units) + 1}")
-            units.append(unit)
+            if tame(unit, text):
+                units.append(unit)
         for unit in units:
             unit.siblings = [u.title for u in units if u is not unit]
         self.passed += [PassedOver(note.path, b.start, b.end, excerpt(b), why)
@@ -306,6 +308,18 @@ def unit_of(subject: Subject, path: str, title: str) -> tuple[Unit | None, list[
                 description=describe(subject.name, lines, bucket),
                 context=subject.text()[:MAX_CONTEXT])
     return unit, left
+
+
+def tame(unit: Unit, source: str) -> bool:
+    """Leave out of the unit's words what would reach outside the vault from a node: a
+    remote image, a tag that loads or runs (a clipped page keeps both; the guard refuses
+    a node that holds them). Links stay: ``source`` holds them. False when no word of
+    the summary is left."""
+    lines = strip_remote(unit.summary, source).split("\n")
+    unit.summary = "\n".join(ln for ln in lines if not ln.strip() or re.search(r"[^\W_]", ln))
+    unit.title = " ".join(strip_remote(unit.title, source).split())
+    unit.description = " ".join(strip_remote(unit.description, source).split())
+    return bool(re.search(r"[^\W_]", unit.summary))
 
 
 def left_out(block: Block, subject: Subject) -> str:
