@@ -133,6 +133,17 @@ def test_a_symlinked_digest_folder_is_never_written_through(vault: Vault) -> Non
     assert "error" in answer and "symlink" in answer["error"]
     assert not (vault.root / "daily/online-rebuild.md").exists()
     assert box.refusals == [Refusal.PATH_REFUSED.value]
-    with pytest.raises(PathRefused, match="real folders"):
+    with pytest.raises(PathRefused, match="leads out of digest"):
         vault.write("digest/wiki/x.md", "---\nname: x\n---\nx\n", None)
+    assert not (vault.root / "daily/x.md").exists()
+
+
+def test_a_digest_folder_linked_to_the_owners_notes_is_never_written(vault: Vault) -> None:
+    """digest/ may be a link to a folder of the vault, but not to daily/ or resource/."""
+    (vault.root / "digest/wiki/search.md").unlink()
+    for folder in ("digest/wiki", "digest"):
+        (vault.root / folder).rmdir()
+    (vault.root / "digest").symlink_to(vault.root / "daily", target_is_directory=True)
+    with pytest.raises(PathRefused, match="leads out of digest"):
+        vault.write("digest/x.md", "---\nname: x\n---\nx\n", None)
     assert not (vault.root / "daily/x.md").exists()

@@ -208,13 +208,18 @@ class Vault:
         return "/" in rel and top in (self.digest, STATE_DIR)
 
     def _check_real_folders(self, rel: str) -> None:
-        """Refuse a write whose folders are not real folders of the vault: a symlinked
-        ``digest/wiki`` pointing at ``daily/`` must not turn a node into an owner's note."""
-        parent = rel.rsplit("/", 1)[0]
-        if os.path.realpath(self.root / parent) != str(self._real_root / parent):
-            raise PathRefused(rel, f"{parent}/ is a symlink or lies behind one; vaultlink "
-                                   "writes only into real folders under the vault; "
-                                   "replace the link with a folder")
+        """Refuse a write whose folder, as it resolves, is not inside the digest (or
+        state) folder as that resolves, or lies in the owner's notes: a symlinked
+        ``digest/wiki`` pointing at ``daily/`` must not turn a node into an owner's note.
+        (``digest/`` itself may be a link to a folder of the vault.)"""
+        top, parent = rel.split("/", 1)[0], Path(os.path.realpath(self.root / rel)).parent
+        home = Path(os.path.realpath(self.root / top))
+        owners = [Path(os.path.realpath(self.root / f)) for f in (self.daily, self.resource)]
+        inside = parent == home or home in parent.parents
+        if not inside or any(parent == o or o in parent.parents for o in owners):
+            raise PathRefused(rel, f"{rel.rsplit('/', 1)[0]}/ is a symlink that leads out "
+                                   f"of {top}/; vaultlink writes only into {top}/'s own "
+                                   "folders: replace the link with a folder")
 
     def exists(self, raw: str) -> bool:
         """True if the vault path names a regular file inside the vault."""

@@ -320,6 +320,9 @@ class OfflinePolicy:
             if answer is not None and not seen[-1].error and not answer.get("exists"):
                 path = candidate
                 break
+            if seen[-1].code == Refusal.PATH_REFUSED:  # not a read folder: the guard's
+                path = candidate                     # answer to the write names the digest
+                break
         if not path:
             return self._give_up("CREATE", f"{digest}/{unit.bucket}/{base}.md",
                                  "no free slug", classes)
