@@ -6,7 +6,23 @@ these frozen values (``cli.settings.Settings.pipeline()`` and ``.daemon()`` buil
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# A URL's user info (``user:pass@``, ``token@``), after its scheme or at the start of a
+# bare ``host`` setting; greedy up to the last ``@`` before the path, as urlsplit reads it.
+_USERINFO = re.compile(r"(?P<lead>[A-Za-z][A-Za-z0-9+.-]*://|^)[^/?#\s]*@")
+# The value of each query parameter (``?token=...``): any of them may be a key.
+_QUERY_VALUE = re.compile(r"(?P<key>[?&;][^=&#\s]*=)[^&#\s'\"]*")
+
+
+def redact_url(text: str) -> str:
+    """``text`` (a URL setting such as ``llm.host``, or a message quoting URLs) with the
+    user info and query values masked: ``http://user:s3cret@h:11434`` ->
+    ``http://***@h:11434``. What the log, the status API and the terminal show of a URL
+    setting; the clients connect with the setting itself, credentials and all."""
+    text = _USERINFO.sub(lambda m: f"{m['lead']}***@", text)
+    return _QUERY_VALUE.sub(lambda m: f"{m['key']}***", text)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from vaultlink.llm.probe import Check
-from vaultlink.options import PipelineOptions
+from vaultlink.options import PipelineOptions, redact_url
 
 
 def _journal(db: Path) -> dict[str, tuple[str, int]]:
@@ -39,13 +39,15 @@ def server_checks(options: PipelineOptions, db: Path) -> list[Check]:
 
     from vaultlink.index.store import open_server, server_report  # chromadb's client
 
-    where = f"{options.chroma_host}:{options.chroma_port}"
+    shown = redact_url(options.chroma_host)  # doctor prints it: no user info
+    where = f"{shown}:{options.chroma_port}"
     try:
         client = open_server(options.chroma_host, options.chroma_port)
         report = server_report(client)
     except Exception as exc:  # doctor reports any failure as a line, never a traceback
-        return [Check("chroma", "Chroma server reachable", False, f"{where}: {exc}",
-                      f"start it: `chroma run --path <folder> --host {options.chroma_host} "
+        return [Check("chroma", "Chroma server reachable", False,
+                      f"{where}: {redact_url(str(exc))}",
+                      f"start it: `chroma run --path <folder> --host {shown} "
                       f"--port {options.chroma_port}`, or set index.chroma.mode: embedded")]
     checks = [Check("chroma", "Chroma server reachable", True, where)]
     server, mine = str(report["version"]), chromadb.__version__

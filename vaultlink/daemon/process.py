@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import gc
 import json
@@ -17,8 +18,10 @@ import logging.handlers
 import os
 import secrets
 import signal
+import stat
 import threading
 from collections.abc import Callable
+from io import TextIOWrapper
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +37,56 @@ INFO_NAME = "daemon.json"
 TOKEN_NAME = "token"
 
 
+def _not_ours(path: Path, what: str) -> DaemonError:
+    return DaemonError(
+        f"{path} {what}: vaultlink opens its own files in .vaultlink/ only as regular "
+        f"files of yours, never through a link; check how it got there, remove it "
+        f"(`rm '{path}'`), and start again (vaultlink makes a new one)")
+
+
+def open_own(path: Path, flags: int, mode: int = 0o600, private: bool = True) -> int:
+    """Open one of the daemon's files in .vaultlink/ without following a link: a
+    symlink planted there must not turn our write or chmod onto another file.
+
+    Refuses (``DaemonError``) a link or anything but a regular file and, when
+    ``private``, a file of another user; a private file is made owner-only (0600).
+    """
+    # O_NONBLOCK: a FIFO planted here must not hang the open; cleared once it is a file
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: the BSDs' word for it
+            raise _not_ours(path, "is a symbolic link") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_ours(path, "is not a regular file")
+        if private and info.st_uid != os.getuid():
+            raise _not_ours(path, "belongs to another user")
+        if private and info.st_mode & 0o077:
+            os.fchmod(fd, 0o600)  # tighten a file copied in loosely, or an older log
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_own(path: Path) -> str:
+    with os.fdopen(open_own(path, os.O_RDONLY), encoding="ascii") as fh:
+        return fh.read().strip()
+
+
 def ensure_token(state_dir: Path) -> str:
-    """The vault's API token, created owner-only (0600) on first use."""
+    """The vault's API token, created owner-only (0600) on first use. A token path that
+    is a link, or not a regular file of the user's, is refused (``DaemonError``)."""
     path = state_dir / TOKEN_NAME
     state_dir.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        os.chmod(path, 0o600)  # tighten a token file someone copied in loosely
-        token = path.read_text("ascii").strip()
+        fd = open_own(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:  # O_EXCL: a link there counts as existing, and is refused below
+        token = _read_own(path)
         if token:
             return token
         path.unlink()
@@ -54,9 +98,10 @@ def ensure_token(state_dir: Path) -> str:
 
 
 def read_token(state_dir: Path) -> str | None:
-    """The token for a client (``vaultlink status``), or None if there is none."""
+    """The token for a client (``vaultlink status``), or None if there is none.
+    ``DaemonError`` for a link: a client must not send another file's text as its token."""
     try:
-        return (state_dir / TOKEN_NAME).read_text("ascii").strip() or None
+        return _read_own(state_dir / TOKEN_NAME) or None
     except OSError:
         return None
 
@@ -103,7 +148,8 @@ class VaultLock:
         """Take the lock, or raise ``VaultBusy`` naming the process that holds it."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            # not private: another user's daemon may hold the vault, and say so in it
+            fd = open_own(self.path, os.O_RDWR | os.O_CREAT, 0o644, private=False)
         except OSError as exc:  # a read-only or full vault: say so, not a traceback
             raise WriteFailed(f".vaultlink/{LOCK_NAME}", exc) from None
         try:
@@ -194,15 +240,36 @@ def recover_after_crash(v: Vault) -> None:
         state.close()
 
 
+class OwnLogFile(logging.handlers.RotatingFileHandler):
+    """A rotating log opened owner-only (0600) and never through a link: it names the
+    vault's notes and quotes their errors. Rotation renames the file, so backups keep
+    its mode."""
+
+    def _open(self) -> TextIOWrapper:
+        fd = open_own(Path(self.baseFilename), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+
+
+def _tighten_backups(path: Path, count: int) -> None:
+    """Backups an older vaultlink rotated at 0644 become owner-only too (a link is left
+    alone: rotation renames or removes it, never writes through it)."""
+    for n in range(1, count + 1):
+        with contextlib.suppress(OSError, DaemonError):
+            os.close(open_own(Path(f"{path}.{n}"), os.O_RDONLY))
+
+
 def setup_logging(state_dir: Path, level: int = logging.INFO) -> Path:
-    """Log to ``.vaultlink/logs/vaultlink.log`` (rotating); for the daemon entry point only."""
+    """Log to ``.vaultlink/logs/vaultlink.log`` (rotating, owner-only); for the daemon
+    entry point only."""
     folder = state_dir / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.is_symlink():  # O_NOFOLLOW guards the file's own name, not its folder's
+        raise _not_ours(folder, "is a symbolic link")
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / "vaultlink.log"
     root = logging.getLogger()
     if not any(getattr(h, "baseFilename", None) == str(path) for h in root.handlers):
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
-                                                       encoding="utf-8")
+        handler = OwnLogFile(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        _tighten_backups(path, handler.backupCount)
         handler.setFormatter(logging.Formatter(
             "%(asctime)s %(levelname)s %(threadName)s %(name)s: %(message)s"))
         handler.setLevel(level)

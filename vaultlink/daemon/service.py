@@ -51,7 +51,7 @@ from vaultlink.index.minilm_graph import hold_heap_steady
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
-from vaultlink.options import DaemonOptions
+from vaultlink.options import DaemonOptions, redact_url
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR
 from vaultlink.vault.state import QueueItem, State
@@ -433,7 +433,9 @@ class Daemon:
         reachable = self.gate.reachable()
         state = ("stopping" if self._stop.is_set() else "working" if self._working
                  else "waiting-for-model" if self.gate.waiting(now) else "idle")
-        provider, host, model = self._last_provider, self.llm_host, str(self.options.model)
+        # served to any holder of the token, and logged by clients: no credentials
+        provider, host, model = (self._last_provider, redact_url(self.llm_host),
+                                 str(self.options.model))
         if self.provider == "auto":
             provider = "ollama" if reachable else "offline"
         elif self.provider == "offline":

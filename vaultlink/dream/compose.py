@@ -21,7 +21,7 @@ from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, open_recall
 from vaultlink.llm.arbiter import ARBITER, is_local_host
 from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
-from vaultlink.options import PipelineOptions
+from vaultlink.options import PipelineOptions, redact_url
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -86,8 +86,8 @@ def choose_provider(options: PipelineOptions, state: State | None = None) -> str
     if is_reachable(options.llm_host):
         return "ollama"
     if state is not None and options.fallback != "offline" and state.model_has_written():
-        raise ModelUnavailable(MODEL_GONE.format(host=options.llm_host))
-    log.warning(OFFLINE_NOTICE.format(host=options.llm_host, model=options.model))
+        raise ModelUnavailable(MODEL_GONE.format(host=redact_url(options.llm_host)))
+    log.warning(OFFLINE_NOTICE.format(host=redact_url(options.llm_host), model=options.model))
     return "offline"
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from vaultlink.errors import ConfigError, EmbeddingError, ModelTimeout, ModelUnavailable
 from vaultlink.index.minilm_graph import load_minilm
 from vaultlink.index.multilingual import E5_MODEL_ID, MultilingualEmbedder
+from vaultlink.options import redact_url
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,7 +221,7 @@ class OllamaEmbedder:
 
         if self._client is None:
             self._client = ollama.Client(host=self.host, timeout=self.timeout)
-        where = self.host or "the default Ollama host"
+        where = redact_url(self.host) if self.host else "the default Ollama host"
         try:
             return self._client.embed(model=self.model, input=texts).embeddings
         except ConnectionError as exc:

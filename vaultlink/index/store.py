@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultlink.errors import IndexServerUnavailable
+from vaultlink.options import redact_url
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -66,9 +67,12 @@ def open_server(host: str = "127.0.0.1", port: int = 8000) -> ClientAPI:
             session.timeout = timeout
         client.heartbeat()
     except Exception as exc:
+        # httpx quotes the URL it asked, user info and all: the message says it redacted,
+        # and the cause is dropped so that a logged traceback cannot quote it either
         raise IndexServerUnavailable(
-            f"no Chroma server answers at {host}:{port} ({exc}); start it (`chroma run "
-            f"--path <folder> --port {port}`), or set index.chroma.mode: embedded") from exc
+            f"no Chroma server answers at {redact_url(host)}:{port} ({redact_url(str(exc))}); "
+            f"start it (`chroma run --path <folder> --port {port}`), or set "
+            "index.chroma.mode: embedded") from None
     return client
 
 

@@ -11,6 +11,8 @@ import logging
 import time
 from collections.abc import Callable
 
+from vaultlink.options import redact_url
+
 log = logging.getLogger(__name__)
 
 MODEL_BACKOFF = (5.0, 300.0)  # first and longest wait while Ollama does not answer
@@ -40,7 +42,7 @@ class ModelGate:
             return False
         if self.reachable(fresh=True):
             return True
-        self.down(now, f"Ollama does not answer at {self.host}")
+        self.down(now, f"Ollama does not answer at {redact_url(self.host)}")
         return False
 
     def down(self, now: float, why: str) -> None:

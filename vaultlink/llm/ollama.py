@@ -44,6 +44,7 @@ from vaultlink.llm.chat import (
     prompt_tokens,
 )
 from vaultlink.llm.toolcalls import calls_from_text
+from vaultlink.options import redact_url
 
 if TYPE_CHECKING:
     import ollama
@@ -62,13 +63,13 @@ _THINK = re.compile(r"<think>.*?</think>\s*", re.DOTALL)
 
 
 def _down(host: str) -> ModelUnavailable:
-    return ModelUnavailable(f"no Ollama server answers at {host}; start it with `ollama serve`, "
-                            "or set llm.provider: offline")
+    return ModelUnavailable(f"no Ollama server answers at {redact_url(host)}; start it with "
+                            "`ollama serve`, or set llm.provider: offline")
 
 
 def _not_pulled(host: str, model: str, detail: str) -> ModelUnavailable:
-    return ModelUnavailable(f"model {model!r} is not available on {host} ({detail}); "
-                            f"run `ollama pull {model}`")
+    return ModelUnavailable(f"model {model!r} is not available on {redact_url(host)} "
+                            f"({detail}); run `ollama pull {model}`")
 
 
 class _Retry(Exception):
@@ -102,7 +103,8 @@ class OllamaChat:
                  progress: Progress | None = None, progress_every: float = PROGRESS_SECONDS,
                  sleep: Callable[[float], None] = time.sleep,
                  arbiter: Arbiter | None = None) -> None:
-        self.host = host
+        self.host = host  # the client's, credentials included
+        self.where = redact_url(host)  # what messages show of it
         self.arbiter = arbiter
         self.model = model
         self.num_ctx = num_ctx
@@ -184,7 +186,7 @@ class OllamaChat:
             if self.timeout_seconds and self.timeout_seconds < self.silence_seconds:
                 raise self._past_limit(answer) from None
             raise ModelTimeout(
-                f"the model {self.model!r} at {self.host} sent nothing for "
+                f"the model {self.model!r} at {self.where} sent nothing for "
                 f"{self.silence_seconds:.0f} s ({answer.tokens} token(s) after "
                 f"{answer.elapsed():.0f} s); raise llm.silence_seconds or use a smaller "
                 "model") from None
@@ -192,7 +194,7 @@ class OllamaChat:
             raise _Retry(_down(self.host)) from None
         except httpx.TransportError as exc:  # connection dropped mid-answer
             raise _Retry(ModelUnavailable(
-                f"the connection to Ollama at {self.host} broke ({exc.__class__.__name__}); "
+                f"the connection to Ollama at {self.where} broke ({exc.__class__.__name__}); "
                 "is the server restarting?")) from None
         except ollama.ResponseError as exc:
             raise self._response_error(exc) from None
@@ -223,10 +225,10 @@ class OllamaChat:
     def _response_error(self, exc: ollama.ResponseError) -> Exception:
         status, text = exc.status_code, str(exc.error)
         if status == -1:  # an error line in the middle of a streamed answer
-            return _Retry(ModelError(f"Ollama at {self.host} failed mid-answer ({text}) on "
+            return _Retry(ModelError(f"Ollama at {self.where} failed mid-answer ({text}) on "
                                      "every try; see the Ollama server log"))
         if status >= 500:
-            return _Retry(ModelError(f"Ollama at {self.host} failed ({status}: {text}) on every "
+            return _Retry(ModelError(f"Ollama at {self.where} failed ({status}: {text}) on every "
                                      f"try; see the Ollama server log"))
         if status == 404:
             return _not_pulled(self.host, self.model, text)

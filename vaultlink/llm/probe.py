@@ -13,6 +13,7 @@ import ollama
 from vaultlink.errors import ModelError, ModelUnavailable
 from vaultlink.llm.chat import ChatModel
 from vaultlink.llm.ollama import server_version
+from vaultlink.options import redact_url
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,10 @@ def _same_model(a: str, b: str) -> bool:
 
 
 def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> ProbeReport:
-    """Check the server, the model, its tool capability and its context length."""
+    """Check the server, the model, its tool capability and its context length. The
+    report shows ``host`` redacted (``options.redact_url``): doctor prints it."""
     checks: list[Check] = []
+    shown = redact_url(host)
 
     def add(name: str, ok: bool, detail: str, fix: str = "") -> None:
         checks.append(Check(name, _TITLES[name], ok, detail, "" if ok else fix))
@@ -73,25 +76,26 @@ def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> P
     try:
         version = server_version(host, timeout)
     except ModelUnavailable:  # its message carries a fix too: say each thing once
-        add("reachable", False, f"no Ollama server answers at {host}",
+        add("reachable", False, f"no Ollama server answers at {shown}",
             "start Ollama with `ollama serve`, or set llm.provider: auto to fall back to "
             "the offline integrator while it is down")
         skip_rest("Ollama is not reachable")
-        return ProbeReport(host, model, checks)
-    add("reachable", True, f"Ollama {version} at {host}")
+        return ProbeReport(shown, model, checks)
+    add("reachable", True, f"Ollama {version} at {shown}")
     client = ollama.Client(host=host, timeout=timeout)
     try:
         pulled = [m.model or "" for m in client.list().models]
         info = client.show(model) if any(_same_model(model, p) for p in pulled) else None
     except (ConnectionError, httpx.HTTPError, ollama.ResponseError, ValueError) as exc:
-        add("pulled", False, f"Ollama failed to list models: {exc}", "see the Ollama server log")
+        add("pulled", False, f"Ollama failed to list models: {redact_url(str(exc))}",
+            "see the Ollama server log")
         skip_rest("listing models failed")
-        return ProbeReport(host, model, checks, version)
+        return ProbeReport(shown, model, checks, version)
     if info is None:
         add("pulled", False, f"{model} is not among {', '.join(pulled) or 'no models'}",
             f"run `ollama pull {model}`, or set llm.model to a pulled model")
         skip_rest("the model is not pulled")
-        return ProbeReport(host, model, checks, version)
+        return ProbeReport(shown, model, checks, version)
     add("pulled", True, model)
     caps = list(info.capabilities) if info.capabilities is not None else None
     if caps is None:
@@ -107,7 +111,7 @@ def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> P
     else:
         add("context", ctx >= num_ctx, f"model context {ctx}, llm.num_ctx {num_ctx}",
             f"set llm.num_ctx to {ctx} or less, or choose a model with a longer context")
-    return ProbeReport(host, model, checks, version, caps, ctx)
+    return ProbeReport(shown, model, checks, version, caps, ctx)
 
 
 # --- does the model answer a tool call, and how fast is it? ----------------------------
