@@ -242,7 +242,8 @@ def test_a_body_cut_short_is_a_retryable_503(tmp_path: Path) -> None:
     try:
         token = (tmp_path / ".vaultlink/token").read_text().strip()
         with socket.create_connection(("127.0.0.1", api.port), timeout=30) as sock:
-            sock.sendall(f"POST /undo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+            sock.sendall(f"POST /undo HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         f"Authorization: Bearer {token}\r\n"
                          "Content-Length: 20\r\n\r\n{\"id\"".encode())
             sock.shutdown(socket.SHUT_WR)
             answer = sock.makefile("rb").read().decode()

@@ -124,7 +124,7 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
         assert A not in first.checkpointed and A in first.failed_paths
         [kept] = failures(root)
         assert kept["unit"] == "online-rebuild" and not kept["parked"]
-        assert "wrote nothing" in kept["error"]
+        assert "nothing was written" in kept["error"]
         first_prompts = [r["messages"][1]["content"] for r in server.chat_requests()
                          if r.get("tools")]
         extracts, seen = len(extract_requests(server)), len(server.chat_requests())

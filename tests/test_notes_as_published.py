@@ -16,6 +16,7 @@ from tests.test_offline_runs import dream
 from vaultlink.dream.extractor import extract_prompt, language_hint
 from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
 from vaultlink.dream.offline.text import split_sentences
+from vaultlink.dream.offline.wording import WORDINGS
 from vaultlink.dream.units import is_slug, slugify
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, language_of, subject_words, tokens
@@ -86,7 +87,7 @@ def test_a_chinese_page_runs_to_the_end_and_its_node_reads_in_chinese(tmp_path: 
     run = dream(root)
     assert run.failed_paths == set() and len(run.results) == 4
     node = (root / "digest" / "wiki" / "搜索索引.md").read_text(encoding="utf-8")
-    assert "- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]。" in node
+    assert "- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]的记录。" in node
     assert "问题。我们决定" in node  # sentences joined as Chinese joins them
     fetch = (root / "digest" / "wiki" / "使用-fetch.md").read_text(encoding="utf-8")
     assert "{{" not in fetch and "全局 fetch() 方法" in fetch  # MDN's macros read as words
@@ -158,9 +159,21 @@ def test_headings_that_name_a_part_of_a_page_name_nothing_in_any_language() -> N
 
 
 def test_a_chinese_sources_line_is_a_sentence_not_a_bare_link() -> None:
-    body = ("正文。\n\n## Sources\n\n- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]。\n"
+    body = ("正文。\n\n## Sources\n\n"
+            "- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]的记录。\n"
             "- [[daily/2026-12-02.md]]\n")
     assert [n for n, _ in bare_link_lines(body)] == [6]
+
+
+@pytest.mark.parametrize("language", sorted(WORDINGS))
+def test_every_sources_line_the_offline_writer_words_passes_the_guard(language: str) -> None:
+    """The guard refused vaultlink's own Chinese line ("事务：摘自[[...]]。", two words
+    by its count): each wording says three words around its links with a one-word label."""
+    label = {"zh": "锁", "ja": "鍵", "ko": "백업", "ru": "Бэкап"}.get(language, "Backup")
+    words = WORDINGS[language]
+    for line in (words.taken, words.confirmed, words.corrected):
+        text = line.format(what=label, links="[[daily/2022-09-09.md|2022-09-09]]")
+        assert bare_link_lines(f"Text.\n\n## Sources\n\n- {text}\n") == [], text
 
 
 def test_the_model_is_asked_for_units_in_the_notes_language() -> None:

@@ -124,7 +124,8 @@ def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
         if not _correct(outcome, messages, feedback):
             if toolbox.guard.target is None:
                 outcome.status = "unusable"
-                outcome.error = (f"the model wrote nothing after {usage.corrections} "
+                # the offline integrator runs this loop too: no word of a model here
+                outcome.error = (f"nothing was written after {usage.corrections} "
                                  f"correction(s): {(reply.content or '')[:120]!r}")
                 return outcome
             break
