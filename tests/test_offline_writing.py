@@ -178,3 +178,40 @@ def test_an_older_note_read_later_never_puts_an_old_value_back() -> None:
     undated = plan_update(NODE, "We agreed to take the top 200 from BM25 and the top 200 from "
                           "the vector index.", "resource/notes.md", "Hybrid search", False)
     assert undated is not None and undated.action != "CORRECT"  # no date, no say on values
+
+
+# -- links woven only for real mentions (issue 37: "Https is covered in [[...|HTTPS]]."
+# was woven into 26 of 68 nodes of a real vault because their text holds URLs) -------
+
+HTTPS = ("digest/wiki/https.md", "HTTPS")
+
+
+def test_a_name_inside_a_url_code_or_a_path_is_no_mention() -> None:
+    page = ("Fetch https://example.org/https and www.https.org, mail ops@https.dev, "
+            "edit /etc/https/site.conf or conf/https/site.yaml, run `https --check`.\n\n"
+            "```\ncurl https\n```\n")
+    assert also_covered(page, [HTTPS]) == ""
+    blocks, linked = weave(["```\nhttps here\n```", "Open https://x.org/https today."],
+                           [HTTPS], set())
+    assert linked == [] and blocks[0] == "```\nhttps here\n```"
+
+
+def test_a_name_in_prose_is_still_a_mention() -> None:
+    assert "[[digest/wiki/https.md|HTTPS]]" in also_covered("We moved to HTTPS.", [HTTPS])
+    _, linked = weave(["See https://x.org; HTTPS is on for every site."], [HTTPS], set())
+    assert linked == ["digest/wiki/https.md"]
+
+
+def test_refines_add_no_woven_link_past_the_cap_of_a_node() -> None:
+    links = " ".join(f"[[digest/wiki/n{i}.md|n{i}]]" for i in range(5))
+    node = (f"---\nname: Backups\ndescription: d\n---\nBackups touch {links}.\n\n"
+            "## Sources\n\n- Backups: taken from [[daily/2026-06-01.md]].\n")
+    summary = "Backups now also copy the HTTPS certificates every night to the second disk."
+    plan = plan_update(node, summary, "daily/2026-06-02.md", "Backups", cites_source=False,
+                       linkable=Linkable((HTTPS,)))
+    assert plan is not None and "certificates" in plan.body
+    assert "[[digest/wiki/https.md" not in plan.body
+    fewer = node.replace(" [[digest/wiki/n4.md|n4]]", "")
+    plan = plan_update(fewer, summary, "daily/2026-06-02.md", "Backups", cites_source=False,
+                       linkable=Linkable((HTTPS,)))
+    assert plan is not None and "[[digest/wiki/https.md|HTTPS]]" in plan.body

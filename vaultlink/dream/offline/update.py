@@ -24,6 +24,7 @@ from vaultlink.dream.offline.text import STEP_MARK, content_words, delink
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import (
     ENGLISH,
+    MAX_MENTIONS,
     cite,
     listing,
     paragraphs,
@@ -158,7 +159,12 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     have_links = {m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines))}
     linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in have_links),
                         linkable.context)
-    inserted, made = _insert(lines, main_end, fresh, source, linkable)
+    # the cap holds for the node, not for one update: REFINEs add up
+    tops = {path.split("/", 1)[0] for path, _ in linkable.nodes}
+    woven = sum(1 for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines[:main_end]))
+                if m.group(1).split("/", 1)[0] in tops)
+    inserted, made = _insert(lines, main_end, fresh, source, linkable,
+                             max(0, MAX_MENTIONS - woven))
     main_end += inserted
     action = "CORRECT" if corrections else "REFINE" if fresh else "CORROBORATE"
     if action == "CORRECT":
@@ -206,7 +212,7 @@ def _fresh(summary: str, have: set[str]) -> list[tuple[str, str]]:
 
 
 def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], source: str,
-            linkable: Linkable) -> tuple[int, list[str]]:
+            linkable: Linkable, budget: int) -> tuple[int, list[str]]:
     """Put each fresh line in its section of ``lines[:main_end]`` (in place); returns how
     many lines were added and the headings of the sections made for them. Runs going to
     one place become one paragraph or list, cited once at their end; a section made
@@ -227,8 +233,8 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
             end -= 1
         block = _as_markdown(group, "" if new_heading else source,
                              lines[end - 1] if end else "")
-        woven, linked = weave(block, list(linkable.nodes), set(linkable.context))
-        block = woven
+        woven, linked = weave(block, list(linkable.nodes), set(linkable.context), budget)
+        block, budget = woven, budget - len(linked)
         linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in linked),
                             linkable.context)
         if new_heading:
