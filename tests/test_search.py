@@ -119,6 +119,20 @@ def test_topics_pages_are_not_searched_over_the_notes_they_quote(indexes: Indexe
     assert hits[0] == "daily/2026-06-11.md" and not any("topics" in p for p in hits)
 
 
+def test_empty_headings_and_a_nodes_sources_are_never_hits(indexes: Indexes,
+                                                          vault: Vault) -> None:
+    """A template's empty headings and a node's Sources lines ranked among the hits of a
+    real vault: only content is searched."""
+    write(vault.root, "daily/2026-06-12.md",
+          "## Gratitudes\n\n## Exercise\n\n## Diagnosed\n\nThe replica lagged.\n")
+    indexes.chunks.sync()
+    for query in ("gratitudes", "exercise", "diagnosed june note"):
+        for hit in indexes.chunks.search(query, limit=10):
+            assert hit.text.strip() and not hit.text.startswith(("## Gratitudes",
+                                                                  "## Sources")), hit
+            assert "Diagnosed in [[daily" not in hit.text, hit
+
+
 def test_hits_carry_outlinks_and_inlinks_with_names(indexes: Indexes) -> None:
     indexes.chunks.sync()
     hit = next(h for h in indexes.chunks.search("autovacuum dead tuples", limit=10)

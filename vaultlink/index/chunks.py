@@ -28,7 +28,7 @@ from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
-from vaultlink.markdown.sections import chunk_note
+from vaultlink.markdown.sections import chunk_note, find_sources_section
 from vaultlink.vault.notes import Note, Vault, walk_notes
 
 if TYPE_CHECKING:
@@ -119,6 +119,10 @@ class ChunkIndex(IndexBase):
     def docs_of(self, note: Note) -> list[Doc]:
         """A doc per chunk; its line is the chunk's first line in the file."""
         _, body, offset = split_frontmatter(note.text)
+        if self.vault.folder_of(note.path) == "digest":
+            # a node's Sources lines repeat the notes it cites: the notes answer, not them
+            sources = find_sources_section(body)
+            body = "\n".join(body.split("\n")[:sources.start]) if sources else body
         return [Doc(f"{c.breadcrumb}\n\n{c.text}", (c.breadcrumb, c.text), c.line + offset)
                 for c in chunk_note(body, note.name, self.max_chars)]
 

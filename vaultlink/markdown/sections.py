@@ -178,7 +178,8 @@ def chunk_note(body: str, title: str, max_chars: int = 1200) -> list[Chunk]:
     """Split a body along its heading tree: a section per chunk where it fits.
 
     Long sections are split at paragraph boundaries; every chunk carries the
-    breadcrumb of headings above it (``Title > Section > Subsection``).
+    breadcrumb of headings above it (``Title > Section > Subsection``). A section with
+    nothing under its heading gives no chunk.
     """
     lines = body.split("\n")
     secs = sections(body)
@@ -191,8 +192,8 @@ def chunk_note(body: str, title: str, max_chars: int = 1200) -> list[Chunk]:
         while start < end and not lines[start].strip():
             start += 1  # the chunk's line is its first non-blank line
         text = "\n".join(lines[start:end]).strip()
-        if not text:
-            continue
+        if all(_HEADING.match(ln) or not ln.strip() for ln in text.split("\n")):
+            continue  # an empty heading (a template's frame) says nothing to find
         crumb = " > ".join(crumbs)
         for piece, offset in _split_long(text, max_chars):
             chunks.append(Chunk(crumb, piece, start + 1 + offset))
