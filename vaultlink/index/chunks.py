@@ -99,8 +99,9 @@ class ChunkIndex(IndexBase):
         return [*super()._tables(), "idx_links"]
 
     def params(self) -> str:
-        """The chunk size decides every chunk."""
-        return f"max_chars={self.max_chars}"
+        """The chunk size and what a chunk holds decide every chunk (an index built
+        before empty headings and Sources lines were left out is rebuilt)."""
+        return f"max_chars={self.max_chars} content-only"
 
     def wants(self, path: str) -> bool:
         """Markdown notes below the daily, resource and digest folders, except the day's
