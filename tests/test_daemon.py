@@ -56,17 +56,24 @@ def note_model(request: dict[str, Any]) -> Any:
 
 
 def note_integrate(request: dict[str, Any]) -> Any:
-    """Write digest/<bucket>/<name>.md citing the source; CREATE, or REFINE on a replay."""
+    """Write digest/<bucket>/<name>.md citing the source: CREATE; on a replay, a REFINE
+    that adds the summary and a Sources line and keeps what the node said."""
     unit = unit_of(request["messages"])
     target = f"digest/{unit['bucket']}/{unit['name']}.md"
     tools = [m for m in request["messages"] if m["role"] == "tool"]
+    source = f"- This comes from [[{unit['paths'][0]}]], where it was written down.\n"
     if not tools:
-        body = (f"{unit['summary']}\n\n## Sources\n\n- This comes from "
-                f"[[{unit['paths'][0]}]], where it was written down.\n")
+        return reply(tool_calls=[("frontmatter_read", {"path": target})])
+    answer = json.loads(tools[-1]["content"])
+    if len(tools) == 1 and answer.get("exists"):
+        return reply(tool_calls=[("edit", {"path": target, "old": "## Sources\n\n",
+                                           "new": f"{unit['summary']}\n\n## Sources\n\n"
+                                                  + source})])
+    if len(tools) == 1:
+        body = f"{unit['summary']}\n\n## Sources\n\n{source}"
         return reply(tool_calls=[("write", {"path": target, "name": unit["name"],
                                             "description": unit["summary"][:120],
                                             "content": body})])
-    answer = json.loads(tools[-1]["content"])
     action = "CREATE" if answer.get("created") else "REFINE"
     return reply(json.dumps({"action": action, "target_path": target, "note": "from the note"}))
 
