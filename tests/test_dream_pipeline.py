@@ -289,7 +289,7 @@ def test_a_day_that_arrives_a_note_a_run_is_grouped_once_when_it_reaches_min_uni
     calls: list[int] = []
     topics_file = "digest/topics/2026-07-01-topics.md"
     for n, name in enumerate(names):
-        note = f"daily/2026-07-01/{name}.md"
+        note = f"daily/2026-07-01/{name}-log.md"  # not the node's name (issue 37)
         (root / "daily/2026-07-01").mkdir(parents=True, exist_ok=True)
         (root / note).write_text(f"## {name}\n\n{name.capitalize()} was settled.\n")
 
@@ -325,7 +325,7 @@ def test_a_day_whose_grouping_answer_was_unusable_is_not_asked_again(tmp_path: P
     """The soak's 0.5B answered a day's grouping with topics naming no unit: one topic
     per unit stands, and the next run of that day makes no second call."""
     names = ["alpha", "beta", "gamma", "delta", "epsilon"]
-    notes = {f"daily/2026-07-01/{n}.md": f"## {n}\n\n{n.capitalize()} was settled.\n"
+    notes = {f"daily/2026-07-01/{n}-log.md": f"## {n}\n\n{n.capitalize()} was settled.\n"
              for n in names}
     root = make_vault(tmp_path, {p: t for p, t in list(notes.items())[:4]})
     useless = {"topics": [{"title": "Nothing", "reason": "x", "keywords": [], "units": [9]}]}
@@ -333,13 +333,13 @@ def test_a_day_whose_grouping_answer_was_unusable_is_not_asked_again(tmp_path: P
     def model(request: dict[str, Any]) -> Any:
         if is_topics_request(request):
             return reply(json.dumps(useless))
-        return with_extract(creator, *(unit(n, f"daily/2026-07-01/{n}.md")
+        return with_extract(creator, *(unit(n, f"daily/2026-07-01/{n}-log.md")
                                        for n in names))(request)
 
     calls = []
     for more in (None, "epsilon"):
         if more:
-            path = f"daily/2026-07-01/{more}.md"
+            path = f"daily/2026-07-01/{more}-log.md"
             (root / path).write_text(notes[path])
         with FakeOllama(model=model) as server:
             run = dream(root, server.url)

@@ -253,7 +253,11 @@ def test_a_taken_slug_gets_another_one(world: World) -> None:
     outcome, _, model = integrate(world, unit)
     assert outcome.status == "done" and model.errors() == []
     assert outcome.receipt is not None
-    assert outcome.receipt.target_path == "digest/personal/focus-time-2.md"
+    # a unit on another subject than the node of its name gets a name qualified by what
+    # it says (issue 37), not a bare number
+    target = outcome.receipt.target_path
+    assert target.startswith("digest/personal/focus-time-") and target[-4] != "2", target
+    assert "Focus time (" in world.node(target)
     assert "Mara protects" in world.node("digest/personal/focus-time.md")
 
 

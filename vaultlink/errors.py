@@ -222,6 +222,8 @@ class Refusal(StrEnum):
     BAD_EDIT = "bad_edit"  # edit's `old` text is empty, missing or ambiguous
     BAD_ARGUMENTS = "bad_arguments"  # a tool's arguments are not what it takes
     PATH_REFUSED = "path_refused"  # a path the vault refuses (read policy, symlinked folder)
+    SHADOWS_NAME = "shadows_name"  # a new node's file name is another file's or an alias
+    NUMBERED_NAME = "numbered_name"  # a new node named by a date, a file id or a number
 
 
 class GuardRefusal(VaultlinkError):

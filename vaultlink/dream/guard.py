@@ -9,7 +9,7 @@ counts. A refusal is a ``GuardRefusal`` whose message the model sees and can act
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,9 +17,11 @@ from vaultlink.dream.units import BUCKETS, UPDATE_ACTIONS, Receipt, Unit, is_slu
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.markdown.names import numbered_name
 from vaultlink.markdown.remote import RemoteKind, RemoteRef, remote_refs, strip_remote, url_in
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.vault.names import NameIndex, shadow_advice
 from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
 
@@ -32,7 +34,8 @@ class Guard:
     ``files``, when given, is a listing just taken, used until a write lands.
     ``read_source`` reads a note of the vault by its path (raising ``VaultlinkError``
     when it cannot): a node may hold a URL only if the unit's source notes do; without
-    it no new URL passes.
+    it no new URL passes. ``aliases`` gives the aliases of the owner's notes (alias key
+    -> notes): a new node takes no name the owner's links use (``vault/names.py``).
     """
 
     unit: Unit
@@ -41,6 +44,7 @@ class Guard:
     digest: str = "digest"
     files: frozenset[str] | None = field(default=None, repr=False)
     read_source: Callable[[str], str] | None = field(default=None, repr=False)
+    aliases: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
     target: str | None = None
     created: bool = False
     _resolver: LinkResolver | None = field(default=None, repr=False)
@@ -86,6 +90,11 @@ class Guard:
                 raise GuardRefusal(Refusal.WRONG_BUCKET,
                                    f"refused: a new node for this unit belongs in "
                                    f"{self.digest}/{self.unit.bucket}/, not {bucket}/")
+            why = self.name_taken(path)
+            if why:
+                code = (Refusal.NUMBERED_NAME if numbered_name(path.rsplit("/", 1)[-1])
+                        else Refusal.SHADOWS_NAME)
+                raise GuardRefusal(code, shadow_advice(path, why))
         elif path not in self.existed and not (self.created and path == self.target):
             raise GuardRefusal(Refusal.NOT_EXISTING,
                                f"refused: {path} did not exist before this unit; "
@@ -159,6 +168,15 @@ class Guard:
             raise GuardRefusal(Refusal.UNRESOLVED_LINK,
                                f"refused: the link {link.raw} does not name an existing "
                                f"note by its full vault path.{hint}")
+
+    def name_taken(self, path: str) -> str:
+        """Why a new node may not be at ``path`` ('' when it may): its file name is another
+        file's of the vault (any folder, any case) or an alias of an owner's note, or it
+        is a date, a file id or a number."""
+        if self.files is None:
+            self.files = frozenset(self.list_files())
+        aliases = self.aliases() if self.aliases is not None else {}
+        return NameIndex(self.files, aliases).taken(path)
 
     def link_target(self, target: str, path: str) -> str | None:
         """The full vault path that a link to ``target`` written in ``path`` names, or

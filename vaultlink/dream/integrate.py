@@ -22,6 +22,7 @@ import logging
 from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.nodetext import coverage
+from vaultlink.dream.offline.names import carried_unit
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import source_sentence
 from vaultlink.dream.oneshot import HOLDS, run_oneshot
@@ -40,6 +41,7 @@ from vaultlink.errors import (
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.sections import append_source_sentence, cited_sources
 from vaultlink.vault.journal import JournalEntry
+from vaultlink.vault.names import owner_aliases
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
@@ -152,14 +154,17 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
     modes = modes_for(ctx, retry.tries if retry is not None else 0)
     for attempt, mode in enumerate(modes, start=1):
         toolbox = _toolbox(ctx, unit)
+        # the owner's links as full paths, each naming what it named in the owner's note
+        told = carried_unit(unit, toolbox.guard.files or vault_files(ctx.vault),
+                            toolbox.guard.read_source)
         try:
             if mode == "oneshot":
                 # no bucket focus: the one-shot answer is a decision, the text the summary
-                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), unit, "",
+                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), told, "",
                                       hint, ctx.same_threshold, ctx.related_threshold)
             else:
                 outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
-                                      user_prompt(unit, hint), ctx.max_steps)
+                                      user_prompt(told, hint), ctx.max_steps)
         except (ModelUnavailable, IndexServerUnavailable):
             toolbox.rollback()
             raise  # the server is gone: the run stops, nothing of this unit is lost
@@ -254,7 +259,8 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
                         if p.startswith(f"{ctx.vault.digest}/") and p.endswith(".md"))
     guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
                   files=files, read_source=lambda rel: ctx.vault.read_bytes(rel).decode(
-                      "utf-8", errors="replace"))
+                      "utf-8", errors="replace"),
+                  aliases=lambda: owner_aliases(ctx.vault, vault_files(ctx.vault)))
     model = ctx.provider == "ollama"
     return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
                    intents=None if ctx.dry_run else ctx.state, scores=not model,

@@ -39,6 +39,7 @@ from vaultlink.dream.nodetext import (
     weave_mentions,
     without_dangling_lead,
 )
+from vaultlink.dream.offline.names import node_names
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
@@ -174,10 +175,11 @@ def recall(toolbox: Toolbox, unit: Unit, floor: float = TARGET_FLOOR) -> list[Ca
 def own_node(toolbox: Toolbox, unit: Unit) -> str:
     """The node at the path this unit's CREATE takes, if it exists and cites the unit's
     note (an earlier attempt at the unit wrote it); else ''."""
-    slug = slugify(unit.name)
-    path = f"{toolbox.guard.digest}/{unit.bucket}/{slug}.md"
-    return path if slug and path in toolbox.guard.existed and cites(
-        toolbox, path, unit.paths) else ""
+    for slug in dict.fromkeys((slugify(unit.name), node_names(unit)[0][1])):
+        path = f"{toolbox.guard.digest}/{unit.bucket}/{slug}.md"
+        if slug and path in toolbox.guard.existed and cites(toolbox, path, unit.paths):
+            return path
+    return ""
 
 
 def candidate_at(toolbox: Toolbox, path: str, similarity: float) -> Candidate:
@@ -311,16 +313,17 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         return (f"CREATE makes a new node, but you named {d.target} as the target: to add "
                 "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
     if d.action == "CREATE":
-        path = ""
-        for name in (d.title, unit.title, unit.name):
-            slug = slugify(name) if name else ""
-            path = f"{digest}/{unit.bucket}/{slug}.md"
-            if slug and path not in guard.existed:
+        # a name from what the note says, that no file of the vault nor an alias of the
+        # owner's notes has (never a date or an id): else qualified by its subject
+        path, title = "", ""
+        for name, slug in node_names(unit, d.title):
+            candidate = f"{digest}/{unit.bucket}/{slug}.md"
+            if candidate not in guard.existed and not guard.name_taken(candidate):
+                path, title = candidate, name
                 break
-        else:
-            return (f"{path} exists already: to add to it, answer REFINE or CORROBORATE "
-                    f"with target {path}; else choose another title")
-        title = d.title or unit.title or title_of(unit.name, unit.summary)
+        if not path:
+            return ("every name this unit could take is taken: to add to a node, answer "
+                    "REFINE or CORROBORATE with its path; else choose another title")
         body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
                               _mentionable(candidates, path, ""))
         text = compose(body, _source_line(d, unit, "CREATE", title, body))

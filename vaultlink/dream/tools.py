@@ -51,7 +51,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
     _fn("read", "Read a note's lines (1-based, inclusive).",
         {"path": _S, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
         ["path"]),
-    _fn("frontmatter_read", "Read a note's frontmatter: {path, exists, frontmatter}.",
+    _fn("frontmatter_read", "Read a note's frontmatter: {path, exists, frontmatter}; for a digest "
+        "path not taken yet, `taken` says why a new node may not have that name.",
         {"path": _S}, ["path"]),
     _fn("write", "Create a digest node (or overwrite one, keeping all its links): "
         "frontmatter name and description, Markdown body with ## Sources.",
@@ -150,7 +151,12 @@ class Toolbox:
         try:
             text = self.text_of(rel)
         except NoteNotFound:
-            return {"path": rel, "exists": False, "frontmatter": {}}
+            answer: dict[str, Any] = {"path": rel, "exists": False, "frontmatter": {}}
+            if rel.startswith(f"{self.guard.digest}/"):  # may a new node take this name?
+                taken = self.guard.name_taken(rel)
+                if taken:
+                    answer["taken"] = f"{taken}: a new node may not be named so"
+            return answer
         return {"path": rel, "exists": True,
                 "frontmatter": parse_note(rel, text.encode()).frontmatter}
 

@@ -16,12 +16,12 @@ from vaultlink.dream.offline.text import words
 from vaultlink.markdown.language import (
     STOP_WORDS,
     UNSPACED_RUN,
-    char_pairs,
     count_words,
     is_unspaced,
     stem,
     stop_words_of,
 )
+from vaultlink.markdown.names import cjk_words, numbered_name
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the
@@ -37,7 +37,8 @@ step other case cases preferences preference observations observation research l
 reading went well didn didn't wrong right results result highlights changes change
 considerations caveat pitfalls faq more further notes-for-us synopsis syntax see also
 related links specification specifications compatibility parameters parameter arguments
-returns return value values exceptions properties methods constructor events
+returns return value values exceptions properties methods constructor events default
+defaults misc. untitled
 """.split()) | frozenset(
     # the same parts of a page in the languages Obsidian is used in most; a Chinese or
     # Japanese heading is one word here (no spaces), compared whole
@@ -53,6 +54,7 @@ returns return value values exceptions properties methods constructor events
     начало работы 开始 入门 快速开始 快速入门 始める 入門 시작하기
     描述 概述 概览 简介 介绍 示例 例子 范例 语法 参见 另请参阅 参阅 相关 注意 说明 用法 参数
     返回值 规范 规范说明 浏览器兼容性 总结 笔记 备注 示例代码 更多
+    安装 配置 下载 使用 教程 其他 杂项
     概要 説明 例 構文 関連情報 関連項目 参照 はじめに 注意 使い方 引数 返値 戻り値 仕様書
     仕様 ブラウザーの互換性 まとめ メモ 詳細 解説
     개요 설명 예제 구문 같이 보기 참고 소개 요약 사용법 매개변수 반환 값 명세 브라우저 호환성
@@ -88,6 +90,52 @@ def name_words(name: str) -> list[str]:
 
 _NAME_WORD = re.compile(f"{UNSPACED_RUN.pattern}|(?:(?!{UNSPACED_RUN.pattern})[^\\W_])+"
                         f"(?:['’-](?:(?!{UNSPACED_RUN.pattern})[^\\W_])+)*")
+
+
+# A heading that lists where to read more names no subject, in any language: "References",
+# "See also", "Java 参考", "Literatur", "Weiterführende Links".
+REFERENCES = frozenset("""references bibliography literature literatur quellen
+quellenangaben bibliographie références bibliografía referencias литература 参考 参考资料
+参考文献 参考链接 相关链接 延伸阅读 扩展阅读 参照 参考リンク 関連リンク 참고 참고문헌""".split())
+# ... and words that make one only with nothing else beside them ("Links", "Useful links")
+_REFERENCE_ONLY = frozenset("""links sources resources useful further external related
+weiterführende more 链接 资料 来源""".split())
+_SEE_ALSO = re.compile(r"\b(?:see also|further reading|read more|siehe auch|voir aussi|"
+                       r"véase también|ver también|см\. также)\b", re.IGNORECASE)
+# A numbered heading's number: "1、安装", "2. Install", "3) Setup", "第二章 配置", "四、总结".
+NUMBER_MARK = re.compile(r"^\s*(?:(?:\d+(?:\.\d+)*|[一二三四五六七八九十百]+)\s*[、.)．:：]|"
+                         r"第[\d一二三四五六七八九十百]+[章节部分步]|step \d+\s*[:.)-]?)\s*",
+                         re.IGNORECASE)
+
+
+def is_references(text: str) -> bool:
+    """Whether a heading is a references or see-also heading ("Java 参考", "Literatur")."""
+    if _SEE_ALSO.search(text):
+        return True
+    ws = [w for w in name_words(text) if w not in FUNCTION]
+    if not ws or len(ws) > 4:
+        return False
+    if all(w in REFERENCES or w in _REFERENCE_ONLY for w in ws) or ws[-1] in REFERENCES:
+        return True
+    return is_unspaced(ws[-1]) and any(ws[-1].endswith(r) for r in REFERENCES
+                                       if is_unspaced(r))
+
+
+def node_name_flaw(name: str) -> str:
+    """Why ``name`` may not name a digest node ('' when it may): a date, a file id or a
+    number, a numbered heading, a references or see-also heading, a generic heading."""
+    text = " ".join(name.split())
+    if not text or not name_words(text):
+        return "empty"
+    if numbered_name(text) or numbered_name(text.replace(" ", "-")):
+        return "a date, a file id or a number"
+    if NUMBER_MARK.match(text):
+        return "a numbered heading"
+    if is_references(text):
+        return "a references heading"
+    if is_generic(text):
+        return "generic"
+    return ""
 
 
 def is_generic(text: str) -> bool:
@@ -131,13 +179,17 @@ def name_flaw(name: str, title: bool = False) -> str:
         return "a function word at an edge"
     if is_generic(name):
         return "generic"
+    if numbered_name(name):
+        return "a date, a file id or a number"
+    if is_references(name):
+        return "a references heading"
     return ""
 
 
 def clean_heading(text: str) -> str:
     """A heading or title as a name: no 'How we'/'Notes on' lead, no '(excerpt)' tail, no
     code ticks; 'How we rotated the key' becomes 'Rotate the key'."""
-    raw = text.strip().replace("`", "")
+    raw = NUMBER_MARK.sub("", text.strip().replace("`", ""), count=1) or text.strip()
     how = re.match(r"^how (?:we|i)\s+", raw, re.IGNORECASE)
     out = raw
     for _ in range(3):
@@ -266,22 +318,71 @@ MAX_PHRASE_CHARS = 8
 
 
 def unspaced_phrase(items: list[str]) -> str:
-    """The phrase of a Chinese or Japanese text that says its subject: of the runs of two
-    to eight characters between punctuation and grammar characters, the one whose
-    character pairs the text repeats most ("搜索索引" in a paragraph on rebuilding the
-    search index), the earliest of equals; '' when there is none."""
+    """The phrase of a Chinese or Japanese text that says its subject: of the runs of one
+    to four whole words (``markdown/names.py``: a dictionary's words, never pairs of
+    characters) between punctuation and grammar words, two to eight characters, the one
+    the text repeats most, longer runs weighing more ("搜索索引" in a paragraph on
+    rebuilding the search index), the earliest of equals; else the text's first run."""
     chunks = UNSPACED_RUN.findall(" ".join(items))
-    pairs = Counter(p for chunk in chunks for p in char_pairs(chunk))
-    best, score = "", 0.0
+    counts: Counter[tuple[str, ...]] = Counter()
+    first: dict[tuple[str, ...], int] = {}
+    opening = ""
     for chunk in chunks:
-        for run in _GRAMMAR.split(chunk):
-            if not 2 <= len(run) <= MAX_PHRASE_CHARS or is_generic(run) or is_event(run):
+        for run in _word_runs(cjk_words(chunk)):
+            text = "".join(run)
+            if not opening and len(text) >= 2 and not is_generic(text) and not is_event(text):
+                opening = text
+            for size in range(1, min(4, len(run)) + 1):
+                for i in range(len(run) - size + 1):
+                    key = tuple(run[i:i + size])
+                    if 2 <= len("".join(key)) <= MAX_PHRASE_CHARS:
+                        counts[key] += 1
+                        first.setdefault(key, len(first))
+    repeated = [k for k, n in counts.items() if n >= 2 and not is_generic("".join(k))
+                and not is_event("".join(k))]
+    if not repeated:
+        return opening
+    best = max(repeated, key=lambda k: (counts[k] * (1 + 0.8 * (len(k) - 1)), -first[k]))
+    return "".join(best)
+
+
+def _word_runs(ws: list[str]) -> list[list[str]]:
+    """Runs of words between grammar words, each cut to at most ``MAX_PHRASE_CHARS``."""
+    out: list[list[str]] = []
+    run: list[str] = []
+    for w in [*ws, "的"]:
+        if _GRAMMAR.fullmatch(w):
+            if run:
+                out.append(run)
+            run = []
+        elif sum(map(len, run)) + len(w) > MAX_PHRASE_CHARS:
+            if run:
+                out.append(run)
+            run = [w] if len(w) <= MAX_PHRASE_CHARS else []
+        else:
+            run.append(w)
+    return out
+
+
+def opening_words(text: str, count: int = 3) -> str:
+    """The first content words of a text as written, in any script: a Chinese or
+    Japanese run as its words ("长时间 没写"), never as pairs of characters."""
+    out: list[str] = []
+    clause = next((c for c in re.split(r"[，。！？；：,.!?;:\n]+", text)
+                   if re.search(r"[^\W\d_]", c)), "")
+    for token in re.findall(f"{UNSPACED_RUN.pattern}|[^\\W_][\\w'’-]*", clause):
+        pieces = cjk_words(token) if UNSPACED_RUN.fullmatch(token) else [token]
+        for piece in pieces:
+            if _GRAMMAR.fullmatch(piece) or piece.lower() in STOP_WORDS or \
+                    piece.lower() in FUNCTION or not re.search(r"[^\W\d_]", piece):
                 continue
-            mine = char_pairs(run)
-            value = sum(pairs[p] for p in mine) / len(mine)
-            if value > score:
-                best, score = run, value
-    return best
+            out.append(piece)
+            if len(out) == count:
+                break
+        if len(out) == count:
+            break
+    joiner = "" if out and all(UNSPACED_RUN.fullmatch(w) for w in out) else " "
+    return joiner.join(out)
 
 
 def _runs(sentence: str, stops: frozenset[str] = STOP_WORDS) -> list[list[str]]:

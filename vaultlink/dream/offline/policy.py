@@ -42,6 +42,7 @@ import logging
 import re
 from typing import Any
 
+from vaultlink.dream.offline.names import node_names
 from vaultlink.dream.offline.naming import name_words, same_name
 from vaultlink.dream.offline.text import (
     STEP_MARK,
@@ -99,10 +100,12 @@ MAX_PAGES = 50
 MIN_STEPS = 1 + MAX_PAGES + RESERVED_STEPS
 # A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
 # only: another path (not a node path, or taken), or no links (a link it refused).
-_TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING})
+_TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING, Refusal.SHADOWS_NAME,
+                    Refusal.NUMBERED_NAME})
 _LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
                            Refusal.NOT_ADDITIVE})
-_RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH}) | _TAKEN | _LINK_TROUBLE
+_RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH, Refusal.SHADOWS_NAME,
+                           Refusal.NUMBERED_NAME}) | _TAKEN | _LINK_TROUBLE
 
 
 def unit_query(unit: Unit) -> str:
@@ -305,11 +308,14 @@ class OfflinePolicy:
         if len(writes) >= 2 or (error and code not in _RETRY_CREATE):
             return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
         digest = folder or next((p.split("/")[0] for p in hits), self.digest)
-        base = slugify(unit.name)
+        # A name no other file of the vault has, nor an alias of the owner's notes, never
+        # a date or an id; qualified by the unit's subject when a node on another subject
+        # has it (offline/names.py: the last ones are always free in practice).
         taken = set(hits) | {str(t.args.get("path")) for t in writes if t.code in _TAKEN}
-        path = ""
-        for n in range(1, 6):
-            candidate = f"{digest}/{unit.bucket}/{base if n == 1 else f'{base}-{n}'}.md"
+        path, title = "", ""
+        names = node_names(unit)
+        for name, slug in names:
+            candidate = f"{digest}/{unit.bucket}/{slug}.md"
             if candidate in taken:
                 continue
             seen = [t for t in turns if t.name == "frontmatter_read"
@@ -317,19 +323,20 @@ class OfflinePolicy:
             if not seen:
                 return ToolCall("frontmatter_read", {"path": candidate})
             answer = seen[-1].answer
-            if answer is not None and not seen[-1].error and not answer.get("exists"):
-                path = candidate
+            if answer is not None and not seen[-1].error and not answer.get("exists") \
+                    and not answer.get("taken"):
+                path, title = candidate, name
                 break
             if seen[-1].code == Refusal.PATH_REFUSED:  # not a read folder: the guard's
-                path = candidate                     # answer to the write names the digest
+                path, title = candidate, name        # answer to the write names the digest
                 break
         if not path:
-            return self._give_up("CREATE", f"{digest}/{unit.bucket}/{base}.md",
-                                 "no free slug", classes)
+            return self._give_up("CREATE", f"{digest}/{unit.bucket}/{names[0][1]}.md",
+                                 "every name tried is taken", classes)
         linkable = [] if code in _LINK_TROUBLE else [h for p, h in hits.items() if p != path]
-        return ToolCall("write", {"path": path, "name": unit.title or title_of(base),
+        return ToolCall("write", {"path": path, "name": title,
                                   "description": self._description(unit),
-                                  "content": self._body(unit, linkable)})
+                                  "content": self._body(unit, linkable, title)})
 
     def _description(self, unit: Unit) -> str:
         if unit.description:
@@ -343,7 +350,7 @@ class OfflinePolicy:
         return short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
                       MAX_DESCRIPTION)
 
-    def _body(self, unit: Unit, hits: list[dict[str, Any]]) -> str:
+    def _body(self, unit: Unit, hits: list[dict[str, Any]], name: str = "") -> str:
         """The new node: the unit's lines as paragraphs, a link where the text names another
         node, one sentence on nodes its note names that the text leaves out, and Sources."""
         blocks = render(paragraphs(unit.summary))
@@ -353,7 +360,7 @@ class OfflinePolicy:
         if also:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
             blocks.insert(lead, also)
-        title = unit.title or title_of(unit.name)
+        title = name or unit.title or title_of(unit.name)
         source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
                                  words=wording_of(unit.summary), as_written=True)
         blocks.append(f"## Sources\n\n{source}")

@@ -30,6 +30,7 @@ from vaultlink.dream.offline.naming import (
     is_event,
     is_generic,
     name_flaw,
+    opening_words,
     qualified,
     salient_name,
     subject_name,
@@ -39,7 +40,8 @@ from vaultlink.dream.offline.text import STEP_MARK, content_words
 from vaultlink.dream.units import slugify
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
-from vaultlink.markdown.language import count_words, language_of
+from vaultlink.markdown.language import count_words, is_unspaced, language_of
+from vaultlink.markdown.names import numbered_name
 
 LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
 attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
@@ -162,6 +164,8 @@ def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
     if heads and heads[0].level == top and not before:
         return heads[0].info, top, heads[0].info
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
+        return heads[0].info, top, ""
     return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
 
 
@@ -366,8 +370,11 @@ def _unnamed(subjects: list[Subject]) -> list[Subject]:
     for s in subjects:
         if s.name:
             continue
-        words = [w for w in content_words(s.text())][:3]
-        s.name = " ".join(words).capitalize() or "Untitled"
+        if is_unspaced(s.text()):  # words of the text, never pairs of characters
+            s.name = opening_words(s.text()) or "Untitled"
+        else:
+            words = [w for w in content_words(s.text())][:3]
+            s.name = " ".join(words).capitalize() or "Untitled"
         out.append(s)
     return out
 

@@ -26,6 +26,9 @@ _CODE_SPAN = re.compile(r"`[^`]*`")
 _UNHIDE = re.compile(r"\x00(\d+)\x00")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
 
+# A link target that is a full vault path: a folder and a file with its extension.
+_FULL_PATH = re.compile(r"[^\[\]|#]+/[^\[\]|#/]+\.[A-Za-z][A-Za-z0-9]{0,5}")
+
 _SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
 
 
@@ -59,14 +62,18 @@ def readable(target: str) -> str:
     return " ".join(w for w in re.split(r"[-_ ]+", stem) if w)
 
 
-def delink(text: str) -> str:
+def delink(text: str, keep_full: bool = False) -> str:
     """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
 
     Summary sentences are quoted from the user's notes, whose links are often short
     forms; written into a digest node they would be refused (links there must be full
-    vault paths), so the policy writes their display text instead.
+    vault paths), so the policy writes their display text instead. With ``keep_full``
+    (writing a node), a link by full vault path stays: integrate writes the owner's links
+    so (``offline/names.py`` ``carried_unit``), each naming what it named in the owner's note.
     """
     def show(m: re.Match[str]) -> str:
+        if keep_full and _FULL_PATH.fullmatch(m.group(1).strip()):
+            return m.group(0)
         if m.group(2):
             return m.group(2).strip()
         return readable(m.group(1).strip())

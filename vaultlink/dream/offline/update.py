@@ -287,11 +287,11 @@ def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
     for line in group:
         if STEP_MARK.match(line):
             number += 1
-            out.append(f"{number}. {delink(STEP_MARK.sub('', line))}")
+            out.append(f"{number}. {delink(STEP_MARK.sub('', line), keep_full=True)}")
         elif LIST_MARK.match(line):
-            out.append(f"- {delink(LIST_MARK.sub('', line))}")
+            out.append(f"- {delink(LIST_MARK.sub('', line), keep_full=True)}")
         else:
-            prose.append(delink(line))
+            prose.append(delink(line, keep_full=True))
     if prose:
         out += ["", " ".join(prose)] if out else [" ".join(prose)]
     if source:

@@ -76,12 +76,13 @@ def render(paras: list[Para]) -> list[str]:
         if p.kind == "heading":
             blocks.append(p.lines[0])
         elif p.kind == "prose":
-            blocks.append(join_sentences([delink(s) for s in p.lines]))
+            blocks.append(join_sentences([delink(s, keep_full=True) for s in p.lines]))
         elif p.kind == "steps":
-            blocks.append("\n".join(f"{i}. {delink(STEP_MARK.sub('', s))}"
+            blocks.append("\n".join(f"{i}. {delink(STEP_MARK.sub('', s), keep_full=True)}"
                                     for i, s in enumerate(p.lines, 1)))
         else:
-            blocks.append("\n".join(f"- {delink(LIST_MARK.sub('', s))}" for s in p.lines))
+            blocks.append("\n".join(f"- {delink(LIST_MARK.sub('', s), keep_full=True)}"
+                                    for s in p.lines))
     return blocks
 
 

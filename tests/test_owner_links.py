@@ -1,0 +1,308 @@
+"""The owner's links never change meaning, and nodes are named from what notes say
+(issue 37, items 1 and 4).
+
+Obsidian resolves ``[[name]]`` by file name in any folder, without case: a digest node
+``copp.md`` beside the owner's ``CoPP.md`` makes the owner's ``[[CoPP]]`` ambiguous. So
+no node takes a name another file of the vault has, nor an alias of an owner's note, nor
+a date, an id or a number; the guard refuses it whoever writes, and both integrators
+choose another name before it has to. A link a node carries over from a note names what
+it named there. ``check`` reports a node that shadows an owner's name, and
+``rename-shadowing`` (also run once on upgrade) renames it, journaled and undoable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from vaultlink.cli.settings import DEFAULTS, load_settings
+from vaultlink.dream.compose import dream_context, open_parts
+from vaultlink.dream.context import RunState, SourceNote
+from vaultlink.dream.guard import Guard
+from vaultlink.dream.integrate import system_prompt, user_prompt
+from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.dream.offline.names import carried_unit, node_names, node_title
+from vaultlink.dream.offline.naming import opening_words, unspaced_phrase
+from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.dream.session import run_session
+from vaultlink.dream.tools import Toolbox
+from vaultlink.dream.units import Unit
+from vaultlink.errors import GuardRefusal, Refusal
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.nodes import NodeIndex
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.names import name_key, numbered_name
+from vaultlink.vault.names import owner_aliases
+from vaultlink.vault.notes import Vault
+
+SAME = float(DEFAULTS["integrate"]["same_threshold"])
+RELATED = float(DEFAULTS["integrate"]["related_threshold"])
+
+NODE = ("---\nname: CoPP\ndescription: Control plane policing.\n---\n"
+        "Control plane policing limits traffic to the route processor.\n\n## Sources\n\n"
+        "- Policing: taken from [[daily/2026-07-01.md|the 2026-07-01 note]].\n")
+
+
+def guard_over(files: list[str], aliases: dict[str, list[str]] | None = None,
+               bucket: str = "wiki") -> Guard:
+    unit = Unit("copp", bucket, "Control plane policing limits traffic.",
+                ["daily/2026-07-01.md"])
+    return Guard(unit, frozenset(), lambda: files,
+                 aliases=(lambda: aliases or {}))
+
+
+# -- the guard: no writer names a node as the owner's links name something else --------
+
+
+@pytest.mark.parametrize("owner", ["resource/net/CoPP.md", "CoPP.md", "daily/x/copp.MD",
+                                   "attachments/CoPP.pdf", "resource/ＣｏＰＰ.md"])
+def test_the_guard_refuses_a_node_named_as_an_owners_file_in_any_folder_or_case(
+        owner: str) -> None:
+    guard = guard_over([owner, "daily/2026-07-01.md"])
+    if name_key(owner) not in ("copp", "copp.pdf"):  # full-width letters: another name
+        guard.check_write("digest/wiki/copp.md", None, NODE)
+        return
+    with pytest.raises(GuardRefusal) as refused:
+        guard.check_write("digest/wiki/copp.md", None, NODE)
+    assert refused.value.code == Refusal.SHADOWS_NAME
+    assert owner in str(refused.value) and "Qualify the name" in str(refused.value)
+
+
+def test_the_guard_refuses_a_node_named_as_a_node_of_another_bucket() -> None:
+    guard = guard_over(["digest/personal/copp.md", "daily/2026-07-01.md"])
+    with pytest.raises(GuardRefusal) as refused:
+        guard.check_write("digest/wiki/copp.md", None, NODE)
+    assert refused.value.code == Refusal.SHADOWS_NAME
+
+
+def test_the_guard_refuses_a_node_named_as_an_alias_of_an_owners_note(tmp_path: Path) -> None:
+    (tmp_path / "resource").mkdir()
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "resource/network.md").write_text(
+        "---\naliases: [CoPP, Control plane policing]\n---\n# Network\n\nRouters.\n")
+    (tmp_path / "daily/2026-07-01.md").write_text("Policing.\n")
+    (tmp_path / "digest").mkdir()
+    (tmp_path / "digest/n.md").write_text("---\naliases: [Elsewhere]\n---\nx\n")
+    vault = Vault(tmp_path)
+    aliases = owner_aliases(vault, vault.iter_files())
+    assert aliases == {"copp": ["resource/network.md"],
+                       "control plane policing": ["resource/network.md"]}  # not digest's
+    guard = guard_over(list(vault.iter_files()), aliases)
+    with pytest.raises(GuardRefusal) as refused:
+        guard.check_write("digest/wiki/copp.md", None, NODE)
+    assert refused.value.code == Refusal.SHADOWS_NAME
+    assert "alias of resource/network.md" in str(refused.value)
+    guard.check_write("digest/wiki/control-plane-policing.md", None, NODE)  # not the alias
+
+
+@pytest.mark.parametrize("slug", ["2022-08-05", "2025-01-02", "20220805", "202208051230",
+                                  "7", "1-2", "2022年8月5日"])
+def test_no_node_is_named_by_a_date_an_id_or_a_number(slug: str) -> None:
+    assert numbered_name(slug)
+    with pytest.raises(GuardRefusal) as refused:
+        guard_over(["daily/2026-07-01.md"]).check_write(f"digest/wiki/{slug}.md", None, NODE)
+    assert refused.value.code == Refusal.NUMBERED_NAME
+    unit = Unit(slug, "wiki", "Rotating the search API key needs the staging cluster "
+                "drained first.\nThe new key is read at start-up.", ["resource/202208051230.md"],
+                title=slug.replace("-", " "))
+    title, chosen = node_names(unit)[0]
+    assert not numbered_name(chosen) and not re.search(r"\d{4}", title), (title, chosen)
+
+
+def test_names_that_say_a_subject_are_free() -> None:
+    for name in ("exercise-5", "http配置", "v2", "copp-2022-notes", "iso-8601"):
+        assert not numbered_name(name), name
+
+
+# -- names from what the note says -------------------------------------------------------
+
+
+@pytest.mark.parametrize("heading", ["1、安装", "2. Install", "Java 参考", "References",
+                                     "Literatur", "See also", "Notes", "Misc", "Default",
+                                     "TODO"])
+def test_a_numbered_references_or_generic_heading_names_no_node(heading: str) -> None:
+    unit = Unit("x", "wiki", "The installer adds the JDK to the path and sets JAVA_HOME for "
+                "every shell.\nRestart the shell after the JDK installer finishes.",
+                ["daily/2026-07-01.md"], title=heading)
+    title = node_title(unit)
+    assert title != heading and title.lower() not in ("install", "安装", "references"), title
+    assert not re.match(r"^\s*\d", title)
+
+
+def test_a_numbered_or_references_heading_of_a_note_names_no_unit() -> None:
+    text = ("# 2022-08-05\n\n## 1、安装\n\n安装完成后需要重新打开终端，然后检查环境变量是否生效。"
+            "环境变量里需要加入新的路径。\n\n## Java 参考\n\nThe Java language specification "
+            "explains generics and type erasure in its fourth chapter, with examples.\n")
+    src = SourceNote("daily/2022-08-05.md", "", [("2022-08-05", text, True)], text)
+    units = OfflineExtractor().extract([src])
+    assert units
+    for unit in units:
+        title = node_title(unit)
+        assert title not in ("1、安装", "安装", "Java 参考", "2022-08-05"), title
+        assert not numbered_name(node_names(unit)[0][1])
+
+
+def test_a_chinese_name_is_words_of_the_text_never_pairs_of_characters() -> None:
+    said = "长时间没写了，今天终于重新开始写日记。"
+    assert opening_words(said) == "长时间没写"
+    assert unspaced_phrase([said]) == "长时间没写"
+    src = SourceNote("daily/2022-09-09.md", "", [("", said + "\n", True)], said + "\n")
+    for unit in OfflineExtractor().extract([src]):
+        for name in (unit.title, node_title(unit)):
+            assert "长时 时间" not in name and "间没" not in name.replace("长时间没", ""), name
+            assert name.replace(" ", "") in said.replace("，", "").replace("。", ""), name
+
+
+# -- both integrators choose a free name, in a real vault ----------------------------------
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+OWNER_NOTES = {
+    "resource/net/CoPP.md": "# CoPP\n\nControl plane policing (CoPP) limits the traffic "
+    "that reaches a router's route processor. Each class of control traffic gets its own "
+    "rate, so a flood of one kind cannot starve routing updates.\n",
+    "resource/202208051230.md": "# HTTP配置\n\n代理服务器的HTTP配置写在环境变量里。"
+    "HTTP配置修改后需要重新打开终端才会生效。\n",
+    "resource/Linear Algebra.md": "---\naliases: [LinAlg]\n---\n# Linear Algebra\n\n"
+    "Vectors, matrices and the maps between vector spaces.\n",
+    "daily/2026-07-01.md": "## Eigenvalues\n\nToday I finally understood eigenvalues while "
+    "reviewing [[Linear Algebra]]: an eigenvector keeps its direction under the map, and "
+    "its eigenvalue says how much it is stretched.\n",
+}
+
+
+@dataclass
+class Dreamed:
+    root: Path
+    run: RunState
+
+
+def dream(root: Path) -> RunState:
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "offline", "auto_dream.max_units": 100})
+    parts = open_parts(Vault(root), settings.pipeline())
+    try:
+        parts.index.sync()
+        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
+                         build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
+@pytest.fixture(scope="module")
+def dreamed(tmp_path_factory: pytest.TempPathFactory) -> Dreamed:
+    root = tmp_path_factory.mktemp("owner") / "vault"
+    for rel, text in OWNER_NOTES.items():
+        write(root, rel, text)
+    write(root, "digest/wiki/linear-algebra-diagonalization.md",
+          "---\nname: Linear algebra diagonalization\ndescription: Diagonalizing a matrix.\n"
+          "---\nA matrix with a basis of eigenvectors is diagonalizable.\n")
+    return Dreamed(root, dream(root))
+
+
+def owner_keys(root: Path) -> set[str]:
+    return {name_key(p.name) for p in root.rglob("*") if p.is_file()
+            and "digest" not in p.relative_to(root).parts[:1]
+            and ".vaultlink" not in p.parts}
+
+
+def test_no_node_of_a_dream_takes_an_owners_name(dreamed: Dreamed) -> None:
+    assert dreamed.run.failed_units == []
+    created = [r.target for r in dreamed.run.results if r.action == "CREATE"]
+    assert created
+    keys = owner_keys(dreamed.root) | {"linalg"}
+    for rel in created:
+        stem = rel.rsplit("/", 1)[-1]
+        assert name_key(stem) not in keys, rel
+        assert not numbered_name(stem), rel
+    assert not (dreamed.root / "digest/wiki/copp.md").exists()
+    assert not (dreamed.root / "digest/wiki/202208051230.md").exists()
+
+
+def test_a_link_carried_over_keeps_the_target_it_had_in_the_owners_note(
+        dreamed: Dreamed) -> None:
+    nodes = {r.target for r in dreamed.run.results if "daily/2026-07-01.md" in r.unit.paths}
+    assert nodes
+    for rel in nodes:
+        text = (dreamed.root / rel).read_text(encoding="utf-8")
+        targets = {w.target for w in find_wikilinks(text)}
+        assert "resource/Linear Algebra.md" in targets, text
+        assert "Linear Algebra" not in targets
+        assert not any("diagonalization" in t for t in targets
+                       if "Linear Algebra" in text.split(t)[0][-40:]), text
+
+
+def test_a_carried_link_resolves_from_the_notes_folder() -> None:
+    files = ["resource/math/Linear Algebra.md", "resource/physics/Linear Algebra.md",
+             "daily/2026-07-01.md", "resource/math/week.md"]
+    unit = Unit("x", "wiki", "Reviewed [[Linear Algebra|LA]] and [[Nowhere]] and "
+                "[[../physics/Linear Algebra]].", ["resource/math/week.md"])
+    text = carried_unit(unit, files).summary
+    assert text == ("Reviewed [[resource/math/Linear Algebra.md|LA]] and Nowhere and "
+                    "[[resource/physics/Linear Algebra.md|Linear Algebra]].")
+
+
+# -- the sixth unit called Exercise ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture
+def gym(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[Vault, NodeIndex]]:
+    root = tmp_path / "vault"
+    subjects = ["Ran five kilometres along the canal before breakfast.",
+                "Lifted weights at the gym, three sets of squats.",
+                "Cycled to work and back, forty minutes each way.",
+                "Yoga class in the evening, mostly hip openers.",
+                "Climbed at the bouldering hall with Sam for two hours."]
+    for n, said in enumerate(subjects, start=1):
+        slug = "exercise" if n == 1 else f"exercise-{n}"
+        write(root, f"digest/personal/{slug}.md",
+              f"---\nname: Exercise\ndescription: {said}\n---\n{said}\n\n## Sources\n\n"
+              f"- Exercise: taken from [[daily/2026-06-0{n}.md|the 2026-06-0{n} note]].\n")
+        write(root, f"daily/2026-06-0{n}.md", f"## Exercise\n\n{said}\n")
+    write(root, "daily/2026-07-02.md", "## Exercise\n\nSwam forty lengths at the lido "
+          "before work; the water was cold.\n")
+    vault = Vault(root)
+    vault.state_dir.mkdir()
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, embedder)
+    index.sync()
+    yield vault, index
+    index.close()
+
+
+def test_the_sixth_exercise_unit_gets_a_qualified_name_not_a_failure(
+        gym: tuple[Vault, NodeIndex]) -> None:
+    vault, index = gym
+    unit = Unit("exercise", "personal", "Swam forty lengths at the lido before work; the "
+                "water was cold.", ["daily/2026-07-02.md"], title="Exercise")
+    existed = frozenset(vault.iter_files([vault.digest]))
+    box = Toolbox(vault, index, Guard(unit, existed, vault.iter_files))
+    policy = OfflinePolicy(same_threshold=0.99, related_threshold=RELATED)  # nothing merges
+    outcome = run_session(policy, box, system_prompt(unit.bucket), user_prompt(unit), 60)
+    assert outcome.status == "done", outcome.error
+    assert outcome.receipt is not None and outcome.receipt.action == "CREATE"
+    target = outcome.receipt.target_path
+    assert target not in existed and not re.search(r"-\d+\.md$", target), target
+    name = (vault.root / target).read_text().split("name: ", 1)[1].split("\n", 1)[0]
+    assert name.startswith("Exercise (") and name != "Exercise", name
+
+
+def test_every_name_tried_ends_in_one_that_is_free() -> None:
+    unit = Unit("exercise", "personal", "Swam at the lido.", ["daily/2026-07-02.md"],
+                title="Exercise")
+    slugs = [s for _, s in node_names(unit)]
+    assert len(slugs) == len(set(slugs)) >= 10
+    assert slugs[0] == "exercise" and re.fullmatch(r"exercise-[0-9a-f]{6}", slugs[-1])

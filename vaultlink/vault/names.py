@@ -1,0 +1,150 @@
+"""The names the owner's links use, which no digest node may take.
+
+Obsidian resolves ``[[name]]`` by file name, in any folder, without case (and in NFC):
+a digest node ``digest/wiki/copp.md`` beside the owner's ``resource/CoPP.md`` makes every
+``[[CoPP]]`` of the owner's notes ambiguous, and a node named after an alias an owner's
+note lists (front matter ``aliases``) takes that alias's links. So a node's file name is
+compared with every other file of the vault (notes, attachments, any file: ``.md``
+dropped, and an attachment's name without its extension too, which Obsidian's link
+suggestions show beside it) and with every alias of the owner's notes. Nor is a node
+named by a date, a file id or a number: a vault that links days or Zettelkasten ids
+would find its links taken the day a note of that name appears.
+
+``NameIndex`` answers who holds a name; ``owner_aliases`` reads the aliases of the
+owner's notes (every note outside the digest folder), each file read again only when it
+changed (a stat per note per listing).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from vaultlink.errors import FrontmatterError, VaultlinkError
+from vaultlink.markdown.frontmatter import read_frontmatter, split_frontmatter
+from vaultlink.markdown.names import file_keys, name_key, numbered_name
+
+if TYPE_CHECKING:  # a type only: the import chain from the integrators stays short
+    from vaultlink.vault.notes import Vault
+
+# How much of a note is read for its front matter: Obsidian's properties sit at the top.
+HEAD_BYTES = 64 * 1024
+
+@dataclass
+class NameIndex:
+    """Who holds each name of the vault: its files, and the aliases of the owner's notes."""
+
+    files: Iterable[str]
+    aliases: Mapping[str, list[str]] = field(default_factory=dict)  # alias key -> notes
+    _holders: dict[str, list[str]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._holders = {}
+        for path in self.files:
+            for key in file_keys(path):
+                self._holders.setdefault(key, []).append(path)
+
+    def holder(self, path: str) -> str:
+        """What already answers to the name of a node at ``path`` (another file, or an
+        alias of an owner's note), in words; '' when the name is free."""
+        key = name_key(path)
+        others = sorted(p for p in self._holders.get(key, []) if p != path)
+        if others:
+            return others[0]
+        notes = sorted(n for n in self.aliases.get(key, []) if n != path)
+        if notes:
+            return f"an alias of {notes[0]}"
+        return ""
+
+    def taken(self, path: str) -> str:
+        """Why a digest node may not be at ``path``: its name is another file's or an
+        alias of an owner's note, or a date, an id or a number; '' when it may."""
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+        if numbered_name(stem):
+            return f"{stem!r} is a date, a file id or a number"
+        who = self.holder(path)
+        if who.startswith("an alias"):
+            return f"{stem!r} is {who}"
+        if who:
+            return f"{stem!r} is the name of {who}"
+        return ""
+
+
+def shadow_advice(path: str, why: str) -> str:
+    """The refusal's words: what the name would do, and how to qualify it."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return (f"refused: a new node at {path} would take a name the owner's links use: "
+            f"{why}, and Obsidian resolves [[{stem}]] by file name in any folder, without "
+            "case, so the owner's links would change meaning. Qualify the name with what "
+            f"the node is about (e.g. {stem}-<subject>.md, name \"<Name> (<subject>)\"); "
+            "a date, an id or a number is never a node's name: name it by its subject.")
+
+
+# -- the owner's aliases --------------------------------------------------------------
+
+_cache_lock = threading.Lock()
+# (vault root, note path) -> ((mtime_ns, size), alias keys): a note is read again only
+# when it changed
+_cache: dict[tuple[str, str], tuple[tuple[int, int], tuple[str, ...]]] = {}
+
+
+def aliases_of(text: str) -> list[str]:
+    """The ``aliases`` (or ``alias``) a note's front matter lists, as written."""
+    head, _, _ = split_frontmatter(text)
+    if not head:
+        return []
+    try:
+        meta, _ = read_frontmatter(text)
+    except FrontmatterError:
+        return []
+    out: list[str] = []
+    for key in ("aliases", "alias"):
+        value = meta.get(key)
+        items = value if isinstance(value, list) else [value] if value is not None else []
+        out += [str(v).strip() for v in items
+                if isinstance(v, (str, int, float)) and str(v).strip()]
+    return out
+
+
+def owner_aliases(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
+    """Alias key -> the owner's notes that list it, over the ``.md`` files of ``files``
+    outside the digest folder."""
+    out: dict[str, list[str]] = {}
+    root = str(vault.root)
+    for rel in files:
+        if not rel.lower().endswith(".md") or vault.folder_of(rel) == "digest":
+            continue
+        for key in _aliases_cached(vault, root, rel):
+            out.setdefault(key, []).append(rel)
+    return out
+
+
+def _aliases_cached(vault: Vault, root: str, rel: str) -> tuple[str, ...]:
+    try:
+        path = vault.abs(rel)
+        st = os.stat(path)
+    except (OSError, VaultlinkError):
+        return ()
+    stamp = (st.st_mtime_ns, st.st_size)
+    with _cache_lock:
+        hit = _cache.get((root, rel))
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return ()
+    keys = tuple(dict.fromkeys(name_key(a) for a in aliases_of(head)))
+    with _cache_lock:
+        _cache[(root, rel)] = (stamp, keys)
+    return keys
+
+
+def vault_names(vault: Vault, files: Iterable[str]) -> NameIndex:
+    """The name index of a vault's listing: its files and its owner's aliases."""
+    listed = list(files)
+    return NameIndex(listed, owner_aliases(vault, listed))
