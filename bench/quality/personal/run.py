@@ -1,0 +1,87 @@
+"""Dream a personal vault until settled, offline or with a model, as ``vaultlink dream`` does.
+
+The vault is copied to a temporary folder; ``dream`` runs through ``vaultlink.dream.compose``
+and the configured steps (what ``vaultlink dream --llm offline`` runs, or ``--llm ollama``
+with a host and a model) until a run integrates nothing, at most ``MAX_RUNS`` times. Every
+run's state is kept for the measures, with the owner's files as they were before.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vaultlink.cli.settings import load_settings
+from vaultlink.dream.compose import close_models, dream_context, open_parts
+from vaultlink.dream.context import RunState
+from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.vault.notes import Vault
+
+MAX_RUNS = 12
+
+
+@dataclass
+class Model:
+    """Which integrator: ``offline``, or ``ollama`` at ``host`` with ``model``."""
+
+    provider: str = "offline"
+    host: str = ""
+    model: str = ""
+
+    def overrides(self) -> dict[str, object]:
+        out: dict[str, object] = {"llm.provider": self.provider, "auto_dream.max_units": 1000}
+        if self.provider == "ollama":
+            out.update({"llm.host": self.host, "llm.model": self.model, "llm.fallback": "none"})
+        return out
+
+
+@dataclass
+class Dreamed:
+    """One vault after its dream."""
+
+    name: str
+    root: Path
+    before: dict[str, bytes]  # every file but the state folder, before the first run
+    runs: list[RunState] = field(default_factory=list)
+    settled: bool = False
+    seconds: float = 0.0
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the vault but vaultlink's state folder."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".vaultlink" not in p.relative_to(root).parts}
+
+
+def dream_once(root: Path, model: Model) -> RunState:
+    """One ``dream`` over the vault, every unit in one go."""
+    settings = load_settings(root, environ={}).with_overrides(model.overrides())
+    options = settings.pipeline()
+    parts = open_parts(Vault(root), options)
+    try:
+        parts.index.sync()
+        ctx = dream_context(parts, options, model.provider)
+        try:
+            return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
+        finally:
+            close_models(ctx)
+    finally:
+        parts.close()
+
+
+def dream_vault(name: str, source: Path, work: Path, model: Model) -> Dreamed:
+    """Copy ``source`` to ``work/name`` and dream it until a run integrates nothing."""
+    root = work / name
+    shutil.copytree(source, root)
+    out = Dreamed(name, root, snapshot(root))
+    started = time.monotonic()
+    for _ in range(MAX_RUNS):
+        run = dream_once(root, model)
+        out.runs.append(run)
+        if not run.changed and not run.results:
+            out.settled = True
+            break
+    out.seconds = time.monotonic() - started
+    return out
