@@ -21,6 +21,7 @@ from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.repeats import fingerprint, repeat_units, twin_of
+from vaultlink.dream.template import NO_TEMPLATE, DayTemplate, day_template
 from vaultlink.dream.units import Unit
 from vaultlink.errors import (
     IndexServerUnavailable,
@@ -33,6 +34,7 @@ from vaultlink.errors import (
     WriteFailed,
     unexpected,
 )
+from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.vault.notes import Note
@@ -41,14 +43,18 @@ from vaultlink.vault.state import Failure
 log = logging.getLogger(__name__)
 
 
-def source_note(note: Note, known: frozenset[str]) -> tuple[SourceNote, tuple[str, ...]]:
-    """Cut a note into sections, marking those the checkpoint does not know as new."""
+def source_note(note: Note, known: frozenset[str], template: DayTemplate = NO_TEMPLATE
+                ) -> tuple[SourceNote, tuple[str, ...]]:
+    """Cut what the owner wrote in a note into sections, marking those the checkpoint
+    does not know as new: a day note's template and Obsidian's machinery (fields,
+    queries, comments, navigation) are left out, line for line (``dream.template``)."""
     title = note.path.rsplit("/", 1)[-1].removesuffix(".md")
-    chunks = chunk_note(note.body, title, max_chars=4000)
+    text = template.owner_text(note.path, note.text)
+    chunks = chunk_note(split_frontmatter(text)[1], title, max_chars=4000)
     prints = tuple(fingerprint(c.text) for c in chunks)
     sections = [(c.breadcrumb, c.text, p not in known) for c, p in zip(chunks, prints,
                                                                         strict=True)]
-    return SourceNote(note.path, title, sections, note.text), prints
+    return SourceNote(note.path, title, sections, text), prints
 
 
 def extract_step(ctx: DreamContext, run: RunState) -> None:
@@ -75,6 +81,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
         state.forget_readings(run.gone)
     yields = state.note_yields()
     notes: list[SourceNote] = []
+    template: DayTemplate | None = None  # found once, when a note is read
     for info in infos:
         cp = checkpoints.get(info.path)
         if held.get(info.path) == info.hash:
@@ -101,7 +108,10 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
             log.info("skipping %s: %s", info.path, reason)  # progress shows it; status too
             ctx.report("note_skipped", path=info.path, reason=reason)
             continue
-        src, prints = source_note(note, frozenset(cp.sections if cp else ()))
+        if template is None:
+            template = day_template(vault, [i for i in infos
+                                            if i.path.startswith(f"{vault.daily}/")])
+        src, prints = source_note(note, frozenset(cp.sections if cp else ()), template)
         run.changed[info.path] = note.hash
         run.sections[info.path] = prints
         if src.new_text().strip():
@@ -127,7 +137,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
     room = max(ctx.max_units - len(retries) - len(pending), 0)
-    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints))
+    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints),
+                           template or NO_TEMPLATE)
     sizes = {i.path: i.size for i in infos}
     read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
     run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
@@ -162,11 +173,12 @@ def _parked_as_is(failure: Failure | None, digest: str) -> bool:
 
 
 def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
-                   failures: dict[str, Failure], room: int, checkpointed: set[str]
-                   ) -> list[Unit]:
+                   failures: dict[str, Failure], room: int, checkpointed: set[str],
+                   template: DayTemplate = NO_TEMPLATE) -> list[Unit]:
     """Units of each note, until there are ``room`` units; a note the model fails on is
     recorded and the run goes on; a new note that repeats a ``checkpointed`` one gives
-    the units that corroborate its twin's nodes (``dream.repeats``)."""
+    the units that corroborate its twin's nodes (``dream.repeats``, on what the owner
+    wrote: ``template``'s lines are no part of either note)."""
     fresh: list[Unit] = []
     for i, note in enumerate(notes, start=1):
         stopping = ctx.should_stop is not None and ctx.should_stop()
@@ -185,7 +197,8 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             else (0, 0, 0.0)
         try:
             # a note that repeats an integrated one corroborates its nodes, with no model
-            twin = twin_of(ctx, note, checkpointed) if note.path not in checkpointed else None
+            twin = twin_of(ctx, note, checkpointed, template) \
+                if note.path not in checkpointed else None
             units = repeat_units(note, *twin) if twin else ctx.extractor.extract([note])
         except (ModelUnavailable, IndexServerUnavailable):
             raise  # no server: the run stops, nothing is checkpointed

@@ -34,6 +34,7 @@ from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 from vaultlink.markdown.language import STOP_WORDS, language_of, stem, subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
+from vaultlink.markdown.obsidian import readable_text
 from vaultlink.markdown.text import FENCED_BLOCK
 
 log = logging.getLogger(__name__)
@@ -110,9 +111,14 @@ class ModelExtractor:
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
         """The note's new sections in as few calls as fit the context (to-do lists,
-        meals and weather left out: small models make units of them)."""
-        sections = [(crumb, text[:SECTION_CHARS]) for crumb, text, new in note.sections
+        meals and weather left out: small models make units of them). A section is sent
+        as its owner wrote it: inline fields, queries, comments and navigation lines are
+        Obsidian's machinery, not prose (``markdown.obsidian``; ``extract.source_note``
+        has left a day note's template out already)."""
+        sections = [(crumb, readable_text(text)[:SECTION_CHARS])
+                    for crumb, text, new in note.sections
                     if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
+        sections = [(crumb, text) for crumb, text in sections if text.strip()]
         units: list[Unit] = []
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))

@@ -15,6 +15,7 @@ import hashlib
 import logging
 
 from vaultlink.dream.context import DreamContext, SourceNote
+from vaultlink.dream.template import NO_TEMPLATE, DayTemplate
 from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import IndexServerUnavailable, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
@@ -41,11 +42,14 @@ def paragraphs_by_print(text: str) -> dict[str, str]:
     return {fingerprint(para): para for para in body.split("\n\n") if para.strip()}
 
 
-def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
+def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str],
+            template: DayTemplate = NO_TEMPLATE
             ) -> tuple[str, list[tuple[str, str, str]]] | None:
     """The integrated note that ``note`` repeats, and the nodes citing it as (path, name,
     bucket); None when it repeats none. Reads only the few nodes nearest its text and
-    the notes they cite."""
+    the notes they cite. Both are judged on what their owner wrote: ``note.text`` is
+    that already (``extract.source_note``), the twin's is read through ``template``, so
+    two days made from one template with different entries are no copies."""
     paragraphs = paragraphs_by_print(note.text)
     mine = set(paragraphs)
     if len(mine) < MIN_PARAGRAPHS:
@@ -61,7 +65,8 @@ def twin_of(ctx: DreamContext, note: SourceNote, checkpointed: set[str]
                     holders.setdefault(source, []).append(
                         (hit.path, hit.name, hit.path.split("/")[-2]))
         for source, nodes in holders.items():
-            theirs = set(paragraphs_by_print(ctx.vault.read_note(source).text))
+            theirs = set(paragraphs_by_print(
+                template.owner_text(source, ctx.vault.read_note(source).text)))
             added = sum(count_words(paragraphs[p]) for p in mine - theirs)
             # a line or two added, never new material: that is extracted as usual
             if len(mine & theirs) >= REPEAT_SHARE * len(mine) and added <= MAX_ADDED_WORDS:

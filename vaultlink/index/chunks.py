@@ -28,6 +28,7 @@ from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
+from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.sections import chunk_note, find_sources_section
 from vaultlink.vault.notes import Note, Vault, walk_notes
 
@@ -119,7 +120,7 @@ class ChunkIndex(IndexBase):
 
     def docs_of(self, note: Note) -> list[Doc]:
         """A doc per chunk; its line is the chunk's first line in the file."""
-        _, body, offset = split_frontmatter(note.text)
+        _, body, offset = split_frontmatter(indexed_text(note.text))
         if self.vault.folder_of(note.path) == "digest":
             # a node's Sources lines repeat the notes it cites: the notes answer, not them
             sources = find_sources_section(body)
@@ -210,6 +211,13 @@ class ChunkIndex(IndexBase):
             hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path],
                                   keyword_rank=kw))
         return hits
+
+
+def indexed_text(text: str) -> str:
+    """A note's text as its sections are indexed and shown: Obsidian's machinery (inline
+    fields, navigation lines, query blocks, comments, Templater tags, embeds, block ids)
+    left out and callouts unwrapped, line for line (``markdown.obsidian``)."""
+    return content_text(text)
 
 
 DIGEST_PRIOR = 1.1

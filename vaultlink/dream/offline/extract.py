@@ -29,6 +29,7 @@ from vaultlink.dream.offline.text import STEP_MARK, split_sentences, words
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.units import MAX_CONTEXT, Unit, slugify
 from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
+from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
 
@@ -261,7 +262,8 @@ class OfflineExtractor:
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
         """The units of one note's new sections; what they leave out goes to ``passed``."""
-        text = note.text or rebuilt(note)
+        # Obsidian's machinery is no prose (the text from ``source_note`` is read so already)
+        text = content_text(note.text or rebuilt(note), keep_embeds=True)
         blocks = parse_blocks(text)
         page = page_facts(text)
         reading = read_note(blocks, note.path, new_lines(note, text), page.title)

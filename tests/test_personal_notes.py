@@ -1,0 +1,342 @@
+"""Personal vaults as their owners keep them (issue 37, items 2 and 3): a day-note template
+is the frame, not the content, and Obsidian's syntax is read as Obsidian means it.
+
+The fixtures (tests/fixtures/personal/) have the shapes of real vaults: a templated
+journal (Daily notes settings, a Templater template with navigation, inline fields and a
+tasks query; bare days and days with one entry), and a dataview-heavy course note with
+callouts. Whole offline runs on real state and index; the model path against the fake
+Ollama server; the section index through its own ``docs_of``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tests.fakes.competent import extract_request
+from tests.fakes.dreamkit import creator, with_extract
+from tests.fakes.dreamkit import dream as model_dream
+from tests.fakes.ollama_server import FakeOllama
+from vaultlink.cli.settings import load_settings
+from vaultlink.dream.compose import dream_context, open_parts
+from vaultlink.dream.context import RunState, SourceNote
+from vaultlink.dream.extractor import ModelExtractor
+from vaultlink.dream.offline.extract import OfflineExtractor
+from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.index.chunks import ChunkIndex
+from vaultlink.llm.chat import ChatReply
+from vaultlink.markdown.sections import chunk_note
+from vaultlink.vault.notes import Vault
+
+FIXTURES = Path(__file__).parent / "fixtures" / "personal"
+BARE = ["daily/2022-08-01.md", "daily/2022-08-02.md", "daily/2022-08-05.md"]
+LEARNED = "daily/2022-08-03.md"
+SISTER, WALK = "daily/2022-08-04.md", "daily/2022-08-06.md"
+TEMPLATE_WORDS = ("Journal", "Learning", "Gratitudes", "Exercise", "Tasks", "Mood",
+                  "Song", "Bohemian", "stood out", "Morning stretch", "not done", "<<")
+STUDENT = "resource/Linear Algebra.md"
+MACHINERY = ("::", "Links", "MATH 221", "Calculus II", "TABLE", "file.mtime", "dv.",
+             "TODO", "lecture 12", "^diag-def", "#math", "in-progress", "rotation-diagram",
+             "[!", "!definition", "<<")
+
+
+def vault_of(tmp_path: Path, *names: str, leave_out: tuple[str, ...] = ()) -> Path:
+    """A vault made of the named fixture folders, without the ``leave_out`` paths."""
+    root = tmp_path / "vault"
+    for name in names:
+        shutil.copytree(FIXTURES / name, root, dirs_exist_ok=True)
+    for folder in ("daily", "resource", "digest"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for rel in leave_out:
+        path = root / rel
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    return root
+
+
+def dream(root: Path) -> RunState:
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "offline", "auto_dream.max_units": 50})
+    parts = open_parts(Vault(root), settings.pipeline())
+    try:
+        parts.index.sync()
+        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
+                         build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
+def units_of(run: RunState, path: str) -> list[Any]:
+    return [u for u in run.units if path in u.paths]
+
+
+def digest_text(root: Path) -> str:
+    return "\n".join(p.read_text() for p in sorted((root / "digest").rglob("*.md")))
+
+
+def infos_of(root: Path) -> list[Any]:
+    vault = Vault(root)
+    return [i for i in vault.scan([vault.daily])]
+
+
+# -- 2. the template is the frame --------------------------------------------------
+
+
+def test_the_template_is_found_from_obsidians_daily_notes_settings(tmp_path: Path) -> None:
+    from vaultlink.dream.template import day_template
+    root = vault_of(tmp_path, "journal")
+    template = day_template(Vault(root), infos_of(root))
+    assert template.source.startswith("Templates/Daily.md")
+    assert {"## Journal", "## Gratitudes", "## Exercise", "```tasks"} - {"```tasks"} \
+        <= template.lines
+    assert template.is_frame("# 2022-08-04", "2022-08-04")  # "# <% tp.file.title %>"
+    assert template.is_frame("due before 2022-08-04", "2022-08-04")
+    assert not template.is_frame("# Trip to Lisbon", "2022-08-04")  # the owner's words
+    text = (root / SISTER).read_text()
+    owner = template.owner_text(SISTER, text)
+    assert len(owner.split("\n")) == len(text.split("\n"))  # line for line
+    body = [ln for ln in owner.split("\n")[3:] if ln.strip()]
+    assert body == ["1. Grateful that my sister called from Lisbon and we talked for an hour "
+                    "about her new job at the observatory."]
+    # computed once: the same day notes and settings give the same value, not read again
+    assert day_template(Vault(root), infos_of(root)) is template
+
+
+def test_the_template_is_inferred_from_the_day_notes_without_settings(tmp_path: Path) -> None:
+    from vaultlink.dream.template import day_template
+    root = vault_of(tmp_path, "journal", leave_out=(".obsidian", "Templates"))
+    template = day_template(Vault(root), infos_of(root))
+    assert "recurring" in template.source
+    assert {"## Journal", "## Learning", "## Gratitudes", "## Exercise",
+            "*What did I learn today?*"} <= template.lines
+    assert not any("Grateful" in line or "Fourier" in line for line in template.lines)
+    for path in BARE:  # a bare day is nothing but its frame
+        owner = template.owner_text(path, (root / path).read_text())
+        assert [ln for ln in owner.split("\n")[3:] if ln.strip()] == [f"# {path[6:16]}"]
+    # fewer than five day notes: no frame is guessed
+    few = vault_of(tmp_path / "few", "journal", leave_out=(".obsidian", "Templates", *BARE))
+    assert not day_template(Vault(few), infos_of(few))
+
+
+def test_settings_are_the_owners_but_read_as_untrusted(tmp_path: Path) -> None:
+    from vaultlink.dream.template import day_template
+    root = vault_of(tmp_path, "journal")
+    obsidian = root / ".obsidian"
+    (obsidian / "daily-notes.json").write_text('{"template": "../../etc/passwd"')
+    (obsidian / "templates.json").write_text('{"folder": ' + "[" * 5000 + "]" * 5000 + "}")
+    (obsidian / "plugins/periodic-notes").mkdir(parents=True)
+    (obsidian / "plugins/periodic-notes/data.json").write_text(
+        '{"daily": {"enabled": true, "template": ".vaultlink/config"}}')
+    (obsidian / "plugins/templater-obsidian").mkdir(parents=True)
+    (obsidian / "plugins/templater-obsidian/data.json").write_text("x" * 100_000)
+    template = day_template(Vault(root), infos_of(root))
+    assert "Templates" not in template.source and "recurring" in template.source
+    (obsidian / "plugins/periodic-notes/data.json").write_text(
+        '{"daily": {"enabled": true, "template": "/Templates/Daily.md"}}')
+    assert day_template(Vault(root), infos_of(root)).source.startswith("Templates/Daily.md")
+
+
+def test_a_template_only_day_gives_no_unit_and_no_topics_line(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal")
+    run = dream(root)
+    for path in BARE:
+        assert units_of(run, path) == [], [u.name for u in units_of(run, path)]
+        assert path in run.checkpointed  # read, and nothing to keep: not read again
+    topics = "\n".join(p.read_text() for p in (root / "digest/topics").glob("*.md"))
+    for path in BARE:
+        assert path.removesuffix(".md") not in topics
+    assert not [w for w in ("Journal", "Learning", "Gratitudes", "Exercise") if w in topics]
+    nodes = {p.stem for p in (root / "digest").rglob("*.md")} - {"topics"}
+    assert not nodes & {"journal", "learning", "gratitudes", "exercise", "tasks", "mood"}
+    for path in BARE:  # no node cites a bare day
+        assert path.removesuffix(".md") not in digest_text(root)
+
+
+def test_one_owner_line_under_the_template_gives_a_unit_of_that_line_named_by_its_subject(
+        tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal")
+    run = dream(root)
+    [unit] = units_of(run, LEARNED)
+    assert "Fourier transform turns a convolution into a plain multiplication" in unit.summary
+    assert not [w for w in TEMPLATE_WORDS if w in unit.summary or w in unit.title]
+    assert unit.name not in {"learning", "journal", "2022-08-03"}
+    assert "fourier" in unit.name or "convolution" in unit.name, unit.name
+
+
+def test_repeats_are_judged_on_the_owners_text_only(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal", leave_out=(WALK,))
+    first = dream(root)
+    assert [u.name for u in units_of(first, SISTER)]
+    shutil.copy(FIXTURES / "journal" / WALK, root / WALK)
+    second = dream(root)
+    [unit] = units_of(second, WALK)  # same frame, another entry: no copy of any day
+    assert not unit.repeats and not unit.corroborates
+    assert "evening walk along the river with Tom" in unit.summary
+    assert "confirmed again" not in digest_text(root).lower()
+    cited = [p for p in (root / "digest").rglob("*.md")
+             if "2022-08-06" in p.read_text() and "topics" not in p.parts]
+    assert cited and all("evening walk" in p.read_text() for p in cited)
+
+
+def templated_day(date: str, journal: str = "", learning: str = "", grateful: str = "") -> str:
+    """A day note as the journal's template makes it, with the owner's entries."""
+    day = (FIXTURES / "journal" / SISTER).read_text().replace("2022-08-04", date)
+    day = day.replace("stood out?*\n- ", f"stood out?*\n- {journal}")
+    day = day.replace("learn today?*\n- ", f"learn today?*\n- {learning}")
+    return day.replace(day.split("\n1. ", 1)[1].split("\n", 1)[0], grateful)
+
+
+def test_a_real_copy_of_a_templated_day_is_still_a_copy(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal")
+    entries = ("Rewrote the backup script so that it checks every archive after it is "
+               "written and mails me when one fails.",
+               "The restic prune step needs the lock released first, or it waits for ever "
+               "on the stale lock of the crashed run.",
+               "Grateful that the old laptop finally booted again after the new power supply "
+               "arrived on Monday morning.")
+    (root / "daily/2022-08-07.md").write_text(templated_day("2022-08-07", *entries))
+    dream(root)
+    (root / "daily/2022-08-08.md").write_text(templated_day("2022-08-08", *entries))
+    again = dream(root)
+    units = units_of(again, "daily/2022-08-08.md")
+    assert units and all(u.repeats == "daily/2022-08-07.md" for u in units), units
+
+
+# -- 3. Obsidian's syntax ------------------------------------------------------------
+
+
+def test_inline_fields_navigation_queries_and_comments_never_reach_a_unit(
+        tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal", "student")
+    run = dream(root)
+    assert run.units
+    for unit in run.units:
+        said = f"{unit.title}\n{unit.description}\n{unit.summary}"
+        assert "Bohemian" not in said and "Mood" not in said, said
+        if STUDENT in unit.paths:
+            assert not [w for w in MACHINERY if w in said], said
+    assert not list((root / "digest").rglob("bohemian*.md"))
+    assert "Bohemian" not in digest_text(root) and "Links::" not in digest_text(root)
+
+
+def test_a_callout_keeps_its_title_and_body_as_one_block(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "student")
+    run = dream(root)
+    said = "\n".join(u.summary for u in units_of(run, STUDENT))
+    assert ("Eigenvector: An eigenvector of a square matrix A is a nonzero vector v that A "
+            "only stretches") in said, said
+    assert "!definition" not in said and "[!" not in said
+
+
+def test_a_sections_text_in_search_is_the_owners_content(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal", "student")
+    vault = Vault(root)
+    index = SimpleNamespace(vault=vault, max_chars=1200)  # what docs_of reads of its index
+    docs = ChunkIndex.docs_of(index, vault.read_note(STUDENT))  # type: ignore[arg-type]
+    text = "\n".join(d.fts[1] for d in docs)
+    assert not [w for w in MACHINERY if w in text], text
+    assert "Eigenvector:\nAn eigenvector of a square matrix" in text
+    assert "Diagonalization writes a matrix" in text
+    lines = (root / STUDENT).read_text().split("\n")
+    for doc in docs:  # each section still points at its line of the file
+        first = doc.fts[1].split("\n")[0]
+        assert first.removesuffix(":") in lines[doc.line - 1], (first, doc.line)
+    day = "\n".join(d.fts[1] for d in ChunkIndex.docs_of(
+        index, vault.read_note(SISTER)))  # type: ignore[arg-type]
+    assert "Mood" not in day and "Bohemian" not in day and "not done" not in day
+    assert "<<" not in day and "2022-08-03" not in day
+
+
+def test_the_model_is_sent_what_the_owner_wrote(tmp_path: Path) -> None:
+    root = vault_of(tmp_path, "journal", "student")
+    with FakeOllama(model=with_extract(creator)) as server:
+        model_dream(root, server.url)
+        asked = {extract_request(r)[0]: next(m["content"] for m in r["messages"]
+                                             if m["role"] == "user")
+                 for r in server.chat_requests() if r.get("format")
+                 and "units" in str(r.get("format"))}
+    assert not set(BARE) & set(asked), sorted(asked)  # a bare day is not sent at all
+    learned = asked[LEARNED]
+    assert "Fourier transform" in learned
+    assert not [w for w in TEMPLATE_WORDS if w in learned], learned
+    course = asked[STUDENT]
+    assert "Eigenvector:\nAn eigenvector" in course and "Diagonalization" in course
+    assert not [w for w in MACHINERY if w in course], course
+
+
+class Recording:
+    """A chat model that answers no units and keeps what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def chat(self, messages: list[dict[str, Any]], tools: Any = None, schema: Any = None
+             ) -> ChatReply:
+        self.asked.append(messages[-1]["content"])
+        return ChatReply('{"units": []}')
+
+
+def test_both_extractors_read_obsidians_syntax_in_any_note_they_are_given() -> None:
+    # a note handed over as read (tests, crash recovery), not cut by extract.source_note
+    text = (FIXTURES / "student" / STUDENT).read_text()
+    sections = [(c.breadcrumb, c.text, True) for c in chunk_note(text, "Linear Algebra")]
+    note = SourceNote(STUDENT, "Linear Algebra", sections, text)
+    model = Recording()
+    ModelExtractor(model, 8192).extract([note])
+    asked = "\n".join(model.asked)
+    assert "Eigenvector:\nAn eigenvector" in asked
+    assert not [w for w in MACHINERY if w in asked.split("\n", 1)[1]], asked
+    units = OfflineExtractor().extract([note])
+    said = "\n".join(f"{u.title}\n{u.summary}" for u in units)
+    assert "Eigenvector: An eigenvector" in said
+    assert not [w for w in MACHINERY if w in said], said
+
+
+def test_each_piece_of_obsidian_syntax_is_read_as_obsidian_means_it() -> None:
+    from vaultlink.markdown.obsidian import aliases_of, content_text
+    cases = {  # line(s) as written -> what is content of them
+        "Mood:: 7": "",
+        "- **Sleep**:: 8h": "",
+        "A day of music (Song:: Bohemian Rhapsody) and [Rating:: 5] rest.":
+            "A day of music and rest.",
+        "(Links:: [[Matrices]], [[Vector spaces (math)]])": "",
+        "<< [[2022-08-04]] | [[2022-08-06]] >>": "",
+        "⬅ [[2022-08-04|Yesterday]]": "",
+        "- [[Book notes]]": "- [[Book notes]]",  # a link is no navigation line
+        "```dataview\nLIST FROM #book\n```": "\n\n",
+        "```tasks\nnot done\n```": "\n\n",
+        "```query\ntag:#idea\n```": "\n\n",
+        "```python\n# a comment :: #not-a-tag %% kept\n```":
+            "```python\n# a comment :: #not-a-tag %% kept\n```",
+        "<%* const x = 1\ntR += x %>Done.": "\nDone.",
+        "Seen %% not shown %% here.": "Seen here.",
+        "%% a comment\nover lines %%\nShown.": "\n\nShown.",
+        "Count: `= this.file.day` and `code #x`.": "Count: and `code #x`.",
+        "> [!definition]- Eigenvector\n> A vector A only stretches.":
+            "Eigenvector:\nA vector A only stretches.",
+        "> [!note]\n>\n> Body.": "\n\nBody.",
+        "> [!tip] Only a title": "Only a title",
+        "> [!example] Outer\n> > [!note] Inner\n> > Deep text.":
+            "Outer:\nInner:\nDeep text.",
+        "See the chart. ![[chart.png]]": "See the chart.",
+        "![[Other note#Section]]": "",
+        "A claim worth linking to. ^claim-1": "A claim worth linking to.",
+        "^table-id": "",
+        "#journal #life": "",
+        "Ran five miles today. #exercise #health": "Ran five miles today.",
+        "Read about #rust traits today.": "Read about #rust traits today.",
+        "Announce it in #sift-ops": "Announce it in #sift-ops",
+        "Logged the run #running #health": "Logged the run",
+        "## Ideas #idea": "## Ideas",
+        "C# and std::vector, see https://x.org/#frag and #123.":
+            "C# and std::vector, see https://x.org/#frag and #123.",
+        "- \n- [ ] \n1. ": "\n\n",
+    }
+    for written, meant in cases.items():
+        assert content_text(written) == meant, written
+    front = "---\ntags: [a]\n---\nMood:: 7\n"
+    assert content_text(front) == "---\ntags: [a]\n---\n\n"  # front matter as written
+    assert aliases_of({"aliases": ["LinAlg", "", 3, None, "LinAlg"]}) == ("LinAlg", "3")
+    assert aliases_of({"alias": "Linear algebra course"}) == ("Linear algebra course",)
+    assert aliases_of({"aliases": {"x": 1}}) == ()
