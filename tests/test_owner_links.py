@@ -12,13 +12,16 @@ it named there. ``check`` reports a node that shadows an owner's name, and
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS, load_settings
 from vaultlink.dream.compose import dream_context, open_parts
 from vaultlink.dream.context import RunState, SourceNote
@@ -36,8 +39,10 @@ from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import name_key, numbered_name
+from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.names import owner_aliases
 from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 SAME = float(DEFAULTS["integrate"]["same_threshold"])
 RELATED = float(DEFAULTS["integrate"]["related_threshold"])
@@ -167,10 +172,10 @@ def write(root: Path, rel: str, text: str) -> None:
 
 
 OWNER_NOTES = {
-    "resource/net/CoPP.md": "# CoPP\n\nControl plane policing (CoPP) limits the traffic "
+    "resource/CoPP.md": "# CoPP\n\nControl plane policing (CoPP) limits the traffic "
     "that reaches a router's route processor. Each class of control traffic gets its own "
     "rate, so a flood of one kind cannot starve routing updates.\n",
-    "resource/202208051230.md": "# HTTP配置\n\n代理服务器的HTTP配置写在环境变量里。"
+    "resource/202208051230.md": "#http #proxy\n\n# HTTP配置\n\n代理服务器的HTTP配置写在环境变量里。"
     "HTTP配置修改后需要重新打开终端才会生效。\n",
     "resource/Linear Algebra.md": "---\naliases: [LinAlg]\n---\n# Linear Algebra\n\n"
     "Vectors, matrices and the maps between vector spaces.\n",
@@ -306,3 +311,85 @@ def test_every_name_tried_ends_in_one_that_is_free() -> None:
     slugs = [s for _, s in node_names(unit)]
     assert len(slugs) == len(set(slugs)) >= 10
     assert slugs[0] == "exercise" and re.fullmatch(r"exercise-[0-9a-f]{6}", slugs[-1])
+
+
+# -- check, the rename command, undo and the upgrade's repair ------------------------------
+
+COPP_NODE = ("---\nname: CoPP\ndescription: Control plane policing limits traffic to the "
+             "route processor.\n---\nControl plane policing limits traffic to the route "
+             "processor.\n\n## Sources\n\n- Control plane policing: taken from "
+             "[[daily/2026-07-01.md|the 2026-07-01 note]].\n")
+ROUTING_NODE = ("---\nname: Routing\ndescription: Routing protocols.\n---\nRouters protect "
+                "their control plane with [[digest/wiki/copp.md|CoPP]].\n\n## Sources\n\n"
+                "- Routing: taken from [[daily/2026-07-01.md|the 2026-07-01 note]].\n")
+DAY = "## Network\n\nRead about [[CoPP]] today: routers police their control plane.\n"
+
+
+def shadowed_vault(root: Path) -> Path:
+    write(root, "resource/net/CoPP.md", OWNER_NOTES["resource/CoPP.md"])
+    write(root, "resource/net/access-lists.md", "---\naliases: [ACL]\n---\n# Access lists\n\nFilters.\n")
+    write(root, "daily/2026-07-01.md", DAY)
+    write(root, "digest/wiki/copp.md", COPP_NODE)
+    write(root, "digest/wiki/acl.md", COPP_NODE.replace("name: CoPP", "name: ACL"))
+    write(root, "digest/wiki/routing.md", ROUTING_NODE)
+    return root
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultlink" not in p.parts}
+
+
+def test_check_reports_a_node_that_shadows_an_owners_note_or_alias(tmp_path: Path) -> None:
+    root = shadowed_vault(tmp_path / "v")
+    errors = {(p.path, p.message.split(":")[0]) for p in check_vault(Vault(root))
+              if p.level == "error"}
+    assert ("digest/wiki/copp.md", "shadows resource/net/CoPP.md") in errors
+    assert ("digest/wiki/acl.md", "shadows an alias of resource/net/access-lists.md") in errors
+    assert not any(p == "digest/wiki/routing.md" for p, _ in errors)
+
+
+def test_rename_shadowing_renames_rewrites_digest_links_only_and_undo_reverts_it(
+        tmp_path: Path) -> None:
+    root = shadowed_vault(tmp_path / "v")
+    before = files_of(root)
+    dry = CliRunner().invoke(app, ["rename-shadowing", "--vault", str(root), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "would rename digest/wiki/copp.md -> digest/wiki/copp-" in dry.output
+    assert files_of(root) == before
+    ran = CliRunner().invoke(app, ["rename-shadowing", "--vault", str(root), "--json"])
+    assert ran.exit_code == 0, ran.output
+    answer = json.loads(ran.output)
+    moved = {r["from"]: r["to"] for r in answer["renamed"]}
+    assert set(moved) == {"digest/wiki/copp.md", "digest/wiki/acl.md"}
+    after = files_of(root)
+    assert "digest/wiki/copp.md" not in after and moved["digest/wiki/copp.md"] in after
+    for new in moved.values():
+        assert name_key(new) not in {"copp", "acl"} and new.startswith("digest/wiki/")
+    assert f"[[{moved['digest/wiki/copp.md']}|CoPP]]" in after["digest/wiki/routing.md"].decode()
+    for rel in ("daily/2026-07-01.md", "resource/net/CoPP.md", "resource/net/access-lists.md"):
+        assert after[rel] == before[rel]  # the owner's notes are never touched
+    assert [p for p in check_vault(Vault(root)) if p.level == "error"] == []
+    graph = build_graph(Vault(root))
+    assert graph.resolver.resolve("CoPP", "daily/2026-07-01.md").path == "resource/net/CoPP.md"
+    undone = CliRunner().invoke(app, ["undo", str(answer["journal_ids"][0]), "--vault",
+                                      str(root)])
+    assert undone.exit_code == 0, undone.output
+    assert files_of(root) == before
+
+
+def test_the_upgrade_repair_runs_once_on_the_first_dream(tmp_path: Path) -> None:
+    root = shadowed_vault(tmp_path / "v")
+    dream(root)
+    assert not (root / "digest/wiki/copp.md").exists()
+    assert not (root / "digest/wiki/acl.md").exists()
+    assert (root / "daily/2026-07-01.md").read_text() == DAY
+    state = State(Vault(root).state_dir / "state.sqlite")
+    try:
+        renames = [e for e in state.journal(100) if e.action == "RENAME"]
+        assert {e.target for e in renames} >= {"digest/wiki/copp.md", "digest/wiki/acl.md"}
+    finally:
+        state.close()
+    write(root, "digest/wiki/copp.md", COPP_NODE)  # by hand, after the upgrade
+    dream(root)
+    assert (root / "digest/wiki/copp.md").read_text() == COPP_NODE  # once only

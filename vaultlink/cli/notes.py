@@ -1,4 +1,4 @@
-"""``init``, ``check`` and ``links``: the vault and its link graph."""
+"""``init``, ``check``, ``rename-shadowing`` and ``links``: the vault and its link graph."""
 
 from __future__ import annotations
 
@@ -110,6 +110,62 @@ def check(
                    "in your notes")
     if errors or (strict and warnings):
         raise typer.Exit(1)
+
+
+@app.command("rename-shadowing")
+def rename_shadowing(
+    vault: VaultOpt = Path("."),
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show which nodes would move where; change nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rename digest nodes whose file name one of your notes (or an alias) has.
+
+    Obsidian resolves [[name]] by file name in any folder, without case: a node
+    digest/wiki/copp.md beside your resource/CoPP.md makes your [[CoPP]] links
+    ambiguous. `vaultlink check` reports such nodes; this moves each to a free name
+    qualified by what it is about (digest/wiki/copp-control-plane-policing.md) and
+    rewrites the digest links to it. Your own notes are never changed: their links
+    mean your note again. It is one journaled group: `vaultlink undo ID` (the id it
+    prints) puts all of it back. The first `dream` after upgrading does this once.
+
+    Examples:
+
+      vaultlink rename-shadowing --dry-run
+
+      vaultlink rename-shadowing --vault ~/notes
+    """
+    # the journal and the link graph: ~60 ms that --help need not pay
+    from vaultlink.cli.common import vault_writer
+    from vaultlink.dream.rename import apply_renames, plan_renames
+    from vaultlink.vault.state import State
+
+    v, _ = open_vault(vault)
+    if dry_run:
+        renames, ids = plan_renames(v), []
+    else:
+        with vault_writer(v, "rename-shadowing", if_daemon="stop it first, then run this "
+                          "again (the daemon's next start does not repeat the upgrade's "
+                          "repair)"):
+            state = State(v.state_dir / "state.sqlite")
+            try:
+                done = apply_renames(v, state, plan_renames(v))
+            finally:
+                state.close()
+            renames, ids = done.renames, done.ids
+    if as_json:
+        emit_json({"dry_run": dry_run, "journal_ids": ids, "renamed": [
+            {"from": r.old, "to": r.new, "shadowed": r.why} for r in renames]})
+        return
+    if not renames:
+        typer.echo("no digest node shadows a note or alias of yours")
+        return
+    verb = "would rename" if dry_run else "renamed"
+    for r in renames:
+        typer.echo(f"{verb} {r.old} -> {r.new} (it shadowed {r.why})")
+    if ids:
+        typer.echo(f"journaled as #{ids[0]}-#{ids[-1]}; put it back with: "
+                   f"vaultlink undo {ids[0]}")
 
 
 @app.command()

@@ -36,6 +36,7 @@ from vaultlink.errors import (
     WriteConflict,
 )
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.markdown.names import name_key
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.graph import LinkGraph, build_graph
@@ -192,6 +193,9 @@ class _Planner:
         self.steps: list[Step] = []
         self.reverted: set[int] = set()
         self._rows: dict[str, list[JournalEntry]] = {}
+        # names a reverted RENAME gives back to a node that shadowed an owner's note: the
+        # owner's links to that name are ambiguous again, as they were before the rename
+        self.shadowing: set[str] = set()
 
     def text(self, path: str) -> str | None:
         if path in self.sim:
@@ -235,6 +239,8 @@ class _Planner:
                     f"Undo it by hand (`vaultlink log --diff --note {e.target}`)")
             self.revert(later[-1], f"it changed {e.target} after #{e.id}")
         self.reverted.add(e.id)
+        if e.action == "RENAME" and e.before_text is not None and e.after_text is None:
+            self.shadowing.add(name_key(e.target))
         self.sim[e.target] = e.before_text
         self.steps.append(Step(e.target, e.after_text, e.before_text, e, why))
 
@@ -274,8 +280,11 @@ class _Planner:
             was_broken = {e.raw for e in self.graph.outlinks.get(source, [])
                           if e.target is None}
             for link in find_wikilinks(text):
-                if link.raw not in was_broken and resolver.resolve(
-                        link.target, source).path is None:
+                if link.raw in was_broken:
+                    continue
+                res = resolver.resolve(link.target, source)
+                if res.path is None and not (name_key(link.target) in self.shadowing
+                                             and "ambiguous" in res.reason):
                     found.setdefault(source, set()).add(link.raw)
         return found
 

@@ -6,6 +6,7 @@ from configuration by name; an unknown name is a ``ConfigError`` before anything
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -13,9 +14,12 @@ from vaultlink.dream.context import DreamContext, RunState, Step
 from vaultlink.dream.extract import extract_step
 from vaultlink.dream.finish import finish_step
 from vaultlink.dream.integrate import integrate_step
+from vaultlink.dream.rename import repair_once
 from vaultlink.dream.topics import topics_step
-from vaultlink.errors import ConfigError
+from vaultlink.errors import ConfigError, VaultlinkError
 from vaultlink.vault.backlog import Backlog, Rates
+
+log = logging.getLogger(__name__)
 
 
 def step_registry() -> dict[str, Step]:
@@ -40,6 +44,8 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
     """Run the steps once over the vault; returns the filled run state."""
     run = RunState()
     started = time.monotonic()
+    if not ctx.dry_run:
+        _repair_names_once(ctx)
     run.run_id = 0 if ctx.dry_run else ctx.state.start_run(False, ctx.provider)
     ctx.report("run_started", run_id=run.run_id, provider=ctx.provider, dry_run=ctx.dry_run)
     for name, step in steps:
@@ -54,3 +60,14 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
             notes, size, units, len(run.results), time.monotonic() - started))
     ctx.report("run_finished", counts=run.counts(), changes=run.changes)
     return run
+
+
+def _repair_names_once(ctx: DreamContext) -> None:
+    """The upgrade's repair, on the first run after it (CLI or daemon): digest nodes
+    named as an owner's note or alias move to a qualified name (``rename.py``)."""
+    try:
+        done = repair_once(ctx.vault, ctx.state)
+        if done.paths:
+            ctx.index.upsert(done.paths)
+    except VaultlinkError as exc:  # tried again next run; `vaultlink check` names them
+        log.warning("could not rename the digest nodes that shadow your notes: %s", exc)

@@ -15,6 +15,7 @@ from pathlib import Path
 from vaultlink.errors import NoteUnreadable, VaultError, VaultlinkError
 from vaultlink.markdown.links import LinkResolver, Wikilink, find_wikilinks, parse_link_body
 from vaultlink.markdown.sections import bare_link_lines, sources_links
+from vaultlink.vault.names import shadowing_nodes
 from vaultlink.vault.notes import Vault
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,12 @@ def check_vault(vault: Vault, graph: LinkGraph | None = None) -> list[Problem]:
             problems.append(Problem("error", rel, line,
                                     f"bare link line under ## Sources: {text.strip()!r}; "
                                     "say what the source supports"))
+    for rel, who in sorted(shadowing_nodes(vault, vault.iter_files(), graph.meta).items()):
+        stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+        problems.append(Problem("error", rel, 0, f"shadows {who}: Obsidian resolves "
+                                f"[[{stem}]] by file name in any folder, without case, so "
+                                "your links to it are ambiguous; `vaultlink rename-shadowing` "
+                                "gives the node a qualified name"))
     return problems
 
 

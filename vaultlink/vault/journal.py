@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS inflight (
 # their reversals, and links following a renamed source note (``dream/upkeep.py``).
 DECISIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
 REVERSALS = ("UNDO", "REDO")
-FOLLOW_UPS = ("RELINK",)
+FOLLOW_UPS = ("RELINK", "RENAME")  # RENAME: a node that shadowed an owner's name moved
 
 
 @dataclass

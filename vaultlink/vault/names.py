@@ -100,13 +100,7 @@ def aliases_of(text: str) -> list[str]:
         meta, _ = read_frontmatter(text)
     except FrontmatterError:
         return []
-    out: list[str] = []
-    for key in ("aliases", "alias"):
-        value = meta.get(key)
-        items = value if isinstance(value, list) else [value] if value is not None else []
-        out += [str(v).strip() for v in items
-                if isinstance(v, (str, int, float)) and str(v).strip()]
-    return out
+    return _listed_aliases(meta)
 
 
 def owner_aliases(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
@@ -148,3 +142,37 @@ def vault_names(vault: Vault, files: Iterable[str]) -> NameIndex:
     """The name index of a vault's listing: its files and its owner's aliases."""
     listed = list(files)
     return NameIndex(listed, owner_aliases(vault, listed))
+
+
+def shadowing_nodes(vault: Vault, files: Iterable[str],
+                    meta: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+    """Digest nodes whose file name the owner's links use: node path -> what it shadows
+    (an owner's file, or an alias of an owner's note). ``meta`` holds each note's front
+    matter, as the link graph read it. A day's topics page is not a node."""
+    listed = sorted(files)
+    owner = [p for p in listed if vault.folder_of(p) != "digest"]
+    aliases: dict[str, list[str]] = {}
+    for rel in owner:
+        for alias in _listed_aliases(meta.get(rel) or {}):
+            aliases.setdefault(name_key(alias), []).append(rel)
+    index = NameIndex(owner, aliases)
+    out: dict[str, str] = {}
+    for rel in listed:
+        parts = rel.split("/")
+        if (vault.folder_of(rel) != "digest" or not rel.endswith(".md") or len(parts) != 3
+                or parts[1] == "topics"):
+            continue
+        who = index.holder(rel)
+        if who:
+            out[rel] = who
+    return out
+
+
+def _listed_aliases(meta: Mapping[str, object]) -> list[str]:
+    out: list[str] = []
+    for key in ("aliases", "alias"):
+        value = meta.get(key)
+        items = value if isinstance(value, list) else [value] if value is not None else []
+        out += [str(v).strip() for v in items
+                if isinstance(v, (str, int, float)) and str(v).strip()]
+    return out
