@@ -327,7 +327,8 @@ DAY = "## Network\n\nRead about [[CoPP]] today: routers police their control pla
 
 def shadowed_vault(root: Path) -> Path:
     write(root, "resource/net/CoPP.md", OWNER_NOTES["resource/CoPP.md"])
-    write(root, "resource/net/access-lists.md", "---\naliases: [ACL]\n---\n# Access lists\n\nFilters.\n")
+    write(root, "resource/net/access-lists.md",
+          "---\naliases: [ACL]\n---\n# Access lists\n\nFilters.\n")
     write(root, "daily/2026-07-01.md", DAY)
     write(root, "digest/wiki/copp.md", COPP_NODE)
     write(root, "digest/wiki/acl.md", COPP_NODE.replace("name: CoPP", "name: ACL"))
