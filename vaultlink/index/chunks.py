@@ -100,9 +100,10 @@ class ChunkIndex(IndexBase):
         return [*super()._tables(), "idx_links"]
 
     def params(self) -> str:
-        """The chunk size and what a chunk holds decide every chunk (an index built
-        before empty headings and Sources lines were left out is rebuilt)."""
-        return f"max_chars={self.max_chars} content-only"
+        """The chunk size and what a chunk holds decide every chunk: an index built
+        before empty headings, Sources lines and Obsidian's machinery were left out is
+        rebuilt."""
+        return f"max_chars={self.max_chars} content-only obsidian-syntax"
 
     def wants(self, path: str) -> bool:
         """Markdown notes below the daily, resource and digest folders, except the day's
