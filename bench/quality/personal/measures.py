@@ -66,7 +66,8 @@ LABELS = Path(__file__).resolve().parent / "labels.json"
 PLACEHOLDER = re.compile(r"<%.*?%>|\{\{.*?\}\}")
 QUERY_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*(dataview|dataviewjs|tasks|query)\b", re.I)
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-MARKUP_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)]|[-*+]\s*\[.?\]|-{3,}|\*{3,}|_{3,}|#{1,6}|>|%%)?\s*$")
+MARKUP_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)]|[-*+]\s*\[.?\]|-{3,}|\*{3,}|_{3,}|#{1,6}|>|%%)?"
+                         r"\s*$")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 DATE_NAME = re.compile(r"^\W*(?:\d{4}[-_ ./年]\d{1,2}[-_ ./月]\d{1,2}|\d{4}-?W\d{1,2}|\d{8})"
                        r"(?!\d)")
