@@ -24,6 +24,7 @@ from vaultlink.dream.context import Extractor, SourceNote
 from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.units import Unit
 from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.obsidian import content_text
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -99,11 +100,11 @@ def test_every_run_completes_and_every_note_is_integrated_or_reported(
     for path, text in zip(paths, texts, strict=True):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text, encoding="utf-8")
-    # a note with nothing past its frontmatter but headings is read and checkpointed,
-    # never extracted
+    # a note with nothing past its frontmatter but headings and Obsidian's machinery
+    # (an empty bullet, a query block) is read and checkpointed, never extracted
     blank = {p for p, t in zip(paths, texts, strict=True)
              if all(not ln.strip() or re.match(r"#{1,6}\s", ln)
-                    for ln in split_frontmatter(t)[1].split("\n"))}
+                    for ln in content_text(split_frontmatter(t)[1]).split("\n"))}
     poison = data.draw(st.sampled_from(sorted(set(paths) - blank) or [""]))
     options = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "offline", "auto_dream.max_units": 500}).pipeline()

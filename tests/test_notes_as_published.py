@@ -63,9 +63,11 @@ def test_pages_that_share_only_generic_headings_stay_apart(tmp_path: Path) -> No
     root = vault_with(tmp_path, {f"resource/{n}": page(n) for n in
                                  ("npm-ci.md", "npm-install.md", "npm-audit.md")})
     run = dream(root)
+    # each page's own file name is the owner's: its node is qualified by its subject
     assert sorted((r.action, r.target) for r in run.results) == [
-        ("CREATE", "digest/wiki/npm-audit.md"), ("CREATE", "digest/wiki/npm-ci.md"),
-        ("CREATE", "digest/wiki/npm-install.md")]
+        ("CREATE", "digest/wiki/npm-audit-exit-code.md"),
+        ("CREATE", "digest/wiki/npm-ci-package-lock.md"),
+        ("CREATE", "digest/wiki/npm-install-version-ranges.md")]
 
 
 @pytest.mark.parametrize(("name", "names"), [
@@ -110,9 +112,10 @@ def test_a_page_saved_again_under_another_name_corroborates_its_node(tmp_path: P
     results = dream(root).results + dream(root).results  # five units a run (max_units)
     assert sorted(r.action for r in results) == ["CORROBORATE"] * 10
     assert sorted(p.name for p in (root / "digest" / "wiki").glob("*.md")) == nodes
-    ci = (root / "digest" / "wiki" / "npm-ci.md").read_text(encoding="utf-8")
+    ci = (root / "digest" / "wiki" / "npm-ci-package-lock.md").read_text(encoding="utf-8")
     assert "Copied again" not in ci and "Saved for later" not in ci
-    assert "- npm-ci: confirmed again by [[resource/copies-0/copy 0 of npm-ci.md|" in ci
+    assert ("- npm-ci (Package lock): confirmed again by "
+            "[[resource/copies-0/copy 0 of npm-ci.md|") in ci
     state = State(root / ".vaultlink" / "state.sqlite")
     try:
         assert {e.integrator for e in state.journal(10) if e.action == "CORROBORATE"} == {

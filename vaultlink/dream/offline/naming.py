@@ -343,7 +343,17 @@ def unspaced_phrase(items: list[str]) -> str:
     if not repeated:
         return opening
     best = max(repeated, key=lambda k: (counts[k] * (1 + 0.8 * (len(k) - 1)), -first[k]))
+    if len(best) == 1:  # a word the text repeats names its subject with its neighbour:
+        # "索引" comes back, "搜索索引" says which index (the first such pair of words)
+        pairs = [k for k in counts if len(k) == 2 and best[0] in k
+                 and not any(_COUNTED.match(w) for w in k)
+                 and not is_generic("".join(k)) and not is_event("".join(k))]
+        best = min(pairs, key=lambda k: first[k]) if pairs else best
     return "".join(best)
+
+
+# a word that counts ("一次", "三点", "每周日"): no part of a name
+_COUNTED = re.compile(r"^[每第]?[\d一二三四五六七八九十百千万两几零〇]")
 
 
 def _word_runs(ws: list[str]) -> list[list[str]]:
