@@ -1,0 +1,1 @@
+"""LoCoMo (snap-research/locomo) as day notes: session-level recall of ``vaultlink search``."""
