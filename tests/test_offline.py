@@ -338,8 +338,8 @@ def test_a_lone_or_namesake_close_node_is_the_same_abstraction(
     unit = Unit("starter-fridge-feed", "wiki", "Feed the starter from the fridge.",
                 ["daily/2026-07-01.md"])
     hits = [{"path": f"digest/procedure/{top_slug if i == 0 else f'n{i}'}.md", "score": 0.01,
-             "similarity": sim, "name": f"N{i}", "description": "d"}
-            for i, sim in enumerate(sims)]
+             "similarity": sim, "name": "Starter from the fridge" if i == 0 else f"N{i}",
+             "description": "d"} for i, sim in enumerate(sims)]
     node = "---\nname: N\ndescription: d\n---\nKeep it warm.\n\n## Sources\n\n- From [[x]].\n"
     turns = [Turn("node_search", {"query": "q"}, {"hits": hits})]
     step = policy.decide(unit, turns)
@@ -366,6 +366,25 @@ def test_the_lone_hit_rule_respects_a_high_related_threshold() -> None:
     assert isinstance(step, ToolCall) and step.name == "frontmatter_read"
 
 
+def test_a_close_node_whose_subject_the_unit_does_not_name_is_not_grown() -> None:
+    """Similarity alone merged unrelated notes (an API-key leak into a deploy node, a
+    proxy note into "Ubuntu安装java"): a node is updated only by a unit that names its
+    subject in words; a lone close node on another subject gets a new node beside it."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("api-key-leak", "wiki", "The staging API key leaked in the debug logs.",
+                ["daily/2026-07-01.md"])
+    node = "digest/wiki/deploy-staging.md"
+    text = "---\nname: Deploy to staging\ndescription: d\n---\nRun the deploy job.\n"
+    turns = [Turn("node_search", {"query": "q"}, {"hits": [
+        {"path": node, "score": 0.01, "similarity": 0.9, "name": "Deploy to staging",
+         "description": "d"}]}),
+        Turn("read", {"path": node, "start_line": 1, "end_line": 40},
+             {"text": text, "start_line": 1, "end_line": 5, "total_lines": 5})]
+    step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall) and step.name == "frontmatter_read", step
+    assert step.arguments["path"] != node
+
+
 def test_reading_long_neighbours_leaves_turns_for_the_write() -> None:
     """Three close nodes and two neighbours, each over a page long: the optional reads
     stop in time, so the edit and the receipt still fit in llm.max_steps."""
@@ -373,9 +392,9 @@ def test_reading_long_neighbours_leaves_turns_for_the_write() -> None:
     unit = Unit("vacuum", "procedure", "Run VACUUM on the big table every night.",
                 ["daily/2026-07-01.md"])
     paths = [f"digest/procedure/n{i}.md" for i in range(5)]
-    hits = [{"path": p, "score": 0.01, "similarity": sim, "name": "N", "description": "d"}
-            for p, sim in zip(paths, (0.9, 0.8, 0.7, 0.5, 0.4), strict=True)]
-    lines = ["---", "name: N", "description: d", "---",
+    hits = [{"path": p, "score": 0.01, "similarity": sim, "name": "Table vacuum",
+             "description": "d"} for p, sim in zip(paths, (0.9, 0.8, 0.7, 0.5, 0.4), strict=True)]
+    lines = ["---", "name: Table vacuum", "description: d", "---",
              *[f"Line {i} about tables." for i in range(60)],
              "", "## Sources", "", "- From [[daily/2026-06-01.md]] at the time."]
     turns = [Turn("node_search", {"query": "q"}, {"hits": hits})]

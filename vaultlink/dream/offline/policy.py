@@ -108,6 +108,14 @@ _RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH, Refusal.SHADOWS_NAME,
                            Refusal.NUMBERED_NAME}) | _TAKEN | _LINK_TROUBLE
 
 
+def names_subject(name: str, text: str) -> bool:
+    """Whether ``text`` names the subject a node's ``name`` says: most of the name's
+    words that carry meaning, by stem (any script; "Deploy to staging" needs both).
+    Similarity alone does not tell a duplicate from a neighbour; a subject is said."""
+    want = set(content_words(name.replace("-", " ")))
+    return bool(want) and 2 * len(want & set(content_words(text))) > len(want)
+
+
 def unit_query(unit: Unit) -> str:
     """The node_search query for a unit: its name words, then its summary.
 
@@ -205,6 +213,8 @@ class OfflinePolicy:
         mine = unit.title or unit.name.replace("-", " ")
         if any(same_name(name, other) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
+        if not names_subject(name, f"{mine}\n{unit.summary}"):
+            return False  # near is not the same: the unit must name the node's subject
         page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
                    for ln in split_frontmatter(text)[1].split("\n"))
         if page and (aspects(unit.summary) or not _DATED.search(unit.paths[0])):
