@@ -215,3 +215,21 @@ def test_refines_add_no_woven_link_past_the_cap_of_a_node() -> None:
     plan = plan_update(fewer, summary, "daily/2026-06-02.md", "Backups", cites_source=False,
                        linkable=Linkable((HTTPS,)))
     assert plan is not None and "[[digest/wiki/https.md|HTTPS]]" in plan.body
+
+
+def test_a_cjk_name_is_a_mention_only_as_a_whole_word() -> None:
+    """A real Japanese vault had 44 links woven on "ない" and "ある" inside the owner's
+    sentences: a name's characters inside a longer word are no mention of it."""
+    blocks, linked = weave(["あるいは半音の練習をした。"], [("digest/wiki/aru.md", "ある"),
+                                                       ("digest/wiki/hanon.md", "半音")], set())
+    assert linked == ["digest/wiki/hanon.md"] and "[[digest/wiki/aru.md" not in blocks[0]
+    _, linked = weave(["今天练习了半音阶。"], [("digest/wiki/yin.md", "音")], set())
+    assert linked == []
+    assert also_covered("今天练习了半音阶。", [("digest/wiki/yin.md", "音")]) == ""
+
+
+def test_a_japanese_name_is_made_of_nouns_not_verb_endings() -> None:
+    from vaultlink.dream.offline.naming import unspaced_phrase
+    name = unspaced_phrase(["風邪で全部が低く聞こえる。半音下がってない気がする。"
+                            "半音の練習はまだない。ないものはない。"])
+    assert name == "半音"

@@ -51,6 +51,29 @@ def _japanese(run: str) -> list[str]:
     return [w.surface for w in tagger(run) if w.surface]
 
 
+# Parts of speech a Japanese name is made of: nouns and what attaches to them. Verb
+# endings and particles ("ない", "ある", "が") are words, but no subject.
+_NAME_POS = frozenset({"名詞", "代名詞", "接頭辞", "接尾辞"})
+
+
+def name_words_of(run: str) -> list[str]:
+    """The words of one run as a name may use them: a Japanese run's words that are no
+    noun (a verb, an ending, a particle) become ``""``, where a name must break; a
+    Chinese run's words as ``cjk_words`` gives them."""
+    if len(run) < 2 or not _KANA.search(run):
+        return cjk_words(run)
+    try:
+        tagger: Any = getattr(_state, "tagger", None)
+        if tagger is None:
+            import fugashi
+
+            tagger = _state.tagger = fugashi.Tagger()
+        return [w.surface if w.feature.pos1 in _NAME_POS else "" for w in tagger(run)
+                if w.surface]
+    except Exception:  # pragma: no cover - a broken install: the run is one word
+        return [run]
+
+
 def cjk_words(run: str) -> list[str]:
     """The words of one run of Chinese or Japanese letters, as written, in order."""
     if len(run) < 2:

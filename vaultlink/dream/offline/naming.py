@@ -21,7 +21,7 @@ from vaultlink.markdown.language import (
     stem,
     stop_words_of,
 )
-from vaultlink.markdown.names import cjk_words, numbered_name
+from vaultlink.markdown.names import name_words_of, numbered_name
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the
@@ -328,7 +328,7 @@ def unspaced_phrase(items: list[str]) -> str:
     first: dict[tuple[str, ...], int] = {}
     opening = ""
     for chunk in chunks:
-        for run in _word_runs(cjk_words(chunk)):
+        for run in _word_runs(name_words_of(chunk)):
             text = "".join(run)
             if not opening and len(text) >= 2 and not is_generic(text) and not is_event(text):
                 opening = text
@@ -361,7 +361,7 @@ def _word_runs(ws: list[str]) -> list[list[str]]:
     out: list[list[str]] = []
     run: list[str] = []
     for w in [*ws, "的"]:
-        if _GRAMMAR.fullmatch(w):
+        if not w or _GRAMMAR.fullmatch(w):  # "": a word no name is made of
             if run:
                 out.append(run)
             run = []
@@ -381,9 +381,9 @@ def opening_words(text: str, count: int = 3) -> str:
     clause = next((c for c in re.split(r"[，。！？；：,.!?;:\n]+", text)
                    if re.search(r"[^\W\d_]", c)), "")
     for token in re.findall(f"{UNSPACED_RUN.pattern}|[^\\W_][\\w'’-]*", clause):
-        pieces = cjk_words(token) if UNSPACED_RUN.fullmatch(token) else [token]
+        pieces = name_words_of(token) if UNSPACED_RUN.fullmatch(token) else [token]
         for piece in pieces:
-            if _GRAMMAR.fullmatch(piece) or piece.lower() in STOP_WORDS or \
+            if not piece or _GRAMMAR.fullmatch(piece) or piece.lower() in STOP_WORDS or \
                     piece.lower() in FUNCTION or not re.search(r"[^\W\d_]", piece):
                 continue
             out.append(piece)

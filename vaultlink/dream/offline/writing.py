@@ -23,6 +23,7 @@ from vaultlink.dream.offline.naming import (
 from vaultlink.dream.offline.text import STEP_MARK, delink, readable, summary_lines
 from vaultlink.dream.offline.wording import WORDINGS, Wording, wording_of
 from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
+from vaultlink.markdown.names import cjk_words
 from vaultlink.markdown.text import LIST_MARK
 
 ENGLISH = WORDINGS["en"]
@@ -246,8 +247,27 @@ def _link_first(text: str, pattern: re.Pattern[str], path: str) -> str:
     for m in pattern.finditer(text):
         if any(a < m.end() and m.start() < b for a, b in spans):
             continue
+        if not on_word_edges(text, m.start(), m.end()):
+            continue
         return f"{text[:m.start()]}[[{path}|{m.group(0)}]]{text[m.end():]}"
     return text
+
+
+def on_word_edges(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` begins and ends on words of the Chinese or Japanese
+    around it (a name's characters inside a longer word are no mention of it: "音" in
+    "半音", "ある" in "あるいは"); spaced scripts have their edges in the pattern."""
+    for at in (start, end):
+        run = next((r for r in UNSPACED_RUN.finditer(text) if r.start() < at < r.end()), None)
+        if run is None:
+            continue
+        edges, pos = {run.start()}, run.start()
+        for word in cjk_words(run.group()):
+            pos += len(word)
+            edges.add(pos)
+        if at not in edges:
+            return False
+    return True
 
 
 def also_covered(page: str, candidates: list[tuple[str, str]]) -> str:
@@ -257,7 +277,9 @@ def also_covered(page: str, candidates: list[tuple[str, str]]) -> str:
     found: list[tuple[str, str, str]] = []
     prose = prose_only(page)
     for path, name in candidates:
-        m = _pattern(name).search(prose) if name_words(name) else None
+        m = next((m for m in _pattern(name).finditer(prose)
+                  if on_word_edges(prose, m.start(), m.end())), None) \
+            if name_words(name) else None
         if m is not None:
             found.append((path, name, " ".join(m.group(0).split())))
         if len(found) == MAX_SEE_ALSO:
