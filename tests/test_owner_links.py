@@ -394,3 +394,15 @@ def test_the_upgrade_repair_runs_once_on_the_first_dream(tmp_path: Path) -> None
     write(root, "digest/wiki/copp.md", COPP_NODE)  # by hand, after the upgrade
     dream(root)
     assert (root / "digest/wiki/copp.md").read_text() == COPP_NODE  # once only
+
+
+def test_a_name_led_by_a_date_or_timestamp_keeps_only_its_words() -> None:
+    """A real vault's captures are named "2022-12-11--11-59-30 with Smartphone Capture":
+    the stamp is the file's id, not its subject; a stamp alone names nothing."""
+    from vaultlink.dream.offline.names import sound
+    from vaultlink.dream.units import Unit
+    unit = Unit("capture", "wiki", "A recipe for rye sourdough.", ["resource/x.md"])
+    assert sound("202208051230 HTTP配置", unit) == "HTTP配置"
+    assert sound("2022-08-05 Meeting with Bob", unit) == "Meeting with Bob"
+    assert sound("2022-08-05", unit) == ""
+    assert not sound("2022-12-11--11-59-30 with Smartphone Capture", unit).startswith("2022")

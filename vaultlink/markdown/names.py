@@ -90,6 +90,19 @@ def cjk_words(run: str) -> list[str]:
 _NUMBERED = re.compile(r"[\d\-_. ]+|\d{4}年\d{1,2}月(?:\d{1,2}[日号]?)?|\d{1,2}月\d{1,2}[日号]")
 
 
+# A date or a timestamp leading a name ("2022-12-11--11-59-30 with Smartphone Capture",
+# "202208051230 HTTP配置"): a file's id, not its subject.
+_DATED_LEAD = re.compile(r"^\s*(?:\d{4}[-_./]?\d{1,2}[-_./]?\d{1,2}|\d{8,14})"
+                         r"(?:[-_T .:]+\d{1,2}(?:[-_.:]\d{2}){1,2})?(?=\D|$)[\s\-_:–—]*")
+
+
+def without_dated_lead(name: str) -> str:
+    """``name`` without a date or timestamp in front of it (the name itself when that
+    is all it is)."""
+    rest = _DATED_LEAD.sub("", name, count=1)
+    return rest if rest.strip() else name
+
+
 def name_key(name: str) -> str:
     """A name as ``[[name]]`` meets it: NFC, lower case, no ``.md``, no folder."""
     base = unicodedata.normalize("NFC", name).strip().rsplit("/", 1)[-1].lower()

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from vaultlink.dream.offline.naming import (
+    FUNCTION,
     clean_heading,
     node_name_flaw,
     opening_words,
@@ -41,7 +42,7 @@ from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
-from vaultlink.markdown.names import file_keys, name_key
+from vaultlink.markdown.names import file_keys, name_key, without_dated_lead
 
 MAX_NUMBERED = 9  # "<name> (2)" .. "(9)": past them, a name qualified by a hash
 
@@ -65,7 +66,11 @@ def _folders(unit: Unit) -> set[str]:
 
 def sound(name: str, unit: Unit) -> str:
     """``name`` as a node's name ('' when it may not be one): its number mark gone."""
-    text = " ".join(name.split()).strip(" ,;:-")
+    words = without_dated_lead(name).split()
+    if words != name.split():  # what is left of "<stamp> with Smartphone Capture"
+        while words and words[0].lower() in FUNCTION:
+            words.pop(0)
+    text = " ".join(words).strip(" ,;:-")
     if not text:
         return ""
     if node_name_flaw(text) == "a numbered heading":
