@@ -8,10 +8,17 @@ Ollama)::
         [--out bench/results/decisions-1.5b.json]
 
 For each case and mode: a fresh vault with sample_vault's digest and the case's source
-note, the unit integrated by ``integrate_unit`` exactly as a run would (shipped
+note (plus, for a case with a ``digest``, that group's nodes and the notes they cite, from
+``digests`` in the file; a source or note given as ``{"locomo": CONV, "dia": [...]}`` is
+read from the LoCoMo snapshot at run time, since LoCoMo has no licence to copy it), the
+unit integrated by ``integrate_unit`` exactly as a run would (shipped
 settings, the real guard, tools and journal), then the action and target compared with
 the label. A CREATE is right when the label is CREATE; an update when the action and
-the target both match. Prints one line per case and a table per mode; ``--out`` writes
+the target both match. A wrong merge is an update written where the label says CREATE or
+names another node. Cases are split three ways: the first set (the one-shot rules were
+set from it), ``heldout`` (written after those rules) and ``untuned`` (written after every
+rule, issue 40; no rule was changed after looking at them). Prints one line per case and
+a table per mode and split; ``--out`` writes
 every figure as JSON (machine load included, as ``uptime`` shows it).
 """
 
@@ -60,20 +67,64 @@ class Outcome:
     refusals: list[str] = field(default_factory=list)
     check_errors: int = 0
     error: str = ""
+    split: str = ""  # first | heldout | untuned
+    wrong_merge: bool = False  # an update where the label says CREATE or another node
+    unrelated: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
-def load_cases(ids: list[str] | None = None) -> list[dict[str, Any]]:
-    """The labelled cases, all or those named."""
+DIGESTS: dict[str, Any] = json.loads(CASES.read_text()).get("digests", {})
+
+
+def load_cases(ids: list[str] | None = None, splits: list[str] | None = None
+               ) -> list[dict[str, Any]]:
+    """The labelled cases, all or those named (or of the splits named)."""
     cases: list[dict[str, Any]] = json.loads(CASES.read_text())["cases"]
-    return [c for c in cases if not ids or c["id"] in ids]
+    return [c for c in cases if (not ids or c["id"] in ids)
+            and (not splits or split_of(c) in splits)]
+
+
+def split_of(case: dict[str, Any]) -> str:
+    """Which part of the set a case belongs to (see the module's docstring)."""
+    return "untuned" if case.get("untuned") else "heldout" if case.get("heldout") else "first"
+
+
+_LOCOMO: dict[str, Any] = {}
+
+
+def text_of(source: Any) -> str:
+    """A note's text: as written in the file, or LoCoMo turns read from its snapshot
+    (one paragraph a turn, "Speaker: text", as bench.quality.locomo writes a session)."""
+    if isinstance(source, str):
+        return source
+    if "locomo" in source:
+        if not _LOCOMO:
+            from bench.quality.locomo import data
+            _LOCOMO.update({c.conv: c for c in data.load()[0]})
+        conv = _LOCOMO[str(source["locomo"])]
+        turns = {t.dia_id: t for s in conv.sessions for t in s.turns}
+        paras = [f"{turns[d].speaker}: {turns[d].text}" for d in source["dia"]]
+        return "\n\n".join(paras) + "\n"
+    raise ValueError(f"unknown source {source!r}")
 
 
 def case_vault(root: Path, case: dict[str, Any]) -> Path:
-    """sample_vault (its notes, so the digest's links resolve) plus the case's note."""
+    """sample_vault (its notes, so the digest's links resolve) plus the case's note, and
+    the case's digest group (its nodes and the notes they cite), if it names one."""
     shutil.copytree(REPO / "sample_vault", root, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".vaultlink", ".obsidian"))
-    (root / SOURCE).write_text(case["source"], encoding="utf-8")
+    group = DIGESTS.get(case.get("digest", ""), {})
+    for rel, text in {**group.get("notes", {}), **group.get("nodes", {})}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text_of(text), encoding="utf-8")
+    (root / source_path(case)).parent.mkdir(parents=True, exist_ok=True)
+    (root / source_path(case)).write_text(text_of(case["source"]), encoding="utf-8")
     return root
+
+
+def source_path(case: dict[str, Any]) -> str:
+    """Where the case's note lands in its vault."""
+    return str(case.get("source_path") or SOURCE)
 
 
 def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
@@ -91,7 +142,7 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
             ctx = dream_context(parts, options, "ollama")
             try:
                 run_id = parts.state.start_run(False, "ollama")
-                unit = Unit.from_dict({**case["unit"], "paths": [SOURCE]})
+                unit = Unit.from_dict({**case["unit"], "paths": [source_path(case)]})
                 result = integrate_unit(ctx, run_id, unit)
             finally:
                 close_models(ctx)
@@ -103,6 +154,8 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
     right = (result.status == "integrated" and result.action == expected["action"]
              and (expected["action"] == "CREATE" or got_target == expected["target"]))
     usage = result.usage
+    wrong_merge = (result.status == "integrated" and result.action != "CREATE"
+                   and (expected["action"] == "CREATE" or got_target != expected["target"]))
     return Outcome(
         case["id"], case["kind"], bool(case.get("heldout")), mode,
         f"{expected['action']} {expected['target']}".strip(),
@@ -110,26 +163,33 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
         round(time.monotonic() - started, 1), round(usage.seconds, 1) if usage else 0.0,
         sum(usage.prompt_tokens) if usage else 0, usage.answer_tokens if usage else 0,
         dict(usage.calls) if usage else {}, list(usage.refusals) if usage else [],
-        len(errors), result.error[:300])
+        len(errors), result.error[:300], split_of(case), wrong_merge,
+        case["kind"] == "unrelated", list(getattr(result, "warnings", []) or []))
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
     """A Markdown table: accuracy, seconds and tokens per unit, by mode."""
-    lines = ["| mode | cases | right | integrated | s/unit (median) | prompt tok/unit | "
-             "answer tok/unit | refusals | check errors |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| mode | cases | right | wrong merges (of unrelated) | integrated | "
+             "s/unit (median) | prompt tok/unit | answer tok/unit | refusals | check errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for mode in sorted({o.mode for o in outcomes}):
-        for heldout in (False, True):
-            rows = [o for o in outcomes if o.mode == mode and o.heldout == heldout]
+        lines.append(_row(mode, "all", [o for o in outcomes if o.mode == mode]))
+        for split, label in (("first", "first set"), ("heldout", "held out"),
+                             ("untuned", "untuned")):
+            rows = [o for o in outcomes if o.mode == mode and (o.split or (
+                "heldout" if o.heldout else "first")) == split]
             if rows:
-                lines.append(_row(mode, "held out" if heldout else "first set", rows))
+                lines.append(_row(mode, label, rows))
     return lines
 
 
 def _row(mode: str, which: str, rows: list[Outcome]) -> str:
     secs = sorted(o.seconds for o in rows)
     n = len(rows)
-    return (f"| {mode} | {which} | {sum(o.right for o in rows)}/{n} | "
+    merges = sum(o.wrong_merge for o in rows)
+    unrelated = sum(o.wrong_merge for o in rows if o.unrelated)
+    return (f"| {mode} | {which} ({n}) | {sum(o.right for o in rows)}/{n} | "
+            f"{merges} ({unrelated}/{sum(o.unrelated for o in rows)}) | "
             f"{sum(o.status == 'integrated' for o in rows)}/{n} | {secs[n // 2]:.0f} | "
             f"{sum(o.prompt_tokens for o in rows) // n} | "
             f"{sum(o.answer_tokens for o in rows) // n} | "
@@ -143,12 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--mode", action="append", choices=["oneshot", "tools"])
     p.add_argument("--case", action="append", help="only these case ids")
+    p.add_argument("--split", action="append", choices=["first", "heldout", "untuned"],
+                   help="only the cases of these splits")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     outcomes: list[Outcome] = []
     load = [os.getloadavg()]
     for mode in args.mode or ["oneshot"]:
-        for case in load_cases(args.case):
+        for case in load_cases(args.case, args.split):
             o = run_case(case, mode, args.host, args.model)
             outcomes.append(o)
             print(f"{mode:8} {o.case:26} {'RIGHT' if o.right else 'wrong':5} "
@@ -160,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({
-            "model": args.model, "host": args.host, "cases": len(load_cases(args.case)),
+            "model": args.model, "host": args.host, "cases": len(load_cases(args.case, args.split)),
             "loadavg_during": [round(sum(x[0] for x in load) / len(load), 2)],
             "table": lines, "outcomes": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     return 0
