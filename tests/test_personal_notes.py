@@ -340,3 +340,14 @@ def test_each_piece_of_obsidian_syntax_is_read_as_obsidian_means_it() -> None:
     assert aliases_of({"aliases": ["LinAlg", "", 3, None, "LinAlg"]}) == ("LinAlg", "3")
     assert aliases_of({"alias": "Linear algebra course"}) == ("Linear algebra course",)
     assert aliases_of({"aliases": {"x": 1}}) == ()
+
+
+def test_a_placeholder_item_is_no_content_and_names_nothing() -> None:
+    """A real Chinese diary kept its template's "- DONE" items in each day: they became
+    nine nodes named DONE, DONE (2) ... DONE (9)."""
+    from vaultlink.dream.offline.naming import node_name_flaw
+    from vaultlink.markdown.obsidian import content_text
+    text = "## 跬步\n\n- DONE\n- TODO\n- [ ] TODO\n- ...\n- DONE: shipped the CLI\n"
+    assert [ln for ln in content_text(text).split("\n") if ln.strip()] == [
+        "## 跬步", "- DONE: shipped the CLI"]
+    assert node_name_flaw("DONE") == "generic" and node_name_flaw("TODO") == "generic"

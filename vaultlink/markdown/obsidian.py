@@ -28,7 +28,8 @@ exactly as written. What it recognises:
   (``Ran five miles. #exercise #health``, ``## Ideas #idea``) or end a line two or more
   at a time, are cut; a tag inside a sentence is one of its words and stays as written
   ("Announce it in #sift-ops"); a heading is no tag, nor ``C#`` or ``#123``;
-* empty list items and empty checkboxes (a template's placeholders): blank.
+* empty list items and empty checkboxes, and items holding only a placeholder word
+  (``- TODO``, ``- DONE``, ``- NOTE``, ``- ...``): a template's placeholders, blank.
 
 ``aliases_of`` reads a note's other names from its front matter (``aliases``, or the
 older ``alias``; a string or a list).
@@ -63,7 +64,10 @@ _BLOCK_ID = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
 _TAG = re.compile(r"(?<!\S)#(?=[\w/-]*[^\W\d_])[\w/-]+")
 _TAGS_AT_END = re.compile(r"(?:[ \t]+#(?=[\w/-]*[^\W\d_])[\w/-]+)+[ \t]*$")
 _SENTENCE_END = re.compile(r"(?:[.!?。！？:;)\]]|^\s*#{1,6}\s.*)$")
-_EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+\[.\])?\s*$")
+# an item with nothing in it, or only a template's placeholder word ("- TODO", "- DONE",
+# "- NOTE", "- ...")
+_EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+\[.\])?"
+                         r"(?:\s+(?:TODO|DONE|NOTE|TBD|WIP|FIXME|XXX|N/?A|\.{3}|…))?\s*$")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _LINK = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)")
 _NAV_REST = re.compile(r"^[\s<>|/\\\-–—=:,.·•()\[\]←→↑↓⬅➡⇐⇒«»‹›⟵⟶]*$")

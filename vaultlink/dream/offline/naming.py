@@ -38,7 +38,7 @@ reading went well didn didn't wrong right results result highlights changes chan
 considerations caveat pitfalls faq more further notes-for-us synopsis syntax see also
 related links specification specifications compatibility parameters parameter arguments
 returns return value values exceptions properties methods constructor events default
-defaults misc. untitled
+defaults misc. untitled todo done tbd wip fixme
 """.split()) | frozenset(
     # the same parts of a page in the languages Obsidian is used in most; a Chinese or
     # Japanese heading is one word here (no spaces), compared whole
