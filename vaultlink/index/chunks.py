@@ -28,7 +28,7 @@ from vaultlink.index.fusion import KEYWORD_WEIGHT, VECTOR_WEIGHT
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_key
-from vaultlink.markdown.obsidian import content_text
+from vaultlink.markdown.obsidian import CONTENT_RULES, content_text
 from vaultlink.markdown.sections import chunk_note, find_sources_section
 from vaultlink.vault.notes import Note, Vault, walk_notes
 
@@ -103,7 +103,7 @@ class ChunkIndex(IndexBase):
         """The chunk size and what a chunk holds decide every chunk: an index built
         before empty headings, Sources lines and Obsidian's machinery were left out is
         rebuilt."""
-        return f"max_chars={self.max_chars} content-only obsidian-syntax"
+        return f"max_chars={self.max_chars} content-only obsidian={CONTENT_RULES}"
 
     def wants(self, path: str) -> bool:
         """Markdown notes below the daily, resource and digest folders, except the day's

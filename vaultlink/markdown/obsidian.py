@@ -64,6 +64,8 @@ _BLOCK_ID = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
 _TAG = re.compile(r"(?<!\S)#(?=[\w/-]*[^\W\d_])[\w/-]+")
 _TAGS_AT_END = re.compile(r"(?:[ \t]+#(?=[\w/-]*[^\W\d_])[\w/-]+)+[ \t]*$")
 _SENTENCE_END = re.compile(r"(?:[.!?。！？:;)\]]|^\s*#{1,6}\s.*)$")
+# What ``content_text`` leaves out changed: an index of its texts is built again.
+CONTENT_RULES = 2
 # an item with nothing in it, or only a template's placeholder word ("- TODO", "- DONE",
 # "- NOTE", "- ...")
 _EMPTY_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s+\[.\])?"
