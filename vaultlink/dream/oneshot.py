@@ -43,6 +43,7 @@ from vaultlink.dream.offline.names import node_names
 from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.dream.session import MAX_CORRECTIONS, SessionOutcome
+from vaultlink.dream.subject import shared_subject, subject_names
 from vaultlink.dream.units import ACTIONS, Receipt, Unit, slugify
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
 from vaultlink.llm.chat import ChatModel, extract_json
@@ -309,6 +310,12 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     digest = guard.digest
     listed = [c.path for c in candidates]
     targets = listed if targets is None else targets
+    why = ""
+    if d.action != "CREATE" and (near := _target(d.target, listed)) in targets:
+        why = unshared(toolbox, unit, d, near)
+        if why:  # no evidence of a shared subject: a node of its own, linked by mention
+            outcome.warnings.append(why)
+            d = replace(d, action="CREATE", target="", old="")
     if d.action == "CREATE" and d.target in listed and d.target in guard.existed:
         return (f"CREATE makes a new node, but you named {d.target} as the target: to add "
                 "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
@@ -384,8 +391,8 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     before, after = toolbox.before.get(path), toolbox.current[path]
     classes = {p: ("same_abstraction" if p == path else "related" if f"[[{p}" in after
                    else "unrelated") for p in listed}
-    receipt = Receipt(d.action, path, f"{d.action.lower()}: {clip(unit.summary, 100)}",
-                      classes)
+    receipt = Receipt(d.action, path, f"{d.action.lower()}: {clip(unit.summary, 100)}"
+                      + (f" ({why})" if why else ""), classes)
     try:
         outcome.receipt = guard.check_result(receipt, before, after)
     except GuardRefusal as exc:
@@ -393,6 +400,25 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         return str(exc)
     outcome.status = "done"
     return ""
+
+
+def unshared(toolbox: Toolbox, unit: Unit, d: Decision, path: str) -> str:
+    """Why the update ``d`` of ``path`` is made a CREATE, or '' when it stands: the unit
+    names the node's subject (name, alias, the phrase its description opens with) or
+    states its facts (``subject.shared_subject``), or the node is the unit's own (an
+    earlier attempt wrote it). The model's word and nearness are no evidence."""
+    if path not in toolbox.guard.existed or path == own_node(toolbox, unit):
+        return ""
+    try:
+        note = parse_note(path, toolbox.text_of(path).encode("utf-8"))
+    except Exception:  # unreadable: the update fails on its own
+        return ""
+    text = f"{unit.title or unit.name.replace('-', ' ')}\n{unit.summary}"
+    if shared_subject(text, note.frontmatter, without_sources(note.body), unit.summary):
+        return ""
+    return (f"the model said {d.action} {path}, but the unit neither names its subject "
+            f"({', '.join(subject_names(note.frontmatter)) or path}) nor states its facts: "
+            "CREATE")
 
 
 def tamed(guard: Guard, d: Decision, unit: Unit) -> tuple[Decision, Unit]:

@@ -67,6 +67,7 @@ from vaultlink.dream.offline.writing import (
     weave,
     what_it_backs,
 )
+from vaultlink.dream.subject import names_subject
 from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import Refusal
 from vaultlink.llm.chat import ChatReply, ToolCall
@@ -106,14 +107,6 @@ _LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
                            Refusal.NOT_ADDITIVE})
 _RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH, Refusal.SHADOWS_NAME,
                            Refusal.NUMBERED_NAME}) | _TAKEN | _LINK_TROUBLE
-
-
-def names_subject(name: str, text: str) -> bool:
-    """Whether ``text`` names the subject a node's ``name`` says: most of the name's
-    words that carry meaning, by stem (any script; "Deploy to staging" needs both).
-    Similarity alone does not tell a duplicate from a neighbour; a subject is said."""
-    want = set(content_words(name.replace("-", " ")))
-    return bool(want) and 2 * len(want & set(content_words(text))) > len(want)
 
 
 def unit_query(unit: Unit) -> str:
