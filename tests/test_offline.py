@@ -518,3 +518,12 @@ def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, grows: b
     step = policy.decide(unit, turns)
     assert isinstance(step, ToolCall)
     assert step.name == ("edit" if grows else "frontmatter_read")
+
+
+def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> None:
+    """A real Japanese note's unit failed every run: its code ended "}```", where the
+    reader of the unit's JSON stopped ("no ```json unit in the user message")."""
+    from vaultlink.dream.integrate import user_prompt
+    from vaultlink.dream.offline.text import read_unit
+    unit = Unit("nayami", "wiki", 'Code: `{}```js` and {"a": 1}``` here.', ["daily/x.md"])
+    assert read_unit([{"role": "user", "content": user_prompt(unit)}]) == unit

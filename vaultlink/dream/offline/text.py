@@ -134,7 +134,9 @@ def short(text: str, limit: int) -> str:
 
 # -- the conversation --------------------------------------------------------------
 
-_UNIT_BLOCK = re.compile(r"```json\s*(\{.*?\})\s*```", re.DOTALL)
+# the unit is one line of JSON (json.dumps escapes line breaks): read to its line's end,
+# so a "}```" inside a summary's code does not cut it short
+_UNIT_BLOCK = re.compile(r"```json[ \t]*\n(\{.*\})[ \t]*\n```")
 
 
 @dataclass(frozen=True)
