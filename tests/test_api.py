@@ -521,8 +521,9 @@ def test_search_answers_nodes_and_sections(daemon: Daemon) -> None:
     status, body = call(daemon, "GET", "/search?q=autovacuum&in=sections&limit=2",
                         timeout=120)
     assert status == 200 and body["hits"]
+    # one entry per note; "via": the digest nodes whose lines the section backs (issue 39)
     assert set(body["hits"][0]) == {"path", "score", "breadcrumb", "text", "line",
-                                    "similarity", "keyword_rank", "outlinks", "inlinks"}
+                                    "similarity", "keyword_rank", "outlinks", "inlinks", "via"}
     assert all(set(r) == NODE_REF for h in body["hits"] for r in h["outlinks"] + h["inlinks"])
     for bad in ("/search", "/search?q=+", "/search?q=x&in=files", "/search?q=x&limit=0",
                 "/search?q=x&limit=501"):

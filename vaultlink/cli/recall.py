@@ -149,9 +149,10 @@ def search(
 ) -> None:
     """Search the sections of all notes (daily/, resource/, digest/) and show their links.
 
-    Each hit is a section with its heading breadcrumb and first line, plus up to 10
-    notes it links to and 10 notes linking to it. The index is brought up to date first;
-    while the daemon runs on the vault, it answers instead.
+    One hit per note: its best section, with its heading breadcrumb and text, plus up to
+    10 notes it links to and 10 notes linking to it. A digest node's match shows the
+    passage of the note it cites that backs it ("via" the node). The index is brought up
+    to date first; while the daemon runs on the vault, it answers instead.
 
     Examples:
 
@@ -173,6 +174,8 @@ def search(
                    f"(score {h['score']:.4f})")
         text = " ".join(h["text"].split())
         typer.echo(f"    {text[:300]}{'...' if len(text) > 300 else ''}")
+        if h.get("via"):
+            typer.echo("    via: " + ", ".join(h["via"]))
         if h["outlinks"]:
             typer.echo("    links to: " + ", ".join(r["path"] for r in h["outlinks"]))
         if h["inlinks"]:

@@ -12,8 +12,17 @@ from vaultlink.errors import SearchIndexError
 from vaultlink.index.words import words_of as words_of  # the cut, kept importable here
 
 RRF_K = 60
+# node_search's weights (tuned on linkdocs, docs/performance.md).
 VECTOR_WEIGHT = 0.7
 KEYWORD_WEIGHT = 0.3
+# ``search``'s over the sections of all notes, chosen on LoCoMo's tuning half
+# (conversations 26, 30, 41, 42, 43; docs/quality.md): with 0.7/0.3 the section that
+# held the answer was the keyword list's first for half of the questions missed, and
+# sank to 9th (median) under sections of the same subject that MiniLM scores alike.
+# 0.3/0.7 gave R@5 0.837 against 0.732 (both one entry per note); 0.2/0.8 the same,
+# 0.5/0.5 0.800, keywords alone 0.823, vectors alone 0.638.
+SEARCH_VECTOR_WEIGHT = 0.3
+SEARCH_KEYWORD_WEIGHT = 0.7
 # A query longer than this says nothing more to a 256-token model; cut before embedding.
 MAX_QUERY_CHARS = 2000
 # FTS5 cost grows with OR'ed terms; a pasted page must not become a 10,000-term query.

@@ -1,0 +1,130 @@
+"""The ranking rules of ``search`` (issue 39), each chosen on LoCoMo's tuning half
+(docs/quality.md) and each with a test that fails without it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vaultlink.index import chunks
+from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.recall import Indexes, open_indexes
+from vaultlink.vault.notes import Vault
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    (tmp_path / "vault").mkdir()
+    return Vault(tmp_path / "vault")
+
+
+@pytest.fixture
+def indexes(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Indexes]:
+    ix = open_indexes(vault, minilm)
+    yield ix
+    ix.close()
+
+
+def test_the_words_a_question_names_outweigh_notes_of_the_same_subject(
+        vault: Vault, indexes: Indexes) -> None:
+    """Keywords weigh 0.7, vectors 0.3: three notes about adoption are nearer the
+    question's meaning, the one note with its council meeting has its words (with
+    0.7/0.3 the other way round it came last)."""
+    write(vault.root, "daily/2023-05-01.md", "Caroline: I'm looking into adoption agencies, "
+          "adopting a child is my dream.\n\nMelanie: Adoption is such a loving choice.\n")
+    write(vault.root, "daily/2023-05-09.md", "Caroline: The adoption process takes so long, "
+          "but I want to give a kid a loving home.\n\nMelanie: You'll be a great mom.\n")
+    write(vault.root, "daily/2023-05-20.md", "Caroline: I read about families who adopted "
+          "children and how happy they are.\n\nMelanie: Adopting is beautiful.\n")
+    write(vault.root, "daily/2023-06-02.md", "Caroline: Yesterday I went to the town council "
+          "meeting. They showed plans for a new park.\n\nMelanie: Cool, I painted a sunset.\n")
+    indexes.chunks.sync()
+    hits = indexes.chunks.search("What did Caroline see at the council meeting for adoption?", 4)
+    assert hits[0].path == "daily/2023-06-02.md"
+
+
+def test_one_entry_per_note_with_its_best_section(vault: Vault, indexes: Indexes) -> None:
+    """A note whose sections all match is one entry, showing its best section; the
+    places it took are other notes'."""
+    write(vault.root, "daily/2026-03-02.md", "# Monday\n\n## Morning\n\nRamen for breakfast, "
+          "the miso ramen from the stall.\n\n## Evening\n\nMore ramen: tonkotsu ramen with "
+          "extra ramen noodles, the best ramen of the week.\n\n## Night\n\nRamen again.\n")
+    write(vault.root, "daily/2026-03-03.md", "# Tuesday\n\nA ramen shop opened by the office.\n")
+    indexes.chunks.sync()
+    hits = indexes.chunks.search("ramen", 10)
+    paths = [h.path for h in hits]
+    assert sorted(paths) == ["daily/2026-03-02.md", "daily/2026-03-03.md"]
+    best = next(h for h in hits if h.path == "daily/2026-03-02.md")
+    assert best.breadcrumb.endswith("Evening")
+
+
+NODE = """---
+name: Trail running
+description: Gina's trail runs.
+---
+Gina ran the Ridgeback trail with her pups; the loop took three hours.
+
+Gina trains on Tuesdays.
+
+## Sources
+
+- [[daily/2023-04-02.md]]
+- [[daily/2023-04-20.md]]
+"""
+
+
+def test_a_digest_hit_is_the_passage_that_backs_it(vault: Vault, indexes: Indexes) -> None:
+    """A node's section stands for the section of a cited note holding its matched
+    lines (the node in ``via``), not for every note it cites, and not for itself."""
+    write(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
+          "yesterday, the loop took three hours!\n\nJon: Wow, long run.\n")
+    write(vault.root, "daily/2023-04-20.md", "Gina: I train on Tuesdays now.\n\n"
+          "Jon: Good routine.\n")
+    write(vault.root, "daily/2023-05-01.md", "Jon: My pups love the beach.\n")
+    write(vault.root, "digest/wiki/trail-running.md", NODE)
+    indexes.chunks.sync()
+    hits = indexes.chunks.search("How long did the Ridgeback trail run with the pups take?", 5)
+    assert hits[0].path == "daily/2023-04-02.md"
+    assert hits[0].via == ["digest/wiki/trail-running.md"]
+    assert "three hours" in hits[0].text
+    assert "digest/wiki/trail-running.md" not in [h.path for h in hits]
+    assert all(h.via == [] for h in hits if h.path == "daily/2023-04-20.md")
+    # asked for digest nodes only, the node is the hit
+    only = indexes.chunks.search("Ridgeback trail pups", 5, digest_only=True)
+    assert [h.path for h in only] == ["digest/wiki/trail-running.md"] and only[0].via == []
+
+
+def test_a_node_no_cited_note_backs_is_its_own_entry(vault: Vault, indexes: Indexes) -> None:
+    write(vault.root, "daily/2023-04-02.md", "Jon: Nothing about running today.\n")
+    write(vault.root, "digest/wiki/trail-running.md", NODE.replace(
+        "- [[daily/2023-04-20.md]]\n", ""))
+    indexes.chunks.sync()
+    hits = indexes.chunks.search("Ridgeback trail pups three hours", 5)
+    assert hits[0].path == "digest/wiki/trail-running.md" and hits[0].via == []
+
+
+def test_backing_share_is_what_decides(vault: Vault, indexes: Indexes,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The share of a paragraph's words a cited section must hold: above what the note
+    holds, the node stays its own entry."""
+    write(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
+          "yesterday, the loop took three hours!\n")
+    write(vault.root, "digest/wiki/trail-running.md", NODE)
+    indexes.chunks.sync()
+    query = "Ridgeback trail pups three hours"
+    assert indexes.chunks.search(query, 5)[0].path == "daily/2023-04-02.md"
+    monkeypatch.setattr(chunks, "BACKING_SHARE", 1.01)
+    assert indexes.chunks.search(query, 5)[0].path == "digest/wiki/trail-running.md"
