@@ -362,3 +362,15 @@ def test_a_heading_kept_on_a_fifth_of_the_days_is_the_frame() -> None:
     lines = recurring_lines(days)
     assert "# Hour Log" in lines and "# Todo" in lines
     assert "- 11:52: work" not in lines  # a line, not a heading: 40% it must be
+
+
+def test_a_templater_scripts_variable_is_the_frame_whatever_it_holds() -> None:
+    """A Chinese diary's template fetches a quote of the day by script
+    (``> <% 一言 %> —— 《<% 来源 %>》``): four days holding only the template and that
+    quote were cited by nodes named after the quote. A prompt's answer stays the owner's."""
+    from vaultlink.dream.template import DayTemplate, template_of
+    exact, patterns = template_of("<%*\nlet 一言 = ''\n-%>\n> <% 一言 %> —— 《<% 来源 %>》\n"
+                                  "Mood: <% tp.system.prompt('Mood') %>\n")
+    frame = DayTemplate("daily", exact, patterns)
+    assert frame.is_frame("> 如此生活 30 年，直到大厦崩塌。 —— 《杀死那个石家庄人》", "2025-03-13")
+    assert not frame.is_frame("Mood: tired after the long review meeting", "2025-03-13")

@@ -55,6 +55,8 @@ TEMPLATES = ".obsidian/templates.json"
 TEMPLATER = ".obsidian/plugins/templater-obsidian/data.json"
 PERIODIC = ".obsidian/plugins/periodic-notes/data.json"
 _PLACEHOLDER = re.compile(r"<%[\s\S]*?%>|\{\{[^{}\n]*\}\}")
+# ``<% name %>``: a variable a Templater script set, not a call the owner answers
+_SCRIPT_VALUE = re.compile(r"<%[-_]?\s*[^\W\d][\w]*\s*[-_]?%>")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"#{1,6}\s")
 _DAY_NAME = re.compile(r"(?:^|[\s_-])(?:daily|day|journal|diary|tagebuch|journal|日记|日記)",
@@ -161,8 +163,14 @@ def template_of(text: str) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]
         literal = "".join(parts)
         if not re.search(r"[^\W_]|[#>:\-*]", literal):
             continue
-        patterns.append(re.compile(r"\s*(.*?)\s*".join(re.escape(p.strip()) if p.strip() else ""
-                                                       for p in parts)))
+        # a script's variable is filled by the script (a quote of the day fetched from
+        # the web): any value; a date, the title or a prompt is judged by its value
+        holes = [r"\s*(?:.*?)\s*" if _SCRIPT_VALUE.fullmatch(m.group()) else r"\s*(.*?)\s*"
+                 for m in _PLACEHOLDER.finditer(line)]
+        regex = re.escape(parts[0].strip()) if parts[0].strip() else ""
+        for hole, part in zip(holes, parts[1:], strict=True):
+            regex += hole + (re.escape(part.strip()) if part.strip() else "")
+        patterns.append(re.compile(regex))
     return frozenset(exact), tuple(patterns)
 
 
