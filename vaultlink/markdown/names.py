@@ -90,10 +90,11 @@ def cjk_words(run: str) -> list[str]:
 _NUMBERED = re.compile(r"[\d\-_. ]+|\d{4}年\d{1,2}月(?:\d{1,2}[日号]?)?|\d{1,2}月\d{1,2}[日号]")
 
 
-# A date or a timestamp leading a name ("2022-12-11--11-59-30 with Smartphone Capture",
-# "202208051230 HTTP配置"): a file's id, not its subject.
+# A date, a timestamp or a time leading a name ("2022-12-11--11-59-30 with Smartphone
+# Capture", "202208051230 HTTP配置", an hour log's "11:52: work"): an id, not a subject.
 _DATED_LEAD = re.compile(
-    r"^\s*(?:\d{4}[-_./ ]?\d{1,2}[-_./ ]?\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日?|\d{8,14})"
+    r"^\s*(?:\d{4}[-_./ ]?\d{1,2}[-_./ ]?\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日?|\d{8,14}"
+    r"|\d{1,2}[:h-][0-5]\d(?=[^\w.]|$))"  # or a time of day alone: "11:52 work"
     r"(?:[-_T .:]+\d{1,2}(?:[-_.: ]\d{2}){1,2})?(?:\s*(?:UTC|GMT|[A-Z]{1,3}[SD]?T)\b)?"
     r"(?=\D|$)[\s\-_:–—]*")
 

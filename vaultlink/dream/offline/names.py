@@ -94,7 +94,8 @@ def subject_of(unit: Unit) -> str:
 
 def node_title(unit: Unit, proposed: str = "") -> str:
     """The name a new node of ``unit`` takes (see the module's docstring)."""
-    for name in (proposed, unit.title, _handle_title(unit.name, unit.summary)):
+    handle = without_dated_lead(unit.name).strip("-") or unit.name
+    for name in (proposed, unit.title, _handle_title(handle, unit.summary)):
         ok = sound(name, unit) if name else ""
         if ok:
             return ok
