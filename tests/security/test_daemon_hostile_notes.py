@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import gc
 import json
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.security.test_frontmatter_limits import alias_bomb
+from tests.test_daemon import get, wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
 
@@ -31,27 +28,6 @@ def rss_mb() -> float:
     with open("/proc/self/status", encoding="ascii") as fh:
         line = next(ln for ln in fh if ln.startswith("VmRSS:"))
     return int(line.split()[1]) / 1024
-
-
-def wait_for(pred: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-def get(daemon: Daemon, path: str) -> tuple[int, dict[str, Any]]:
-    token = (daemon.vault.state_dir / "token").read_text().strip()
-    req = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}",
-                                 headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 @pytest.fixture()
