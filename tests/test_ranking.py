@@ -128,3 +128,39 @@ def test_backing_share_is_what_decides(vault: Vault, indexes: Indexes,
     assert indexes.chunks.search(query, 5)[0].path == "daily/2023-04-02.md"
     monkeypatch.setattr(chunks, "BACKING_SHARE", 1.01)
     assert indexes.chunks.search(query, 5)[0].path == "digest/wiki/trail-running.md"
+
+
+def test_a_date_the_question_names_brings_the_notes_of_that_date(
+        vault: Vault, indexes: Indexes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Day notes whose date is in the month a question names (or the week after: a note
+    tells of the days before it) rank as a list of their own beside the fused one."""
+    write(vault.root, "daily/2023-05-10.md", "Melanie: We went camping by the lake, camping "
+          "with the kids is the best.\n\nCaroline: So fun!\n")
+    write(vault.root, "daily/2023-07-03.md", "Melanie: Last week we slept under a tent "
+          "up the mountains.\n\nCaroline: Lovely.\n")
+    write(vault.root, "daily/2023-08-15.md", "Melanie: Camping again! We love camping "
+          "trips.\n\nCaroline: Enjoy.\n")
+    for day, words in (("03", "painted a sunset"), ("11", "ran a charity race"),
+                       ("19", "read a book on pottery")):
+        write(vault.root, f"daily/2023-09-{day}.md", f"Caroline: I {words}.\n")
+    indexes.chunks.sync()
+    query = "When did Melanie go camping in June?"
+    assert indexes.chunks.search(query, 3)[0].path == "daily/2023-07-03.md"
+    monkeypatch.setattr(chunks, "DATE_WEIGHT", 0.0)
+    assert indexes.chunks.search(query, 3)[0].path != "daily/2023-07-03.md"
+
+
+def test_date_spans_of_a_question() -> None:
+    from datetime import date
+
+    from vaultlink.index.fusion import date_spans, note_date, within
+
+    assert date_spans("When did Melanie go camping in June?") == [(None, 6, None)]
+    assert date_spans("What did Gina find on 1 February, 2023?") == [(2023, 2, 1)]
+    assert date_spans("What painting on October 13, 2023?") == [(2023, 10, 13)]
+    assert date_spans("How many times in 2023?") == [(2023, None, None)]
+    assert date_spans("you may go") == [] and date_spans("no date here") == []
+    assert note_date("daily/2023-06-30/standup.md") == date(2023, 6, 30)
+    assert note_date("resource/paper.md") is None
+    assert within(date(2023, 7, 5), [(None, 6, None)])
+    assert not within(date(2023, 7, 9), [(None, 6, None)])
