@@ -42,13 +42,17 @@ def _chinese(run: str) -> list[str]:
     return [w for w in _jieba.cut(run, HMM=True) if w.strip()]
 
 
-def _japanese(run: str) -> list[str]:
+def _tagger() -> Any:
     tagger: Any = getattr(_state, "tagger", None)
     if tagger is None:
         import fugashi  # UniDic is mapped, not read: milliseconds, only for kana
 
         tagger = _state.tagger = fugashi.Tagger()
-    return [w.surface for w in tagger(run) if w.surface]
+    return tagger
+
+
+def _japanese(run: str) -> list[str]:
+    return [w.surface for w in _tagger()(run) if w.surface]
 
 
 # Parts of speech a Japanese name is made of: nouns and what attaches to them. Verb
@@ -63,12 +67,7 @@ def name_words_of(run: str) -> list[str]:
     if len(run) < 2 or not _KANA.search(run):
         return cjk_words(run)
     try:
-        tagger: Any = getattr(_state, "tagger", None)
-        if tagger is None:
-            import fugashi
-
-            tagger = _state.tagger = fugashi.Tagger()
-        return [w.surface if w.feature.pos1 in _NAME_POS else "" for w in tagger(run)
+        return [w.surface if w.feature.pos1 in _NAME_POS else "" for w in _tagger()(run)
                 if w.surface]
     except Exception:  # pragma: no cover - a broken install: the run is one word
         return [run]
