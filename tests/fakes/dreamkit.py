@@ -57,10 +57,12 @@ def turns(*replies: Any) -> Callable[[dict[str, Any]], Any]:
 
 def dream(root: Path, host: str, *, dry_run: bool = False, **overrides: Any) -> RunState:
     """One run with the Ollama provider at ``host`` (``dry_run``: nothing written);
-    ``overrides`` are dotted settings."""
+    ``overrides`` are dotted settings. Every decision is written (``review.mode: off``)
+    unless they say otherwise: these tests judge the integrator's decisions."""
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "ollama", "llm.host": host, "llm.retries": 0, "llm.max_steps": 4,
-         "llm.integrate_mode": "tools", **overrides})
+         "llm.integrate_mode": "tools", "review.mode": "off",  # held for review: test_review
+         **overrides})
     vault = Vault(root)
     parts = open_parts(vault, settings.pipeline())
     try:

@@ -76,6 +76,8 @@ class ProgressPrinter:
             if detail.get("status") == "integrated":
                 note = f": {detail['note']}" if detail.get("note") else ""
                 self._end(f"{detail['action']} {detail['target']}{note}" + _spent(detail))
+            elif detail.get("status") == "held":
+                self._end(f"HELD {detail['action']} {detail['target']}: {detail['note']}")
             elif detail.get("status") == "failed":
                 self._end(("PARKED" if detail.get("parked") else "FAILED (retried next run)")
                           + f": {detail.get('error', '')}")
@@ -111,6 +113,11 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
     for path, error in run.failed_notes.items():
         state = "PARKED" if path in run.parked_paths else "FAILED"
         lines.append(f"  {path} [EXTRACT {state}]: {error}")
+    held = [r for r in run.results if r.status == "held"]
+    if held and not dry_run:
+        lines.append(f"{len(held)} held for review (review.mode): nothing of them is written "
+                     "until you say; `vaultlink review list` shows them, `vaultlink review "
+                     "show ID` the change")
     waiting = len(run.failed_units) + len(run.failed_notes)
     if waiting and not dry_run:
         parked = sum(r.parked for r in run.results) + len(
@@ -159,7 +166,8 @@ def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
         "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action,
                      "target": r.target, "note": r.note, "error": r.error, "diff": r.diff,
                      "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens,
-                     "parked": r.parked, **_usage_json(r.usage)}
+                     "parked": r.parked, "proposal_id": r.proposal_id,
+                     **_usage_json(r.usage)}
                     for r in run.results],
         "extract": run.extract_usage,
         "failed_notes": [{"path": p, "error": e, "parked": p in run.parked_paths}

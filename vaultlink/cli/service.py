@@ -263,6 +263,9 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
     if data.get("passed_over"):
         lines.append(f"{data['passed_over']} paragraph(s) passed over, each with its reason: "
                      "`vaultlink log --note NOTE` shows a note's")
+    if data.get("proposals"):
+        lines.append(f"{data['proposals']} proposal(s) wait for your review (review.mode): "
+                     "`vaultlink review list`")
     return lines + backlog_lines(data.get("backlog"))
 
 

@@ -93,6 +93,14 @@ integrate:
   same_threshold: 0.60     # at or above: the same abstraction, update that node
   related_threshold: 0.24  # at or above: related, woven in as a link
 
+review:
+  # Review before write. uncertain: a decision vaultlink is not sure of (any correction,
+  # an update whose unit does not name the node's subject, a page merged into a node made
+  # from another page) waits as a proposal: `vaultlink review`, or the plugin's panel,
+  # approves, rejects or writes it as a new node; everything else is written at once.
+  # all: every decision waits. off: every decision is written (undo is still there).
+  mode: uncertain
+
 topics:
   max_topics: 3
   min_units: 4          # the model groups a day's units into topics once, when the day
@@ -166,7 +174,8 @@ class Settings:
             backfill_days=int(g("backfill.days")), model_cache=str(model_cache_dir()),
             silence_seconds=float(g("llm.silence_seconds")),
             integrate_mode=str(g("llm.integrate_mode")),
-            park_after=int(g("auto_dream.park_after")))
+            park_after=int(g("auto_dream.park_after")),
+            review_mode=str(g("review.mode")))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -298,6 +307,7 @@ _CHOICES = {
     "embedding.provider": ("local", "ollama"),
     "embedding.sections": ("fast", "same"),
     "index.chroma.mode": ("embedded", "http"),
+    "review.mode": ("off", "uncertain", "all"),
 }
 
 
@@ -310,6 +320,9 @@ def _is_number(text: str) -> bool:
 
 
 def _validated(data: dict[str, Any]) -> dict[str, Any]:
+    review = data.get("review")
+    if isinstance(review, dict) and review.get("mode") is False:
+        review["mode"] = "off"  # YAML reads a bare `off` as false
     settings = Settings(data)
     for dotted, kind in _TYPES.items():
         value: Any = settings.get(dotted)

@@ -135,6 +135,22 @@ class Problem(TypedDict):
     parked: bool
 
 
+class Proposal(TypedDict):
+    """A decision held for the owner's review (``review.mode``): read-only here."""
+
+    id: int
+    at: str
+    action: str
+    target: str
+    link: str
+    sources: list[str]
+    held: str  # why it waits (vaultlink's words)
+    why: str  # why vaultlink would do it (fenced: it quotes the unit)
+    summary: str  # the unit (fenced)
+    diff: str  # the exact change (fenced)
+    stale: bool  # its node changed since: approving has the next run decide it again
+
+
 class StatusAnswer(TypedDict):
     """``status``'s answer."""
 
@@ -144,6 +160,8 @@ class StatusAnswer(TypedDict):
     queue: list[str]
     problems: list[Problem]
     backlog_waiting: int
+    proposals_waiting: int
+    proposals: list[Proposal]
     last_run: str
     cut: bool
     note: str

@@ -54,7 +54,15 @@ _LENGTH = re.compile(r"[0-9]{1,18}")  # int() would also take "+5", " 5 " and "5
 
 
 ROUTES = {"/status": "GET", "/note": "GET", "/decisions": "GET", "/search": "GET",
-          "/rerun": "POST", "/undo": "POST", "/redo": "POST", "/backfill": "POST"}
+          "/rerun": "POST", "/undo": "POST", "/redo": "POST", "/backfill": "POST",
+          "/proposals": "GET"}
+# POST /proposals/{id}/approve | reject | new: settle a proposal held for review
+_SETTLE = re.compile(r"/proposals/([0-9]{1,12})/(approve|reject|new)")
+
+
+def allowed_method(path: str) -> str | None:
+    """The one method a route takes (None: no such route)."""
+    return "POST" if _SETTLE.fullmatch(path) else ROUTES.get(path)
 
 
 def body_length(headers: Message) -> int:
@@ -175,7 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(payload)))
         if status == 405:
-            self.send_header("Allow", ROUTES.get(urlsplit(self.path).path, "GET"))
+            self.send_header("Allow", allowed_method(urlsplit(self.path).path) or "GET")
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -202,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(401, "missing or wrong token: send 'Authorization: Bearer <token>' "
                                 "with the content of .vaultlink/token")
         url = urlsplit(self.path)
-        allowed = ROUTES.get(url.path)
+        allowed = allowed_method(url.path)
         if allowed is None:
             raise ApiError(404, f"no route {url.path}; see docs/status-api.md")
         if method != allowed:
@@ -219,7 +227,11 @@ class _Handler(BaseHTTPRequestHandler):
             return views.decisions(query)
         if url.path == "/search":
             return views.search(query)
+        if url.path == "/proposals":
+            return views.proposals(query)
         body = self._json_body()
+        if settle := _SETTLE.fullmatch(url.path):
+            return views.settle(int(settle[1]), settle[2])
         if url.path == "/rerun":
             return views.rerun(body)
         if url.path == "/backfill":

@@ -23,6 +23,7 @@ from vaultlink.daemon import answers as a
 from vaultlink.daemon.client import ask_daemon, daemon_status, iso
 from vaultlink.daemon.process import lock_holder, writer_or_daemon
 from vaultlink.daemon.views import Views, decision, node_sources
+from vaultlink.dream.review import proposal_view
 from vaultlink.errors import DaemonError, NoteNotFound, VaultlinkError
 from vaultlink.index.fusion import above_floor
 from vaultlink.markdown.links import LinkResolver
@@ -66,6 +67,12 @@ class _Standalone:
         raise DaemonError("no daemon runs on this vault")
 
     def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
+        raise DaemonError("no daemon runs on this vault")
+
+    def proposals(self, state: Any) -> list[dict[str, Any]]:
+        raise DaemonError("no daemon runs on this vault")
+
+    def settle(self, proposal_id: int, verb: str) -> dict[str, Any]:
         raise DaemonError("no daemon runs on this vault")
 
 
@@ -302,13 +309,37 @@ class Assistant:
             "queue": [f"{q['path']} ({q['state']})" for q in data.get("queue", [])][:a.LIST_ITEMS],
             "problems": problems[:a.LIST_ITEMS * 2],
             "backlog_waiting": int((data.get("backlog") or {}).get("waiting", 0)),
+            "proposals_waiting": int(data.get("proposals") or 0),
+            "proposals": self._proposals() if data.get("proposals") else [],
             "last_run": last_words, "cut": False, "note": ""}
         dropped = total - len(answer["problems"])
+        dropped += max(0, answer["proposals_waiting"] - len(answer["proposals"]))
+        dropped += a.fit(answer, answer["proposals"], self.answer_chars)
         dropped += a.fit(answer, answer["problems"], self.answer_chars)
         answer["cut"] = dropped > 0 or answer["queue_length"] > len(answer["queue"])
         if answer["cut"]:
             answer["note"] = "lists cut; `vaultlink status` shows them all"
         return answer
+
+    def _proposals(self) -> list[a.Proposal]:
+        """The proposals waiting for review, newest first, read from state.sqlite (a
+        read needs no writer lock); settling them is the owner's: `vaultlink review`."""
+        state = State(self.vault.state_dir / "state.sqlite")
+        try:
+            views = [proposal_view(p, self.vault) for p in state.proposals(limit=a.LIST_ITEMS)]
+        finally:
+            state.close()
+        fence = a.Fence()
+        shown: list[a.Proposal] = []
+        for p in views:
+            diff, _ = a.cut(p["diff"], a.DIFF_CHARS)
+            summary, _ = a.cut(p["unit"]["summary"], a.DIFF_CHARS)
+            shown.append({"id": p["id"], "at": p["at"] or "", "action": p["action"],
+                          "target": p["target"], "link": a.link(p["target"]),
+                          "sources": p["unit"]["paths"][:a.LIST_ITEMS], "held": p["reason"],
+                          "why": fence(p["why"]), "summary": fence(summary),
+                          "diff": fence(diff), "stale": bool(p["stale"])})
+        return shown
 
     def integrate_now(self, path: str) -> a.IntegrateAnswer:
         """Ask the running daemon to take a daily/ or resource/ note now."""

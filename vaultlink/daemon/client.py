@@ -47,6 +47,7 @@ def durable_status(state: State, now: float, provider: str | None = None,
         # notes whose last reading gave no unit, with what they hold (issue #16)
         "barren": [{**b, "since": iso(b["since"])} for b in state.barren_notes()],
         "passed_over": len(state.passed_over()),
+        "proposals": state.proposal_count(),  # decisions held for review (`vaultlink review`)
         "backlog": backlog_status(state, pace),
     }
 

@@ -108,7 +108,9 @@ def build_server(assistant: Assistant) -> FastMCP:
     @server.tool(annotations=READ_ONLY)
     async def status() -> a.StatusAnswer:
         """Whether the daemon runs and what waits: the queue, failed units, parked and
-        unreadable notes with their reasons, the backlog, the last run."""
+        unreadable notes with their reasons, the backlog, the last run, and the proposals
+        held for the owner's review (each with why, the unit and the diff; read-only:
+        the owner settles them with `vaultlink review` or the Obsidian plugin)."""
         return await _call(assistant.status)
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False,

@@ -37,6 +37,7 @@ from vaultlink.daemon.process import (
 )
 from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
+from vaultlink.dream import review, settle
 from vaultlink.dream.backfill import changed_notes
 from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
 from vaultlink.dream.pipeline import build_steps, run_dream
@@ -54,6 +55,7 @@ from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions, redact_url
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR
+from vaultlink.vault.proposals import ProposalState
 from vaultlink.vault.state import QueueItem, State
 
 log = logging.getLogger(__name__)
@@ -246,6 +248,26 @@ class Daemon:
             log.warning("could not re-index %s after the undo: %s", path, exc)
         with self._mu:
             self.generation += 1
+
+    def proposals(self, state: ProposalState | None) -> list[dict[str, Any]]:
+        """``GET /proposals``: the decisions held for review (``dream/review.py``)."""
+        return [review.proposal_view(p, self.vault) for p in self.state.proposals(state)]
+
+    def settle(self, proposal_id: int, verb: str) -> dict[str, Any]:
+        """``POST /proposals/{id}/approve|reject|new``: the owner's word on a proposal.
+        What it wrote is re-indexed now; a stale one's notes are queued, ready now, so
+        the unit is decided again without waiting for another change."""
+        how = {"approve": settle.approve, "reject": settle.reject, "new": settle.create_new}
+        done = how[verb](self.vault, self.state, proposal_id)
+        for path in done.paths:
+            self.digest_changed(path)
+        if done.stale:
+            now = time.time()
+            for path in done.proposal.paths:
+                if self.vault.exists(path):
+                    self.state.enqueue(path, now, 0.0)
+            self._wake.set()
+        return review.settled_view(done, self.vault)
 
     # -- the worker -------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
 from vaultlink.vault.notes import DESCRIPTION_CHARS, NAME_CHARS, Vault
+from vaultlink.vault.proposals import ProposalState
 from vaultlink.vault.readpolicy import is_hidden
 from vaultlink.vault.state import JournalEntry, State
 
@@ -64,6 +65,15 @@ class ServedDaemon(Protocol):
 
     def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
         """Estimate, and with ``queue``, queue notes of the backlog."""
+        ...
+
+    def proposals(self, state: ProposalState | None) -> list[dict[str, Any]]:
+        """The proposals held for review in ``state`` (None: all), as the API shows them."""
+        ...
+
+    def settle(self, proposal_id: int, verb: str) -> dict[str, Any]:
+        """Approve, reject or write as new (``verb``) one open proposal; ``StateError``
+        when it cannot be (settled meanwhile, no new node possible)."""
         ...
 
 
@@ -304,3 +314,30 @@ class Views:
         assert row is not None
         return {"redone" if redo else "undone": entry_id, "ids": outcome.ids,
                 "decision": decision(row)}
+
+    # -- proposals held for review (dream/review.py) -----------------------------------
+
+    def proposals(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """``GET /proposals[?state=open|all|approved|rejected|created|stale]``: newest
+        first; open ones whose node changed since say ``stale: true``."""
+        wanted = (query.get("state") or ["open"])[-1]
+        if wanted != "all" and wanted not in {s.value for s in ProposalState}:
+            raise ApiError(400, "state is open, approved, rejected, created, stale or all")
+        state = None if wanted == "all" else ProposalState(wanted)
+        return {"proposals": self.daemon.proposals(state),
+                "open": self.daemon.state.proposal_count()}
+
+    def settle(self, proposal_id: int, verb: str) -> dict[str, Any]:
+        """``POST /proposals/{id}/approve|reject|new``: settle one open proposal. A stale
+        one (its node changed since) answers 200 with ``stale: true``: nothing written,
+        its unit is decided again by the next run, which is queued now."""
+        p = self.daemon.state.proposal_get(proposal_id)
+        if p is None:
+            raise ApiError(404, f"no proposal #{proposal_id}")
+        if p.state is not ProposalState.OPEN:
+            raise ApiError(409, f"proposal #{proposal_id} is {p.state.value} already")
+        try:
+            return self.daemon.settle(proposal_id, verb)
+        except StateError as exc:  # settled meanwhile, or no new node can be written
+            raise ApiError(409, str(exc)) from None
+

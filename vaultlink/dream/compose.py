@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from vaultlink.dream.context import DreamContext, Extractor, Progress
+from vaultlink.dream.context import DreamContext, Extractor, Progress, ReviewMode
 from vaultlink.dream.extractor import ModelExtractor
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.offline.policy import MIN_STEPS as OFFLINE_MIN_STEPS
@@ -157,7 +157,7 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         max_topics=options.max_topics, lookback_days=options.lookback_days,
         topic_min_units=options.topic_min_units,
         topic_picker=picker, only=only, progress=progress,
-        backfill_days=options.backfill_days)
+        backfill_days=options.backfill_days, review=ReviewMode(options.review_mode))
     if isinstance(integrator, OllamaChat) and progress is not None:
         integrator.progress = lambda tokens, seconds: ctx.report(
             "model_progress", tokens=tokens, seconds=round(seconds, 1))

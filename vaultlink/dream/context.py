@@ -11,6 +11,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 from vaultlink.dream.units import Unit
@@ -107,6 +108,24 @@ class TopicPicker(Protocol):
 Progress = Callable[[str, dict[str, Any]], None]
 
 
+class ReviewMode(StrEnum):
+    """``review.mode``: which decisions wait for the owner (``dream/review.py``)."""
+
+    OFF = "off"  # every decision is written
+    UNCERTAIN = "uncertain"  # what ``review.uncertain`` names is held as a proposal
+    ALL = "all"  # every decision is held
+
+
+class UnitStatus(StrEnum):
+    """What became of a unit in a run: a closed set (compares equal to its value)."""
+
+    INTEGRATED = "integrated"
+    UNCHANGED = "unchanged"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    HELD = "held"  # decided, not written: a proposal waits for the owner's review
+
+
 @dataclass
 class DreamContext:
     """Everything a run needs, built by the CLI or the daemon from configuration."""
@@ -139,6 +158,9 @@ class DreamContext:
     should_stop: Callable[[], bool] | None = None
     # backfill.days: a first start holds back notes unchanged this long (None: none).
     backfill_days: int | None = None
+    # review.mode: what is held for the owner instead of written (off for a context a
+    # test or a bench builds by hand; the CLI and the daemon pass the configured one)
+    review: ReviewMode = ReviewMode.OFF
 
     def mode(self) -> str:
         """``integrate_mode``, found out now if it was left to the first unit."""
@@ -159,7 +181,7 @@ class UnitResult:
     """What happened to one unit."""
 
     unit: Unit
-    status: str  # integrated | unchanged | skipped | failed
+    status: UnitStatus
     action: str = ""
     target: str = ""
     note: str = ""
@@ -169,6 +191,7 @@ class UnitResult:
     prompt_tokens: list[int] = field(default_factory=list)
     usage: Any = None  # ``session.Usage``: tokens, seconds, tool calls, refusals
     parked: bool = False  # failed for the last allowed time: waits for the user
+    proposal_id: int | None = None  # held: the proposal that waits for review
 
 
 @dataclass(frozen=True)
@@ -221,6 +244,7 @@ class RunState:
             "skipped": len(self.skipped),
             "failed": len(self.failed_units) + len(self.failed_notes),
             "checkpointed": len(self.checkpointed),
+            "held": sum(r.status == UnitStatus.HELD for r in self.results),
         }
 
 

@@ -21,6 +21,7 @@ from vaultlink.dream.backfill import adopt, batch_size, held_back
 from vaultlink.dream.context import DreamContext, Retry, RunState, SourceNote
 from vaultlink.dream.readings import reasons_text, record_readings
 from vaultlink.dream.repeats import fingerprint, repeat_units, twin_of
+from vaultlink.dream.review import requeue_stale
 from vaultlink.dream.template import NO_TEMPLATE, DayTemplate, day_template
 from vaultlink.dream.units import Unit
 from vaultlink.errors import (
@@ -116,6 +117,10 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
         run.sections[info.path] = prints
         if src.new_text().strip():
             notes.append(src)
+    if not ctx.dry_run:  # a proposal whose node changed since: its unit is decided again
+        for stale in requeue_stale(vault, state):
+            ctx.report("proposal_stale", id=stale.id, unit=stale.unit.get("name", ""),
+                       target=stale.target)
     pending = state.pending_units()
     failures = state.open_failures()
     gone = [f for f in failures if f.paths and not set(f.paths) & present]
@@ -124,10 +129,11 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     failures = [f for f in failures if f not in gone]
     unit_failures = [f for f in failures if f.kind == "unit"]
     note_failures = {f.paths[0]: f for f in failures if f.kind == "note" and f.paths}
-    # Notes whose units wait (pending or failed) are not extracted again: their units
-    # are taken up as they are, and the run that integrates the last one checkpoints them.
+    # Notes whose units wait (pending, failed, or held for review) are not extracted
+    # again: their units are taken up as they are, and the run that integrates the last
+    # one (or settling its last proposal, ``dream/review.py``) checkpoints them.
     run.held_paths = ({p for _, u in pending for p in u.get("paths", [])}
-                      | {p for f in unit_failures for p in f.paths})
+                      | {p for f in unit_failures for p in f.paths} | state.proposal_paths())
     sent = [n for n in notes if n.path not in run.held_paths
             and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
     run.parked_paths.update(n.path for n in notes if n not in sent

@@ -2,9 +2,9 @@
 
 Checkpoint = changed notes minus failed paths, minus the notes of units deferred past
 the per-run cap, minus notes that could not be read, minus every note a unit still
-waits for (pending, failed or parked, from this run or an earlier one). Keyed by the
-content hash read at the start of the run, so a note edited during the run is taken up
-again next time.
+waits for (pending, failed or parked, from this run or an earlier one, or held for the
+owner's review as a proposal). Keyed by the content hash read at the start of the run,
+so a note edited during the run is taken up again next time.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def finish_step(ctx: DreamContext, run: RunState) -> None:
     """Write the checkpoint and the run record (not in a dry run)."""
     waiting = {p for f in ctx.state.open_failures() for p in f.paths}
     waiting |= {p for _, u in ctx.state.pending_units() for p in u.get("paths", [])}
+    waiting |= ctx.state.proposal_paths()  # held for review: checkpointed once settled
     paths = checkpoint_paths(run, waiting)
     run.checkpointed = paths
     if ctx.dry_run:

@@ -19,7 +19,14 @@ from __future__ import annotations
 import json
 import logging
 
-from vaultlink.dream.context import DreamContext, Retry, RunState, UnitResult
+from vaultlink.dream.context import (
+    DreamContext,
+    Retry,
+    ReviewMode,
+    RunState,
+    UnitResult,
+    UnitStatus,
+)
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.nodetext import coverage
 from vaultlink.dream.offline.names import carried_unit
@@ -27,6 +34,7 @@ from vaultlink.dream.offline.wording import wording_of
 from vaultlink.dream.offline.writing import source_sentence
 from vaultlink.dream.oneshot import HOLDS, run_oneshot
 from vaultlink.dream.prompts import prompt
+from vaultlink.dream.review import hold, mark, waiting_or_rejected
 from vaultlink.dream.session import SessionOutcome, Usage, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import ACTIONS, Receipt, Unit
@@ -86,6 +94,7 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
         if not ctx.dry_run and pending is not None:
             ctx.state.remove_pending([pending])  # decided: journaled, or in failed_units
         run.results.append(result)
+        mark(ctx, run, result)  # held for review: its notes as read, for its checkpoint
         if result.status == "failed":
             run.failed_units.append(unit)
             (run.parked_paths if result.parked else run.failed_paths).update(unit.paths)
@@ -142,9 +151,13 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         # checkpointed: deciding again would write the node twice (the crash loop's
         # offline daemon made "-2" and "-3" copies at mid_checkpoint kills).
         log.info("unit %s was decided by #%d before a stop; not again", unit.name, earlier.id)
-        return UnitResult(unit, "integrated", earlier.action, earlier.target,
+        return UnitResult(unit, UnitStatus.INTEGRATED, earlier.action, earlier.target,
                           note=f"decided by #{earlier.id} before the last run stopped",
                           journal_id=earlier.id)
+    if (waits := waiting_or_rejected(ctx, unit)) is not None:  # review: open or rejected
+        return waits if waits.status == UnitStatus.HELD else _record(
+            ctx, run_id, unit, None, "SKIP", waits.target, waits.note, "skipped", Usage(),
+            ctx.integrator_name, error=waits.error)
     if unit.corroborates:
         return _confirm_repeat(ctx, run_id, unit, retry)
     errors: list[str] = []
@@ -185,9 +198,14 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == "ollama" \
             else ctx.integrator_name
         if outcome.status == "done" and outcome.receipt is not None:
-            if retry is not None and not ctx.dry_run:
-                ctx.state.resolve_failure([retry.id])
-            return _record_done(ctx, run_id, unit, toolbox, outcome, usage, name)
+            try:  # review.mode: an uncertain decision is held, a sure one lands now
+                held = hold(ctx, run_id, unit, toolbox, outcome.receipt, name)
+            except VaultlinkError as exc:  # the node changed while the unit was decided
+                held, outcome = None, SessionOutcome("error", error=str(exc))
+            if outcome.status == "done":
+                if retry is not None and not ctx.dry_run:
+                    ctx.state.resolve_failure([retry.id])
+                return held or _record_done(ctx, run_id, unit, toolbox, outcome, usage, name)
         if outcome.status == "unchanged" and outcome.receipt is not None:
             target = outcome.receipt.target_path
             if _replay(ctx, unit, toolbox, target):
@@ -239,17 +257,21 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
                 "path": target, "old": body, "new": append_source_sentence(body, line)}))
             if "error" in answer:
                 raise VaultlinkError(str(answer["error"]))
+        receipt = Receipt("CORROBORATE", target, note)
+        held = None if cited else hold(ctx, run_id, unit, toolbox, receipt, "repeat")
     except VaultlinkError as exc:
         toolbox.rollback()
         return _failed(ctx, run_id, unit, f"could not add {unit.paths[0]} to {target}: {exc}",
                        Usage(), "repeat", retry, counts=True)
     if retry is not None and not ctx.dry_run:
         ctx.state.resolve_failure([retry.id])
+    if held is not None:
+        return held
     if cited:
         return _record(ctx, run_id, unit, toolbox, "SKIP", target,
                        "already integrated: the node cites this source", "skipped",
                        Usage(), "repeat", error="already integrated")
-    outcome = SessionOutcome("done", Receipt("CORROBORATE", target, note))
+    outcome = SessionOutcome("done", receipt)
     return _record_done(ctx, run_id, unit, toolbox, outcome, Usage(), "repeat")
 
 
@@ -264,7 +286,7 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
     model = ctx.provider == "ollama"
     return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
                    intents=None if ctx.dry_run else ctx.state, scores=not model,
-                   hit_limit=10 if model else 50)
+                   hit_limit=10 if model else 50, hold=ctx.review is not ReviewMode.OFF)
 
 
 def _replay(ctx: DreamContext, unit: Unit, toolbox: Toolbox, target: str) -> bool:
@@ -299,7 +321,7 @@ def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None,
             error: str = "", before: str | None = None, after: str | None = None,
             classification: dict[str, str] | None = None) -> UnitResult:
     diff = diff_of(target, before, after) if status == "integrated" else ""
-    result = UnitResult(unit, status, action, target, note, diff, error, None,
+    result = UnitResult(unit, UnitStatus(status), action, target, note, diff, error, None,
                         usage.prompt_tokens, usage=usage)
     if ctx.dry_run:
         return result

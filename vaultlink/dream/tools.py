@@ -75,6 +75,10 @@ class Toolbox:
     vault is left alone. With ``intents`` (the state database) every write is announced
     before it lands, so a process killed before the unit's journal row is written has
     its writes rolled back at the next start (``dream.upkeep.recover``).
+
+    With ``hold`` (review before write, ``dream/review.py``) the checked writes also wait
+    in the overlay: ``land()`` writes them, compare-and-swap against what the session
+    read, once the decision is known to need no review; ``rollback()`` drops them.
     """
 
     vault: Vault
@@ -87,6 +91,7 @@ class Toolbox:
     # the similarity, so it gets the scores.
     scores: bool = True
     hit_limit: int = 50
+    hold: bool = False
     schemas: ClassVar[list[dict[str, Any]]] = TOOL_SCHEMAS  # what the model is offered
     queries: list[dict[str, Any]] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
@@ -220,27 +225,53 @@ class Toolbox:
 
     def _commit(self, rel: str, old: str | None, new: str) -> dict[str, Any]:
         self.guard.check_write(rel, old, new)
-        if not self.dry_run:
-            if self.intents is not None:
-                self.intents.intend(rel, self.before.get(rel, old), content_hash(new.encode()))
-            try:
-                self._hash[rel] = self.vault.write(rel, new, self._hash.get(rel))
-            except WriteConflict as exc:
-                self.current.pop(rel, None)
-                self._hash.pop(rel, None)
-                if self.intents is not None and rel not in self.before:
-                    self.intents.settle([rel])  # nothing of ours landed there
-                raise VaultError(f"{exc} (the user is editing it)") from None
-            crash_point("after_node_write")
+        if not self.dry_run and not self.hold:
+            self._land(rel, self.before.get(rel, old), new)
         self.before.setdefault(rel, old)
         self.current[rel] = new
         self.guard.accept_write(rel, created=old is None)
         return {"ok": True, "path": rel, "created": old is None and self.before[rel] is None}
 
+    def _land(self, rel: str, before: str | None, new: str) -> None:
+        """Write ``new`` at ``rel``, announced first, compare-and-swap against the hash
+        this session read (or wrote last)."""
+        if self.intents is not None:
+            self.intents.intend(rel, before, content_hash(new.encode()))
+        try:
+            self._hash[rel] = self.vault.write(rel, new, self._hash.get(rel))
+        except WriteConflict as exc:
+            self.current.pop(rel, None)
+            self._hash.pop(rel, None)
+            if self.intents is not None and (self.hold or rel not in self.before):
+                self.intents.settle([rel])  # nothing of ours landed there
+            raise VaultError(f"{exc} (the user is editing it)") from None
+        crash_point("after_node_write")
+
+    def land(self) -> None:
+        """Write what a ``hold`` session decided (nothing in a dry run); a node changed
+        since it was read is a ``VaultError`` and nothing of it is written."""
+        if self.hold and not self.dry_run:
+            for rel, new in list(self.current.items()):
+                self._land(rel, self.before.get(rel), new)
+        self.hold = False
+
+    def put(self, rel: str, new: str) -> None:
+        """Write ``new`` at ``rel`` as a tool write does (the guard, the intent, the
+        compare-and-swap against the text read): how an approved proposal lands."""
+        self._commit(rel, self._text_or_none(rel), new)
+
+    def read_hash(self, rel: str) -> str | None:
+        """The hash of ``rel`` as this session first read it (None: it did not exist)."""
+        return self._hash.get(rel)
+
     def rollback(self) -> None:
         """Undo this session's writes (a failed attempt leaves nothing half-done)."""
         if self.dry_run:
             self.current.clear()
+            return
+        if self.hold:  # nothing landed: the overlay goes
+            self.current.clear()
+            self.before.clear()
             return
         for rel, old in self.before.items():
             expected = self._hash.get(rel)

@@ -3,7 +3,7 @@
 One connection per ``State``, WAL mode, every change in its own transaction, so a
 crash at any point leaves the database consistent. Tables owned by other modules
 (the search index) live in the same file under their own prefix; the journal and the
-write intents are in ``journal.py``.
+write intents are in ``journal.py``, the proposals held for review in ``proposals.py``.
 
 A database the disk damaged is never dropped in silence: it is moved aside with a
 warning, and what can still be read of it (the journal first) is copied into a fresh
@@ -33,6 +33,7 @@ from vaultlink.vault.journal import (
     Row,
     diff_of,
 )
+from vaultlink.vault.proposals import PROPOSALS_SCHEMA, ProposalTables
 from vaultlink.vault.salvage import salvage_state_db
 from vaultlink.vault.walk import StatEntry
 
@@ -78,7 +79,7 @@ CREATE INDEX IF NOT EXISTS backlog_order ON backlog(queued_at, note_time);
 CREATE TABLE IF NOT EXISTS rates (
     provider TEXT PRIMARY KEY, notes INTEGER NOT NULL, bytes INTEGER NOT NULL,
     units INTEGER NOT NULL, integrated INTEGER NOT NULL, seconds REAL NOT NULL);
-""" + JOURNAL_SCHEMA
+""" + JOURNAL_SCHEMA + PROPOSALS_SCHEMA
 # (path, inode, size, mtime) of the databases this process has checked already
 _CHECKED: set[tuple[str, int, int, int]] = set()
 
@@ -87,7 +88,7 @@ MAX_WAIT = 3600.0
 CLOCK_SLACK = 1.0  # seconds "in the future" that are only clock jitter
 # The tables worth saving from a damaged database, most precious first.
 SALVAGED = ("journal", "checkpoint", "inflight", "failed_units", "pending_units", "queue",
-            "unread_notes", "runs")
+            "unread_notes", "runs", "proposals")
 # Columns added after the first release: (table, column, declaration). A state.sqlite
 # written by an older vaultlink gets them on open, with their defaults.
 MIGRATIONS = (
@@ -155,7 +156,7 @@ def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection
     db.execute("COMMIT")
 
 
-class State(JournalTables):
+class State(JournalTables, ProposalTables):
     """The vault's state database; safe to share between threads."""
 
     def __init__(self, path: Path) -> None:
