@@ -9,6 +9,7 @@ import { failureCopy } from "./views/render-state";
 export interface CommandHost extends Plugin {
 	client: DaemonClient;
 	activatePanel(): Promise<void>;
+	activateProposals(): Promise<void>;
 	notify(message: string): void;
 	/** Poll now so the status bar and panel show the new queue at once. */
 	tick(): Promise<void>;
@@ -31,6 +32,12 @@ export function registerCommands(host: CommandHost): void {
 		id: "open-panel",
 		name: "Open panel",
 		callback: () => void host.activatePanel(),
+	});
+
+	host.addCommand({
+		id: "review-proposals",
+		name: "Review proposals",
+		callback: () => void host.activateProposals(),
 	});
 
 	host.addCommand({

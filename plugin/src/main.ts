@@ -8,6 +8,7 @@ import { registerCommands } from "./commands";
 import { DEFAULT_SETTINGS, readSettings, VaultlinkSettings, VaultlinkSettingTab } from "./settings";
 import { StatusBarItem } from "./status-bar";
 import { VaultlinkPanelView, VIEW_TYPE_PANEL } from "./views/panel-view";
+import { VaultlinkProposalsView, VIEW_TYPE_PROPOSALS } from "./views/proposals-view";
 
 export default class VaultlinkPlugin extends Plugin {
 	settings: VaultlinkSettings = { ...DEFAULT_SETTINGS };
@@ -25,6 +26,7 @@ export default class VaultlinkPlugin extends Plugin {
 		});
 
 		this.registerView(VIEW_TYPE_PANEL, (leaf) => new VaultlinkPanelView(leaf, this.client));
+		this.registerView(VIEW_TYPE_PROPOSALS, (leaf) => new VaultlinkProposalsView(leaf, this.client));
 		this.statusBar = new StatusBarItem(
 			this.addStatusBarItem(),
 			() => this.client.status(),
@@ -58,14 +60,26 @@ export default class VaultlinkPlugin extends Plugin {
 		for (const leaf of this.app.workspace.getLeavesOfType(VIEW_TYPE_PANEL)) {
 			if (leaf.view instanceof VaultlinkPanelView) await leaf.view.refresh();
 		}
+		for (const leaf of this.app.workspace.getLeavesOfType(VIEW_TYPE_PROPOSALS)) {
+			if (leaf.view instanceof VaultlinkProposalsView) await leaf.view.refresh();
+		}
 	}
 
 	async activatePanel(): Promise<void> {
+		await this.reveal(VIEW_TYPE_PANEL);
+	}
+
+	/** The proposals view (decisions held for review) in the right side panel. */
+	async activateProposals(): Promise<void> {
+		await this.reveal(VIEW_TYPE_PROPOSALS);
+	}
+
+	private async reveal(type: string): Promise<void> {
 		const { workspace } = this.app;
-		const existing = workspace.getLeavesOfType(VIEW_TYPE_PANEL)[0];
+		const existing = workspace.getLeavesOfType(type)[0];
 		const leaf = existing ?? workspace.getRightLeaf(false);
 		if (!leaf) return;
-		if (!existing) await leaf.setViewState({ type: VIEW_TYPE_PANEL, active: true });
+		if (!existing) await leaf.setViewState({ type, active: true });
 		await workspace.revealLeaf(leaf);
 	}
 }

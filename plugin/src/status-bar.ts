@@ -15,6 +15,7 @@ export function statusText(result: ClientResult<Status>): string {
 				parts.push(`${failed.length} failed` + (parked ? ` (${parked} parked)` : ""));
 			}
 			if (unreadable.length) parts.push(`${unreadable.length} unreadable`);
+			if (result.data.proposals) parts.push(`${result.data.proposals} to review`);
 			if (backlog?.queued) parts.push(`backlog ${backlog.queued.toLocaleString("en-US")} (${duration(backlog.eta_seconds)})`);
 			if (parts.length) return `vaultlink: ${parts.join(", ")}`;
 			// Nothing waiting: say what the daemon itself is doing.

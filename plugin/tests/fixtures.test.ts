@@ -7,18 +7,27 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { isDecision, isNoteInfo, isRerunResult, isStatus, isUndoResult } from "../src/api/validate";
+import {
+	isDecision,
+	isNoteInfo,
+	isProposal,
+	isProposalList,
+	isRerunResult,
+	isSettleResult,
+	isStatus,
+	isUndoResult,
+} from "../src/api/validate";
 import { fixture } from "./fake-daemon";
 
 const DOC = readFileSync(join(__dirname, "..", "..", "..", "docs", "status-api.md"), "utf8");
 
 const KEYS = {
-	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed", "unreadable", "backlog"],
+	status: ["api_version", "version", "vault", "pid", "started_at", "state", "model", "queue", "current", "last_run", "failed", "unreadable", "backlog", "proposals"],
 	model: ["provider", "host", "model", "reachable"],
 	queue: ["path", "settles_in_seconds", "state"],
 	current: ["unit", "paths", "stage", "tokens", "seconds"],
 	last_run: ["id", "started_at", "finished_at", "counts", "changes"],
-	counts: ["scanned", "changed", "extracted", "integrated", "skipped", "failed", "checkpointed"],
+	counts: ["scanned", "changed", "extracted", "integrated", "skipped", "failed", "checkpointed", "held"],
 	change: ["target", "action", "note"],
 	failed: ["unit", "paths", "error", "attempts", "failed_at", "kind", "parked", "codes"],
 	unreadable: ["path", "since", "reason"],
@@ -34,6 +43,9 @@ const KEYS = {
 	rerun: ["queued"],
 	undo: ["undone", "decision"],
 	error: ["error"],
+	proposal_list: ["proposals", "open"],
+	proposal: ["id", "at", "state", "stale", "action", "target", "reason", "why", "unit", "diff", "integrator", "run_id", "decided_at", "journal_id"],
+	settle: ["proposal", "journal_id", "stale", "message"],
 };
 
 const STATES = ["unseen", "queued", "settling", "integrated", "failed"];
@@ -111,3 +123,23 @@ test("POST answers and errors have exactly the documented keys", () => {
 	keys(fixture("error-undo-409.json"), KEYS.error, "409");
 	keys(fixture("error-401.json"), KEYS.error, "401");
 });
+
+test("proposal answers have exactly the documented keys", () => {
+	const list = fixture("proposals.json");
+	keys(list, KEYS.proposal_list, "proposals");
+	for (const p of list.proposals) {
+		keys(p, KEYS.proposal, `proposal ${p.id}`);
+		keys(p.unit, KEYS.decision_unit, `proposal ${p.id} unit`);
+		assert.ok(isProposal(p));
+	}
+	assert.ok(isProposalList(list));
+	for (const name of ["settle-approved.json", "settle-stale.json"]) {
+		const settled = fixture(name);
+		keys(settled, KEYS.settle, name);
+		keys(settled.proposal, KEYS.proposal, `${name} proposal`);
+		assert.ok(isSettleResult(settled), name);
+	}
+	assert.equal(fixture("settle-stale.json").proposal.state, "stale");
+	assert.equal(fixture("settle-stale.json").journal_id, null);
+});
+

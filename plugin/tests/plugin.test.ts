@@ -5,6 +5,7 @@ import { Notice, setRequestHandler, Setting, TextComponent, WorkspaceLeaf } from
 import VaultlinkPlugin from "../src/main";
 import { TOKEN_PATH } from "../src/api/token";
 import { VaultlinkPanelView, VIEW_TYPE_PANEL } from "../src/views/panel-view";
+import { VaultlinkProposalsView, VIEW_TYPE_PROPOSALS } from "../src/views/proposals-view";
 import { DEFAULT_SETTINGS, parsePollSeconds, readSettings } from "../src/settings";
 import { FakeDaemon, fixtureText, json } from "./fake-daemon";
 import { fakeApp } from "./fake-app";
@@ -30,11 +31,11 @@ async function loaded(daemon: FakeDaemon, files: Record<string, string> = { [TOK
 	return { app, plugin };
 }
 
-test("onload: registers the panel view, three commands, a status bar item and a settings tab", async () => {
+test("onload: registers the panel and proposals views, four commands, a status bar item and a settings tab", async () => {
 	const { plugin } = await loaded(new FakeDaemon());
 	try {
-		assert.deepEqual([...plugin.views.keys()], [VIEW_TYPE_PANEL]);
-		assert.deepEqual(plugin.commands.map((c) => c.id), ["open-panel", "integrate-note-now", "rerun-failed"]);
+		assert.deepEqual([...plugin.views.keys()], [VIEW_TYPE_PANEL, VIEW_TYPE_PROPOSALS]);
+		assert.deepEqual(plugin.commands.map((c) => c.id), ["open-panel", "review-proposals", "integrate-note-now", "rerun-failed"]);
 		assert.equal(plugin.statusBarItems.length, 1);
 		assert.equal(plugin.settingTabs.length, 1);
 		assert.deepEqual(plugin.settings, DEFAULT_SETTINGS);
@@ -48,7 +49,7 @@ test("poll: status bar shows counts, read with the token from .vaultlink/token",
 	const { plugin } = await loaded(daemon);
 	try {
 		assert.equal(daemon.to("GET /status").length, 1, "polled once as soon as the layout was ready");
-		assert.equal(plugin.statusBarItems[0].textContent, "vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, backlog 120 (5 h 12 min)");
+		assert.equal(plugin.statusBarItems[0].textContent, "vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, 2 to review, backlog 120 (5 h 12 min)");
 		assert.equal(daemon.requests.at(-1)?.headers.Authorization, "Bearer file-token");
 		plugin.settings.token = "typed-token";
 		await plugin.tick();
@@ -92,6 +93,19 @@ test("open panel: creates the view in the right sidebar once, then reveals the s
 		assert.equal(app.workspace.revealed.length, 2);
 		const view = plugin.views.get(VIEW_TYPE_PANEL)!(app.workspace.leaves[0]);
 		assert.ok(view instanceof VaultlinkPanelView);
+	} finally {
+		plugin.unload();
+	}
+});
+
+test("review proposals: the command opens the proposals view in the right sidebar", async () => {
+	const { app, plugin } = await loaded(new FakeDaemon());
+	try {
+		plugin.commands.find((c) => c.id === "review-proposals")!.callback!();
+		await settle();
+		assert.deepEqual(app.workspace.leaves[0].viewState, { type: VIEW_TYPE_PROPOSALS, active: true });
+		const view = plugin.views.get(VIEW_TYPE_PROPOSALS)!(app.workspace.leaves[0]);
+		assert.ok(view instanceof VaultlinkProposalsView);
 	} finally {
 		plugin.unload();
 	}

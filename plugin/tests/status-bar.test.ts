@@ -9,15 +9,15 @@ import { fixture } from "./fake-daemon";
 
 const ok = (data: Status): ClientResult<Status> => ({ kind: "ok", data });
 
-test("status text: queued, failed and unreadable counts, and the backlog with its ETA", () => {
+test("status text: queued, failed, unreadable and to-review counts, and the backlog with its ETA", () => {
 	assert.equal(
 		statusText(ok(fixture("status.json"))),
-		"vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, backlog 120 (5 h 12 min)",
+		"vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, 2 to review, backlog 120 (5 h 12 min)",
 	);
-	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [], backlog: undefined };
+	const onlyFailed = { ...fixture<Status>("status.json"), queue: [], unreadable: [], backlog: undefined, proposals: 0 };
 	assert.equal(statusText(ok(onlyFailed)), "vaultlink: 2 failed (1 parked)");
 	// a daemon older than the fields sends none: still a status, not a bad response
-	const { unreadable: _, backlog: __, ...older } = fixture<Status>("status.json");
+	const { unreadable: _, backlog: __, proposals: ___, ...older } = fixture<Status>("status.json");
 	assert.ok(isStatus(older));
 	assert.equal(statusText(ok(older)), "vaultlink: 3 queued, 2 failed (1 parked)");
 	assert.doesNotMatch(statusTooltip(ok(older)), /cannot read|backlog/);
@@ -76,7 +76,7 @@ test("status bar item: poll writes text and tooltip; click opens the panel", asy
 	const item = new StatusBarItem(el, async () => answer, () => opened++);
 	assert.ok(el.classList.contains("mod-clickable"));
 	await item.poll();
-	assert.equal(el.textContent, "vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, backlog 120 (5 h 12 min)");
+	assert.equal(el.textContent, "vaultlink: 3 queued, 2 failed (1 parked), 1 unreadable, 2 to review, backlog 120 (5 h 12 min)");
 	assert.match(el.getAttribute("aria-label") ?? "", /sync-conflicts/);
 	answer = { kind: "down", message: "gone" };
 	await item.poll();

@@ -4,14 +4,25 @@
 
 import { isLoopbackUrl, remoteRefusal } from "./daemon-url";
 import type { ClientResult } from "./result";
-import type { NoteInfo, RedoResult, RerunResult, Status, UndoResult } from "./types";
+import type {
+	NoteInfo,
+	ProposalList,
+	ProposalVerb,
+	RedoResult,
+	RerunResult,
+	SettleResult,
+	Status,
+	UndoResult,
+} from "./types";
 import { API_VERSION } from "./types";
 import {
 	apiVersionOf,
 	errorMessage,
 	isNoteInfo,
+	isProposalList,
 	isRedoResult,
 	isRerunResult,
+	isSettleResult,
 	isStatus,
 	isUndoResult,
 	needsOf,
@@ -118,6 +129,27 @@ export class DaemonClient {
 		const res = await this.call("POST", "/redo", { id });
 		if (res.kind !== "ok") return res;
 		return isRedoResult(res.data) ? { kind: "ok", data: res.data } : badShape("/redo");
+	}
+
+	/** The decisions held for review, newest first (the open ones). */
+	async proposals(): Promise<ClientResult<ProposalList>> {
+		const gate = await this.ensureVerified();
+		if (gate) return gate;
+		const res = await this.call("GET", "/proposals");
+		if (res.kind !== "ok") return res;
+		return isProposalList(res.data) ? { kind: "ok", data: res.data } : badShape("/proposals");
+	}
+
+	/** Approve, reject, or write as a new node one proposal (its id from proposals()). */
+	async settle(id: number, verb: ProposalVerb): Promise<ClientResult<SettleResult>> {
+		const gate = await this.ensureVerified();
+		if (gate) return gate;
+		if (!Number.isSafeInteger(id) || id < 0) {
+			return { kind: "bad-response", message: `${String(id)} is not a proposal id.` };
+		}
+		const res = await this.call("POST", `/proposals/${id}/${verb}`, {});
+		if (res.kind !== "ok") return res;
+		return isSettleResult(res.data) ? { kind: "ok", data: res.data } : badShape("/proposals");
 	}
 
 	private base(): string {

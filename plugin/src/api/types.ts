@@ -81,6 +81,8 @@ export interface Status {
 	unreadable?: UnreadableNote[];
 	/** Absent from daemons that predate it. */
 	backlog?: Backlog;
+	/** Decisions held for review (review.mode). Absent from daemons that predate it. */
+	proposals?: number;
 }
 
 export type DecisionAction =
@@ -169,4 +171,43 @@ export interface UndoNeed {
 	action: string;
 	path: string;
 	why: string;
+}
+
+export type ProposalState = "open" | "approved" | "rejected" | "created" | "stale";
+
+/** A decision held for the owner's review instead of written (GET /proposals). */
+export interface Proposal {
+	id: number;
+	at: string;
+	state: ProposalState;
+	/** Open, but its node changed since: approving has the next run decide it again. */
+	stale: boolean;
+	action: string;
+	target: string;
+	/** Why it waits (vaultlink's rule). */
+	reason: string;
+	/** Why vaultlink would do it (the integrator's note). */
+	why: string;
+	unit: { name: string; bucket: string; summary: string; paths: string[] };
+	diff: string;
+	integrator: string;
+	run_id: number | null;
+	decided_at: string | null;
+	journal_id: number | null;
+}
+
+export interface ProposalList {
+	proposals: Proposal[];
+	open: number;
+}
+
+export type ProposalVerb = "approve" | "reject" | "new";
+
+/** What POST /proposals/{id}/approve|reject|new answers. */
+export interface SettleResult {
+	proposal: Proposal;
+	journal_id: number | null;
+	/** The node changed since: nothing written, the unit is decided again. */
+	stale: boolean;
+	message: string;
 }

@@ -7,8 +7,11 @@ import type {
 	Decision,
 	NodeRef,
 	NoteInfo,
+	Proposal,
+	ProposalList,
 	RedoResult,
 	RerunResult,
+	SettleResult,
 	Status,
 	UndoNeed,
 	UndoResult,
@@ -101,6 +104,31 @@ export function isUndoResult(x: unknown): x is UndoResult {
 
 export function isRedoResult(x: unknown): x is RedoResult {
 	return isObj(x) && isNum(x.redone) && isDecision(x.decision);
+}
+
+export function isProposal(x: unknown): x is Proposal {
+	return (
+		isObj(x) &&
+		isNum(x.id) &&
+		isStr(x.state) &&
+		typeof x.stale === "boolean" &&
+		isStr(x.action) &&
+		isStr(x.target) &&
+		isStr(x.reason) &&
+		isStr(x.why) &&
+		isStr(x.diff) &&
+		isObj(x.unit) &&
+		isStr(x.unit.name) &&
+		arrayOf(x.unit.paths, isStr)
+	);
+}
+
+export function isProposalList(x: unknown): x is ProposalList {
+	return isObj(x) && isNum(x.open) && arrayOf(x.proposals, isProposal);
+}
+
+export function isSettleResult(x: unknown): x is SettleResult {
+	return isObj(x) && isProposal(x.proposal) && typeof x.stale === "boolean" && isStr(x.message);
 }
 
 /** The `needs` of a 409 undo refusal (the decisions --cascade would revert too). */

@@ -36,7 +36,7 @@ export function noteLink(
 	parent: HTMLElement,
 	path: string,
 	label: string,
-	actions: PanelActions,
+	actions: Pick<PanelActions, "openNote">,
 ): HTMLAnchorElement {
 	const href = vaultHref(path);
 	if (href === null) {
