@@ -405,6 +405,7 @@ def test_a_name_led_by_a_date_or_timestamp_keeps_only_its_words() -> None:
     assert sound("202208051230 HTTP配置", unit) == "HTTP配置"
     assert sound("2022-08-05 Meeting with Bob", unit) == "Meeting with Bob"
     assert sound("2022-08-05", unit) == ""
+    assert sound("2025年12月14日 4:15:33 JST", unit) == ""
     assert sound("2022 12 11 11 59 30 with smartphone capture", unit) == "smartphone capture"
     assert sound("2025年12月14日 4 15 33 JST ショートカット", unit) == "ショートカット"
     assert sound("11:52: get to work on the assignment", unit) == "get to work on the assignment"

@@ -98,6 +98,11 @@ _DATED_LEAD = re.compile(
     r"(?=\D|$)[\s\-_:–—]*")
 
 
+def is_stamp(name: str) -> bool:
+    """Whether a name is only a date, a timestamp or a time ("2025年12月14日 4:15:33 JST")."""
+    return bool(name.strip()) and not _DATED_LEAD.sub("", name, count=1).strip()
+
+
 def without_dated_lead(name: str) -> str:
     """``name`` without a date or timestamp in front of it (the name itself when that
     is all it is)."""

@@ -42,7 +42,7 @@ from vaultlink.dream.units import Unit, slugify
 from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
-from vaultlink.markdown.names import file_keys, name_key, without_dated_lead
+from vaultlink.markdown.names import file_keys, is_stamp, name_key, without_dated_lead
 
 MAX_NUMBERED = 9  # "<name> (2)" .. "(9)": past them, a name qualified by a hash
 
@@ -66,6 +66,8 @@ def _folders(unit: Unit) -> set[str]:
 
 def sound(name: str, unit: Unit) -> str:
     """``name`` as a node's name ('' when it may not be one): its number mark gone."""
+    if is_stamp(name):
+        return ""
     words = without_dated_lead(name).split()
     if words != name.split():  # what is left of "<stamp> with Smartphone Capture"
         while words and words[0].lower() in FUNCTION:
