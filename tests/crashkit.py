@@ -54,9 +54,13 @@ _WORK = re.compile(r"^\.(?P<name>.+)\.\d+-[0-9a-f]+\.vaultlink\.(?P<kind>tmp|old
 
 
 def make_vault(root: Path) -> Path:
-    """A small vault: one day note and one digest node it feeds."""
+    """A small vault: one day note and one digest node it feeds. Review is off: these
+    chains check that every note ends integrated, and a held decision waits for its
+    owner by design (its note is not checkpointed; ``tests/test_review.py``)."""
     (root / "daily").mkdir(parents=True)
     (root / "digest/procedure").mkdir(parents=True)
+    (root / ".vaultlink").mkdir()
+    (root / ".vaultlink/config.yaml").write_text("review:\n  mode: 'off'\n")
     (root / "daily/2026-07-01.md").write_text(BASE_DAY)
     (root / BASE_NODE).write_text(BASE_NODE_TEXT)
     return root

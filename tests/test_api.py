@@ -340,7 +340,7 @@ def test_status_shape(daemon: Daemon) -> None:
     assert {"id", "started_at", "finished_at", "counts", "changes"} <= set(run)
     assert ISO.match(run["started_at"]) and ISO.match(run["finished_at"])
     assert set(run["counts"]) == {"scanned", "changed", "extracted", "integrated", "skipped",
-                                  "failed", "checkpointed"}
+                                  "failed", "checkpointed", "held"}
     for c in run["changes"]:
         assert set(c) == {"target", "action", "note"}
     assert isinstance(s["queue"], list) and isinstance(s["failed"], list)

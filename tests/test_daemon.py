@@ -372,7 +372,8 @@ def test_user_edit_during_an_update_survives_and_the_edit_is_retried(
     fake.model = model
     d = started(root, settings_for(root, fake.url))
     wait_for(lambda: integrated(d, "daily/2026-06-01.md"))
-    (root / "daily/2026-07-02.md").write_text("## Ranking\n\nWe settled on RRF.\n")
+    # the note names the node's subject: an update needs that evidence (or it is held)
+    (root / "daily/2026-07-02.md").write_text("## Ranking\n\nWe settled on RRF for search.\n")
     wait_for(lambda: integrated(d, "daily/2026-07-02.md"), what="integration")
     text = target.read_text()
     assert "- USER: my own line stays." in text

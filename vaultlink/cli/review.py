@@ -26,6 +26,7 @@ review_app = typer.Typer(
         "from another page (review.mode all: every decision; off: none). Each proposal "
         "holds the exact change, the unit and its note, and why. Its note is not read "
         "again while it waits.\n\n"
+        "Examples:\n\n"
         "  vaultlink review list              # what waits, newest first\n\n"
         "  vaultlink review show 3            # proposal 3: why, the unit, the diff\n\n"
         "  vaultlink review approve 3         # write it; `vaultlink undo` reverts it\n\n"

@@ -227,6 +227,8 @@ class Toolbox:
         self.guard.check_write(rel, old, new)
         if not self.dry_run and not self.hold:
             self._land(rel, self.before.get(rel, old), new)
+        elif self.hold and rel in self._hash and rel not in self.current:
+            self._still_as_read(rel)
         self.before.setdefault(rel, old)
         self.current[rel] = new
         self.guard.accept_write(rel, created=old is None)
@@ -246,6 +248,17 @@ class Toolbox:
                 self.intents.settle([rel])  # nothing of ours landed there
             raise VaultError(f"{exc} (the user is editing it)") from None
         crash_point("after_node_write")
+
+    def _still_as_read(self, rel: str) -> None:
+        """A held session's first change of a node the owner has saved since it was read
+        is refused at once, as a write would refuse it, so the model can read it again."""
+        try:
+            now: str | None = content_hash(self.vault.read_bytes(rel))
+        except NoteNotFound:
+            now = None
+        if now != self._hash[rel]:
+            self._hash.pop(rel, None)
+            raise VaultError(f"{WriteConflict(rel)} (the user is editing it)")
 
     def land(self) -> None:
         """Write what a ``hold`` session decided (nothing in a dry run); a node changed
