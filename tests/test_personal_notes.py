@@ -353,17 +353,6 @@ def test_a_placeholder_item_is_no_content_and_names_nothing() -> None:
     assert node_name_flaw("DONE") == "generic" and node_name_flaw("TODO") == "generic"
 
 
-def test_a_heading_kept_on_a_fifth_of_the_days_is_the_frame() -> None:
-    """A student's "# Hour Log" heads a fifth of the day notes (not the template file):
-    it named one node that took every day's log."""
-    from vaultlink.dream.template import recurring_lines
-    days = [f"# Todo\n- [ ] item {i}\n" + ("# Hour Log\n- 11:52: work\n" if i % 5 == 0 else "")
-            + f"# Thoughts\nThought number {i}.\n" for i in range(20)]
-    lines = recurring_lines(days)
-    assert "# Hour Log" in lines and "# Todo" in lines
-    assert "- 11:52: work" not in lines  # a line, not a heading: 40% it must be
-
-
 def test_a_templater_scripts_variable_is_the_frame_whatever_it_holds() -> None:
     """A Chinese diary's template fetches a quote of the day by script
     (``> <% 一言 %> —— 《<% 来源 %>》``): four days holding only the template and that

@@ -45,7 +45,6 @@ log = logging.getLogger(__name__)
 
 SETTINGS_BYTES = 64_000  # Obsidian writes a few hundred bytes per plugin
 SHARE = 0.4          # a line in this share of the day notes is the template's
-HEADING_SHARE = 0.2  # a heading, in this share: the sections the owner keeps each day
 MIN_NOTES = 5        # ... of at least this many day notes
 MIN_REPEATS = 3      # ... and in at least this many
 SAMPLE = 60          # the latest day notes read to find it
@@ -58,7 +57,6 @@ _PLACEHOLDER = re.compile(r"<%[\s\S]*?%>|\{\{[^{}\n]*\}\}")
 # ``<% name %>``: a variable a Templater script set, not a call the owner answers
 _SCRIPT_VALUE = re.compile(r"<%[-_]?\s*[^\W\d][\w]*\s*[-_]?%>")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"#{1,6}\s")
 _DAY_NAME = re.compile(r"(?:^|[\s_-])(?:daily|day|journal|diary|tagebuch|journal|日记|日記)",
                        re.IGNORECASE)
 _DATE_WORDS = frozenset("""january february march april may june july august september
@@ -175,9 +173,8 @@ def template_of(text: str) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]
 
 
 def recurring_lines(texts: Sequence[str]) -> frozenset[str]:
-    """Lines that recur in ``SHARE`` of the day notes (headings: ``HEADING_SHARE``), and
-    in ``MIN_REPEATS`` of them, when there are ``MIN_NOTES``: the frame the owner fills
-    in each day ("# Hour Log" on a fifth of a student's days named a node of them all)."""
+    """Lines that recur in ``SHARE`` of the day notes (and ``MIN_REPEATS`` of them), when
+    there are ``MIN_NOTES``: the frame the owner fills in each day."""
     if len(texts) < MIN_NOTES:
         return frozenset()
     counts: Counter[str] = Counter()
@@ -199,9 +196,7 @@ def recurring_lines(texts: Sequence[str]) -> frozenset[str]:
                 seen.add(line)
         counts.update(seen)
     least = max(MIN_REPEATS, SHARE * len(texts))
-    heading = max(MIN_REPEATS, HEADING_SHARE * len(texts))
-    return frozenset(line for line, n in counts.items()
-                     if n >= (heading if _HEADING.match(line) else least))
+    return frozenset(line for line, n in counts.items() if n >= least)
 
 
 def day_template(vault: Vault, days: Sequence[NoteInfo]) -> DayTemplate:
