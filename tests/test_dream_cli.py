@@ -21,7 +21,10 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
 
 @pytest.fixture()
-def vault_copy(sample_vault: Path) -> Path:
+def vault_copy(sample_vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # these runs judge the model path's decisions as written: review holds every CORRECT
+    # by default (tests/test_review.py), so it is off here
+    monkeypatch.setenv("VAULTLINK_REVIEW__MODE", "off")
     return sample_vault
 
 

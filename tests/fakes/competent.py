@@ -47,13 +47,23 @@ def sample_plans() -> list[Plan]:
     for kind in ("corroborate", "refine", "correct"):
         for c in cases[kind]:
             slug = c["target"].rsplit("/", 1)[-1][:-3]
+            # a unit says what it is about, as an extractor writes it: an update must
+            # name its node's subject (issue 40) or it is a new node
             summary = {"corroborate": _restated(c["target"]),
-                       "refine": c.get("new_facts", "") + ".",
-                       "correct": c.get("new_claim", "")}[kind]
+                       "refine": f"{_name(c['target'])}: {c.get('new_facts', '')}.",
+                       "correct": f"{_name(c['target'])}: {c.get('new_claim', '')}"}[kind]
             plans.append(Plan(c["source"], c["section"], f"{slug}-{kind}",
                               c["target"].split("/")[1], summary, kind.upper(), c["target"],
                               c.get("old_claim", "")))
     return plans
+
+
+def _name(target: str) -> str:
+    """The target node's name, as its front matter gives it."""
+    text = (SAMPLE / target).read_text(encoding="utf-8")
+    found = re.search(r"^name: (.*)$", text, flags=re.MULTILINE)
+    assert found, target
+    return found.group(1).strip()
 
 
 def _restated(target: str) -> str:
