@@ -495,7 +495,7 @@ def test_undo(daemon: Daemon) -> None:
 
 @pytest.mark.slow
 def test_rerun(daemon: Daemon) -> None:
-    source = "daily/2026-06-20.md"
+    source = "daily/2026-06-08.md"  # (06-20's correction waits for review, unchecked)
     assert source in daemon.state.checkpoints()
     runs = daemon.runs
     status, body = call(daemon, "POST", "/rerun", body={"path": source})

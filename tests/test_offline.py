@@ -448,8 +448,10 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def dream_offline(root: Path) -> Any:
+    """A run of the offline integrator whose every decision is written (review off: a
+    held decision is re-decided after a lost state, by design; tests/test_review.py)."""
     settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 100})
+        {"llm.provider": "offline", "auto_dream.max_units": 100, "review.mode": "off"})
     parts = open_parts(Vault(root), settings.pipeline())
     try:
         parts.index.sync()
