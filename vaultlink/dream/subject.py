@@ -58,7 +58,7 @@ def subject_names(meta: dict[str, Any]) -> list[str]:
     description = " ".join(str(meta.get("description") or "").split())
     if description:
         out.append(_PHRASE_END.split(description, maxsplit=1)[0])
-    return [n.strip() for n in out if n and n.strip()]
+    return list(dict.fromkeys(n.strip() for n in out if n and n.strip()))
 
 
 def _sentences(text: str) -> list[str]:
