@@ -10,7 +10,9 @@ Ollama)::
 For each case and mode: a fresh vault with sample_vault's digest and the case's source
 note (plus, for a case with a ``digest``, that group's nodes and the notes they cite, from
 ``digests`` in the file; a source or note given as ``{"locomo": CONV, "dia": [...]}`` is
-read from the LoCoMo snapshot at run time, since LoCoMo has no licence to copy it), the
+read from the LoCoMo snapshot at run time, since LoCoMo has no licence to copy it, and
+one given as ``{"vault": NAME, "path": ..., "lines": [...]}`` from the personal vault
+``bench.quality.personal`` builds, since fetched notes are not committed), the
 unit integrated by ``integrate_unit`` exactly as a run would (shipped
 settings, the real guard, tools and journal), then the action and target compared with
 the label. A CREATE is right when the label is CREATE; an update when the action and
@@ -105,7 +107,25 @@ def text_of(source: Any) -> str:
         turns = {t.dia_id: t for s in conv.sessions for t in s.turns}
         paras = [f"{turns[d].speaker}: {turns[d].text}" for d in source["dia"]]
         return "\n\n".join(paras) + "\n"
+    if "vault" in source:
+        return _vault_text(source)
     raise ValueError(f"unknown source {source!r}")
+
+
+def _vault_text(source: dict[str, Any]) -> str:
+    """Lines of a note of a personal vault (``lines``: 1-based, 0 a blank line; none:
+    the whole note), read from the vault ``bench.quality.personal`` built from its
+    snapshot: the owners' notes are not copied into this repository."""
+    from bench.quality.personal import corpus
+
+    path = corpus.VAULTS / source["vault"] / "vault" / source["path"]
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: build the personal vaults first "
+                         "(python -m bench.quality.personal --build)")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if "lines" not in source:
+        return "\n".join(lines)
+    return "\n".join(lines[n - 1] if n else "" for n in source["lines"]) + "\n"
 
 
 def case_vault(root: Path, case: dict[str, Any]) -> Path:
