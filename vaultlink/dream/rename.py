@@ -24,7 +24,7 @@ from vaultlink.dream.offline.text import summary_lines
 from vaultlink.dream.units import slugify
 from vaultlink.errors import UndoConflict, VaultError, WriteConflict
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
+from vaultlink.markdown.links import relinked
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.graph import LinkGraph, build_graph
 from vaultlink.vault.names import NameIndex, owner_aliases, shadowing_nodes
@@ -97,20 +97,6 @@ def _candidates(stem: str, meta: dict[str, object], text: str) -> list[str]:
     out += [f"{stem}-node"] + [f"{stem}-node-{n}" for n in range(2, MAX_TRIES)]
     return [s for s in dict.fromkeys(out) if s and s != stem]
 
-
-def relinked(text: str, source: str, old: str, new: str, files: set[str]) -> str:
-    """``text`` with each link that named ``old`` naming ``new`` (as ``upkeep.relinked``
-    follows a renamed source note; kept apart so the pipeline's import chain stays short)."""
-    before = LinkResolver(files | {old})
-    out = text
-    for link in find_wikilinks(text):
-        if before.resolve(link.target, source).path != old:
-            continue
-        fresh = render_link(new, link.anchor, link.alias)
-        out = out.replace(link.raw, ("!" if link.raw.startswith("!") else "") + fresh)
-    if source.split("/", 2)[1:2] == ["topics"]:
-        out = out.replace(f"- {old}\n", f"- {new}\n")  # its frontmatter lists evidence
-    return out
 
 
 def apply_renames(vault: Vault, state: State, renames: list[Rename],

@@ -23,7 +23,7 @@ import logging
 
 from vaultlink.dream.history import ABSENT, write_or_delete
 from vaultlink.errors import VaultError, WriteConflict
-from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
+from vaultlink.markdown.links import relinked
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import build_graph
 from vaultlink.vault.notes import Vault
@@ -61,19 +61,6 @@ def recover(vault: Vault, state: State) -> list[str]:
 
 # -- renamed source notes -------------------------------------------------------
 
-
-def relinked(text: str, source: str, old: str, new: str, files: set[str]) -> str:
-    """``text`` with each link that named ``old`` (before the rename) naming ``new``."""
-    before = LinkResolver(files | {old})
-    out = text
-    for link in find_wikilinks(text):
-        if before.resolve(link.target, source).path != old:
-            continue
-        fresh = render_link(new, link.anchor, link.alias)
-        out = out.replace(link.raw, ("!" if link.raw.startswith("!") else "") + fresh)
-    if source.split("/", 2)[1:2] == ["topics"]:
-        out = out.replace(f"- {old}\n", f"- {new}\n")  # its frontmatter lists evidence
-    return out
 
 
 def relink(vault: Vault, state: State, old: str, new: str) -> list[str]:

@@ -245,3 +245,19 @@ def render_link(path: str, anchor: str = "", alias: str = "") -> str:
 
 
 # -- sections ----------------------------------------------------------------
+
+
+def relinked(text: str, source: str, old: str, new: str, files: set[str]) -> str:
+    """``text`` (of the note ``source``) with each link that named ``old`` naming ``new``:
+    a renamed note's links followed; ``files`` is the vault as it was, less ``old``. A
+    topics page lists its evidence in front matter too."""
+    before = LinkResolver(files | {old})
+    out = text
+    for link in find_wikilinks(text):
+        if before.resolve(link.target, source).path != old:
+            continue
+        fresh = render_link(new, link.anchor, link.alias)
+        out = out.replace(link.raw, ("!" if link.raw.startswith("!") else "") + fresh)
+    if source.split("/", 2)[1:2] == ["topics"]:
+        out = out.replace(f"- {old}\n", f"- {new}\n")  # its frontmatter lists evidence
+    return out
