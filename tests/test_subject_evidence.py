@@ -106,3 +106,12 @@ def test_both_integrators_use_one_rule_of_names_in_any_script() -> None:
     assert names_subject("Deploy to staging", "we deploy it to staging on Fridays")
     assert not names_subject("Deploy to staging", "the production deploy rules")
     assert names_subject("Redis 哨兵机制", "Redis 哨兵机制的基本流程：监控、选主、通知")
+
+
+def test_a_possessive_name_is_named_by_its_owner() -> None:
+    """LoCoMo's nodes "Melanie's pottery", "Caroline's adoption plans": a unit that says
+    "Melanie ... pottery" names that subject ("melanie's" is not a word of its own)."""
+    from vaultlink.dream.subject import names_subject
+    assert names_subject("Melanie's pottery", "Melanie took her kids to a pottery workshop")
+    assert names_subject("Caroline’s adoption plans", "Caroline plans the adoption next year")
+    assert not names_subject("Melanie's pottery", "Caroline went to a support group")

@@ -24,6 +24,8 @@ FRAME_WORDS = 2
 RESTATES = 0.7
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# "Melanie's pottery" names Melanie: a possessive ending is no part of the word
+_POSSESSIVE = re.compile(r"['’]s$")
 # where the subject phrase a description opens with ends
 _PHRASE_END = re.compile(r"[:;,.!?。：；，]\s|[;(。：；，]|\s[-—–]\s|—"
                          r"| (?:is|are|was|were|uses?|means?|covers?|that|which|with|when"
@@ -35,8 +37,8 @@ def content_words(text: str) -> list[str]:
     language dropped; Chinese and Japanese as character pairs): the words of
     ``offline.text.content_words``, here so that both integrators can import this module."""
     stops = stop_words_of(text)
-    return [stem(w) for w in (t.strip("'’.") for t in tokens(text)) if w not in stops
-            and len(w) > 1]
+    words = (_POSSESSIVE.sub("", t.strip("'’.")) for t in tokens(text))
+    return [stem(w) for w in words if w not in stops and len(w) > 1]
 
 
 def names_subject(name: str, text: str) -> bool:
