@@ -147,13 +147,15 @@ def source_path(case: dict[str, Any]) -> str:
     return str(case.get("source_path") or SOURCE)
 
 
-def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
-    """Integrate the case's unit once in ``mode``; score the decision."""
+def run_case(case: dict[str, Any], mode: str, host: str, model: str,
+             review: str = "uncertain") -> Outcome:
+    """Integrate the case's unit once in ``mode`` (``review``: review.mode, the shipped
+    default unless given); score the decision."""
     with tempfile.TemporaryDirectory(prefix="vaultlink-decision-") as tmp:
         root = case_vault(Path(tmp), case)
         settings = load_settings(root, environ={}).with_overrides(
             {"llm.provider": "ollama", "llm.host": host, "llm.model": model,
-             "llm.integrate_mode": mode})
+             "llm.integrate_mode": mode, "review.mode": review})
         options = settings.pipeline()
         parts = open_parts(Vault(root), options)
         started = time.monotonic()
@@ -190,8 +192,9 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str) -> Outcome:
 def table(outcomes: list[Outcome]) -> list[str]:
     """A Markdown table: accuracy, seconds and tokens per unit, by mode."""
     lines = ["| mode | cases | right | wrong merges (of unrelated) | integrated | "
-             "s/unit (median) | prompt tok/unit | answer tok/unit | refusals | check errors |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "right of written | held for review | s/unit (median) | prompt tok/unit | "
+             "answer tok/unit | refusals | check errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for mode in sorted({o.mode for o in outcomes}):
         lines.append(_row(mode, "all", [o for o in outcomes if o.mode == mode]))
         for split, label in (("first", "first set"), ("heldout", "held out"),
@@ -208,9 +211,11 @@ def _row(mode: str, which: str, rows: list[Outcome]) -> str:
     n = len(rows)
     merges = sum(o.wrong_merge for o in rows)
     unrelated = sum(o.wrong_merge for o in rows if o.unrelated)
+    written = sum(o.status == "integrated" for o in rows)
     return (f"| {mode} | {which} ({n}) | {sum(o.right for o in rows)}/{n} | "
             f"{merges} ({unrelated}/{sum(o.unrelated for o in rows)}) | "
-            f"{sum(o.status == 'integrated' for o in rows)}/{n} | {secs[n // 2]:.0f} | "
+            f"{written}/{n} | {sum(o.right for o in rows if o.status == 'integrated')}/"
+            f"{written} | {sum(o.status == 'held' for o in rows)}/{n} | {secs[n // 2]:.0f} | "
             f"{sum(o.prompt_tokens for o in rows) // n} | "
             f"{sum(o.answer_tokens for o in rows) // n} | "
             f"{sum(len(o.refusals) for o in rows)} | {sum(o.check_errors for o in rows)} |")
@@ -225,13 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--case", action="append", help="only these case ids")
     p.add_argument("--split", action="append", choices=["first", "heldout", "untuned"],
                    help="only the cases of these splits")
+    p.add_argument("--review", default="uncertain", choices=["off", "uncertain", "all"],
+                   help="review.mode for every case (default: the shipped uncertain)")
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
     outcomes: list[Outcome] = []
     load = [os.getloadavg()]
     for mode in args.mode or ["oneshot"]:
         for case in load_cases(args.case, args.split):
-            o = run_case(case, mode, args.host, args.model)
+            o = run_case(case, mode, args.host, args.model, args.review)
             outcomes.append(o)
             print(f"{mode:8} {o.case:26} {'RIGHT' if o.right else 'wrong':5} "
                   f"want {o.expected:50} got {o.got or o.status:50} {o.seconds:6.0f} s "
