@@ -18,15 +18,14 @@ from typing import Any
 
 import pytest
 
-from vaultlink.cli.settings import DEFAULTS, load_settings
-from vaultlink.dream.compose import dream_context, open_parts
+from tests.fakes.dreamkit import offline_dream
+from vaultlink.cli.settings import DEFAULTS
 from vaultlink.dream.context import SourceNote
 from vaultlink.dream.extract import source_note
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.integrate import system_prompt, user_prompt
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.offline.text import Turn, delink, summary_lines
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.session import SessionOutcome, run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import Unit
@@ -450,15 +449,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def dream_offline(root: Path) -> Any:
     """A run of the offline integrator whose every decision is written (review off: a
     held decision is re-decided after a lost state, by design; tests/test_review.py)."""
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 100, "review.mode": "off"})
-    parts = open_parts(Vault(root), settings.pipeline())
-    try:
-        parts.index.sync()
-        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
-                         build_steps(settings.get("auto_dream.steps")))
-    finally:
-        parts.close()
+    return offline_dream(root, **{"auto_dream.max_units": 100, "review.mode": "off"})
 
 
 @pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s

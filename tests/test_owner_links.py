@@ -21,16 +21,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.fakes.dreamkit import offline_dream
 from vaultlink.cli import app
-from vaultlink.cli.settings import DEFAULTS, load_settings
-from vaultlink.dream.compose import dream_context, open_parts
+from vaultlink.cli.settings import DEFAULTS
 from vaultlink.dream.context import RunState, SourceNote
 from vaultlink.dream.guard import Guard
 from vaultlink.dream.integrate import system_prompt, user_prompt
 from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.dream.offline.names import carried_unit, node_names, node_title
 from vaultlink.dream.offline.naming import opening_words, unspaced_phrase
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.dream.session import run_session
 from vaultlink.dream.tools import Toolbox
 from vaultlink.dream.units import Unit
@@ -192,15 +191,7 @@ class Dreamed:
 
 
 def dream(root: Path) -> RunState:
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 100})
-    parts = open_parts(Vault(root), settings.pipeline())
-    try:
-        parts.index.sync()
-        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
-                         build_steps(settings.get("auto_dream.steps")))
-    finally:
-        parts.close()
+    return offline_dream(root, **{"auto_dream.max_units": 100})
 
 
 @pytest.fixture(scope="module")

@@ -16,15 +16,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from tests.fakes.competent import extract_request
-from tests.fakes.dreamkit import creator, with_extract
+from tests.fakes.dreamkit import creator, offline_dream, with_extract
 from tests.fakes.dreamkit import dream as model_dream
 from tests.fakes.ollama_server import FakeOllama
-from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import dream_context, open_parts
 from vaultlink.dream.context import RunState, SourceNote
 from vaultlink.dream.extractor import ModelExtractor
 from vaultlink.dream.offline.extract import OfflineExtractor
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.llm.chat import ChatReply
 from vaultlink.markdown.sections import chunk_note
@@ -56,15 +53,7 @@ def vault_of(tmp_path: Path, *names: str, leave_out: tuple[str, ...] = ()) -> Pa
 
 
 def dream(root: Path) -> RunState:
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 50})
-    parts = open_parts(Vault(root), settings.pipeline())
-    try:
-        parts.index.sync()
-        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
-                         build_steps(settings.get("auto_dream.steps")))
-    finally:
-        parts.close()
+    return offline_dream(root, **{"auto_dream.max_units": 50})
 
 
 def units_of(run: RunState, path: str) -> list[Any]:

@@ -8,27 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_search import write
 from vaultlink.index import chunks
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.vault.notes import Vault
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
     (tmp_path / "vault").mkdir()
     return Vault(tmp_path / "vault")
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
 
 
 @pytest.fixture

@@ -78,6 +78,20 @@ def dream(root: Path, host: str, *, dry_run: bool = False, **overrides: Any) -> 
 
 
 
+def offline_dream(root: Path, **overrides: Any) -> RunState:
+    """One run of the offline integrator, as ``vaultlink dream --llm offline`` runs it;
+    ``overrides`` are dotted settings."""
+    settings = load_settings(root, environ={}).with_overrides(
+        {"llm.provider": "offline", **overrides})
+    parts = open_parts(Vault(root), settings.pipeline())
+    try:
+        parts.index.sync()
+        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
+                         build_steps(settings.get("auto_dream.steps")))
+    finally:
+        parts.close()
+
+
 def creator(request: dict[str, Any]) -> dict[str, Any]:
     """Integrate turns of a plain model: CREATE digest/<bucket>/<name>.md citing the source."""
     unit = unit_of(request["messages"])
