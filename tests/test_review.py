@@ -244,8 +244,14 @@ def test_uncertain_rules() -> None:
     page = Unit("hybrid-search", "wiki", "Hybrid search fuses BM25 and vectors.",
                 ["resource/blog.md"], title="Hybrid search")
     made_from_page = NODE_TEXT.replace("daily/2026-06-08.md", "resource/paper.md")
-    assert "a merge of two pages" in str(uncertain(Decided(page, "REFINE", NODE,
+    # a page that names the node's subject updates it; one sharing facts alone waits
+    assert uncertain(Decided(page, "REFINE", NODE, made_from_page, after)) is None
+    depth = Unit("candidate-depth", "wiki", "The top 100 from BM25 and the top 100 from the "
+                 "vector index are fused. The top 20 are returned.", ["resource/blog.md"],
+                 title="Candidate depth")
+    assert "a merge of two pages" in str(uncertain(Decided(depth, "REFINE", NODE,
                                                            made_from_page, after)))
+    assert uncertain(Decided(depth, "REFINE", NODE, NODE_TEXT, after)) is None
     assert ReviewMode("off") is ReviewMode.OFF and UnitStatus.HELD == "held"
 
 

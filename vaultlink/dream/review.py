@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.dream.context import DreamContext, ReviewMode, RunState, UnitResult, UnitStatus
-from vaultlink.dream.subject import shared_subject
+from vaultlink.dream.subject import names_node, same_facts
 from vaultlink.dream.units import UPDATE_ACTIONS, Receipt, Unit
 from vaultlink.errors import NoteNotFound
 from vaultlink.markdown.sections import cited_sources, without_sources
@@ -72,9 +72,10 @@ def uncertain(d: Decided) -> str | None:
        description opens with) nor states the node's facts (``subject.shared_subject``).
        Both integrators turn such an update into a CREATE already; this catches what
        reaches the write anyway (a model driving the tools).
-    3. A merge of two pages: a unit of a ``resource/`` page updating a node whose
-       Sources cite another page of ``resource/`` (a page saved twice corroborates by
-       its text and is not held).
+    3. A merge of two pages on facts alone: a unit of a ``resource/`` page updating a
+       node whose Sources cite another page of ``resource/``, where the unit does not
+       name the node's subject and only shares some of its facts (a page saved twice
+       corroborates by its text, and a page that names the node's subject updates it).
 
     A node whose Sources cite the unit's own note already (another unit of that note, an
     earlier attempt at this one) shares its subject by that note: 2 and 3 pass.
@@ -93,14 +94,17 @@ def uncertain(d: Decided) -> str | None:
     if cited & set(d.unit.paths):  # the node holds this note already (an earlier unit)
         return None
     text = f"{d.unit.title or d.unit.name.replace('-', ' ')}\n{d.unit.summary}"
-    if not shared_subject(text, note.frontmatter, without_sources(note.body), d.unit.summary):
+    if names_node(text, note.frontmatter):
+        return None
+    if not same_facts(d.unit.summary, without_sources(note.body)):
         name = str(note.frontmatter.get("name") or d.target)
         return (f"weak subject evidence: the unit neither names {name!r} nor states "
                 "its facts")
     pages = [p for p in d.unit.paths if p.startswith(f"{d.resource}/")]
     others = sorted(p for p in cited if p.startswith(f"{d.resource}/"))
     if pages and others:
-        return f"a merge of two pages: {pages[0]} into a node made from {others[0]}"
+        return (f"a merge of two pages on shared facts alone: {pages[0]} into a node "
+                f"made from {others[0]}, which the unit does not name")
     return None
 
 

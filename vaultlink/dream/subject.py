@@ -97,11 +97,17 @@ def same_facts(summary: str, body: str) -> str:
     return ""
 
 
+def names_node(unit_text: str, meta: dict[str, Any]) -> str:
+    """How a unit (``unit_text``: its title and summary) names the subject of a node
+    whose front matter is ``meta``, in words; '' when it names none of its names."""
+    for name in subject_names(meta):
+        if names_subject(name, unit_text):
+            return f"the unit names {name!r}"
+    return ""
+
+
 def shared_subject(unit_text: str, meta: dict[str, Any], body: str, summary: str) -> str:
     """The evidence that a unit (``unit_text``: its title and summary; ``summary`` alone
     for facts) and a node (front matter ``meta``, ``body`` without Sources) share a
     subject, in words; '' when there is none."""
-    for name in subject_names(meta):
-        if names_subject(name, unit_text):
-            return f"the unit names {name!r}"
-    return same_facts(summary, body)
+    return names_node(unit_text, meta) or same_facts(summary, body)
