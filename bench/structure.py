@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import io
+import itertools
 import shutil
 import sys
 import tempfile
@@ -99,7 +102,7 @@ def levels(graph: dict[str, set[str]], mods: dict[str, Path]) -> int:
 def route() -> tuple[list[str], int]:
     """The package modules one unit passes through in ``integrate_unit`` (offline dream
     of sample_vault), consecutive repeats folded, and the returns to a module left."""
-    from vaultlink.cli import main as cli  # noqa: PLC0415 - only for the trace
+    from vaultlink.cli import main as cli
 
     integrate = _integrate_module()
     trail: list[str] = []
@@ -138,7 +141,7 @@ def route() -> tuple[list[str], int]:
             sys.setprofile(None)
     left: set[str] = set()
     returns = 0
-    for before, now in zip(trail, trail[1:], strict=False):
+    for before, now in itertools.pairwise(trail):
         left.add(before)
         returns += now in left
     return trail, returns
@@ -146,9 +149,6 @@ def route() -> tuple[list[str], int]:
 
 def _run(cli: Any, args: list[str]) -> None:
     """Run the command line in-process, its JSON report swallowed."""
-    import contextlib  # noqa: PLC0415
-    import io  # noqa: PLC0415
-
     argv, sys.argv = sys.argv, ["vaultlink", *args]
     with contextlib.redirect_stdout(io.StringIO()):
         try:
