@@ -109,7 +109,8 @@ def route() -> tuple[list[str], int]:
     state: dict[str, Any] = {"on": False, "done": False, "frame": None}
 
     def depth(frame: FrameType) -> int:
-        n, f = 0, frame
+        n = 0
+        f: FrameType | None = frame
         while f is not None and f is not state["frame"]:
             n, f = n + 1, f.f_back
         return n
