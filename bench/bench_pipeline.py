@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.competent import CompetentModel  # noqa: E402
 from tests.fakes.ollama_server import FakeOllama  # noqa: E402
 from vaultlink.cli.settings import load_settings  # noqa: E402
-from vaultlink.dream.compose import dream_context, open_parts  # noqa: E402
-from vaultlink.dream.pipeline import build_steps, run_dream  # noqa: E402
 from vaultlink.llm.chat import estimate_tokens  # noqa: E402
+from vaultlink.pipeline.compose import dream_context, open_parts  # noqa: E402
+from vaultlink.pipeline.run import build_steps, run_dream  # noqa: E402
 from vaultlink.vault.notes import Vault  # noqa: E402
 
 

@@ -81,8 +81,8 @@ def in_process_dream(root: Path) -> tuple[float, int, dict[str, int]]:
     from dataclasses import dataclass, field
 
     from vaultlink.cli.settings import load_settings
-    from vaultlink.dream.compose import close_models, dream_context, open_parts
-    from vaultlink.dream.pipeline import build_steps, run_dream
+    from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+    from vaultlink.pipeline.run import build_steps, run_dream
     from vaultlink.vault.notes import Vault
 
     @dataclass

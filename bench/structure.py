@@ -26,7 +26,7 @@ from typing import Any
 
 # The route is the stage's own modules called within DEPTH frames of integrate_unit:
 # the steps a reader follows, not every helper a loop calls.
-STAGE = ("vaultlink.dream", "vaultlink.pipeline", "vaultlink.prose")
+STAGE = ("vaultlink.pipeline", "vaultlink.pipeline", "vaultlink.prose")
 DEPTH = 3
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "vaultlink"
@@ -162,7 +162,7 @@ def _run(cli: Any, args: list[str]) -> None:
 
 def _integrate_module() -> str:
     for name in ("vaultlink.pipeline.integrate.run", "vaultlink.pipeline.integrate",
-                 "vaultlink.dream.integrate"):
+                 "vaultlink.pipeline.integrate.step"):
         if name.replace(".", "/") + ".py" in {str(p.relative_to(ROOT).with_suffix(".py"))
                                               for p in PACKAGE.rglob("*.py")}:
             return name

@@ -26,10 +26,10 @@ from tests.fakes.competent import (
     unit_of,
 )
 from tests.fakes.ollama_server import reply
-from vaultlink.dream.extract import source_note
-from vaultlink.dream.offline import OfflineExtractor
-from vaultlink.dream.units import slugify
 from vaultlink.errors import NoteUnreadable
+from vaultlink.pipeline.extract.step import source_note
+from vaultlink.pipeline.offline import OfflineExtractor
+from vaultlink.prose.units import slugify
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault, parse_note
 from vaultlink.vault.state import State

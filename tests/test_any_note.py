@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import dream_context, open_parts
-from vaultlink.dream.context import Extractor, SourceNote
-from vaultlink.dream.pipeline import build_steps, run_dream
-from vaultlink.dream.units import Unit
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
+from vaultlink.pipeline.compose import dream_context, open_parts
+from vaultlink.pipeline.context import Extractor, SourceNote
+from vaultlink.pipeline.run import build_steps, run_dream
+from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 

@@ -1,5 +1,5 @@
 """The package's shape, read from its source with ``ast``: imports point down the data
-flow (markdown -> vault -> index; llm -> dream -> daemon -> cli), no module imports
+flow (markdown -> vault -> index, prose; llm -> pipeline -> daemon -> mcp -> cli), no module imports
 itself back through others, and nothing new lands loose under ``vaultlink/``.
 
 Each rule has a test that feeds it a made-up graph, so a rule that stopped checking
@@ -22,19 +22,20 @@ RANKS = {
     "options": 1, "__init__": 1,  # the root package holds the version and the error tree
     "markdown": 2,
     "vault": 3, "llm": 3,
-    "index": 4,
-    "dream": 5,
+    "index": 4, "prose": 4,
+    "pipeline": 5,
     "daemon": 6,
-    "cli": 7,
-    "__main__": 8,
+    "mcp": 7,
+    "cli": 8,
+    "__main__": 9,
 }
 TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "options"}
-MAX_PACKAGES = 8
+MAX_PACKAGES = 9
 MAX_LEVELS = 9
 
 
 def module_name(path: Path) -> str:
-    """``vaultlink/dream/offline/__init__.py`` -> ``vaultlink.dream.offline``."""
+    """``vaultlink/pipeline/offline/__init__.py`` -> ``vaultlink.pipeline.offline``."""
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
     if parts[-1] == "__init__" and len(parts) > 1:
         parts.pop()
@@ -43,7 +44,7 @@ def module_name(path: Path) -> str:
 
 def _imported(node: ast.AST, known: set[str]) -> Iterable[str]:
     """The vaultlink modules one import statement names (a name that is a submodule counts
-    as that submodule, as ``from vaultlink.dream import pipeline`` does)."""
+    as that submodule, as ``from vaultlink.pipeline import pipeline`` does)."""
     if isinstance(node, ast.Import):
         for alias in node.names:
             if alias.name.startswith("vaultlink"):
@@ -126,8 +127,9 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 
 def layer(module: str) -> str:
-    """The package (or top-level module) a module belongs to: ``vaultlink.dream.tools`` ->
-    ``dream``; ``vaultlink`` itself -> ``__init__``."""
+    """The package (or top-level module) a module belongs to:
+    ``vaultlink.pipeline.integrate.tools`` -> ``pipeline``; ``vaultlink`` itself ->
+    ``__init__``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -219,10 +221,11 @@ def test_a_cycle_is_found() -> None:
 
 
 def test_an_upward_or_sideways_import_is_found() -> None:
-    graph = {"vaultlink.vault.notes": {"vaultlink.dream.guard", "vaultlink.markdown.links"},
+    graph = {"vaultlink.vault.notes": {"vaultlink.pipeline.integrate.guard",
+                                       "vaultlink.markdown.links"},
              "vaultlink.llm.ollama": {"vaultlink.vault.notes"}}
     assert upward_imports(graph) == ["vaultlink.llm.ollama -> vaultlink.vault.notes",
-                                     "vaultlink.vault.notes -> vaultlink.dream.guard"]
+                                     "vaultlink.vault.notes -> vaultlink.pipeline.integrate.guard"]
 
 
 def test_levels_count_the_longest_chain() -> None:
@@ -232,20 +235,20 @@ def test_levels_count_the_longest_chain() -> None:
 
 def test_reading_a_tree_finds_its_imports(tmp_path: Path) -> None:
     pkg = tmp_path / "vaultlink"
-    (pkg / "dream").mkdir(parents=True)
+    (pkg / "pipeline").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "dream" / "__init__.py").write_text("from vaultlink.dream import steps\n")
-    (pkg / "dream" / "steps.py").write_text(
-        "import os\n\ndef f():\n    from vaultlink.dream import other\n")
-    (pkg / "dream" / "other.py").write_text("from vaultlink.dream.steps import f\n")
+    (pkg / "pipeline" / "__init__.py").write_text("from vaultlink.pipeline import steps\n")
+    (pkg / "pipeline" / "steps.py").write_text(
+        "import os\n\ndef f():\n    from vaultlink.pipeline import other\n")
+    (pkg / "pipeline" / "other.py").write_text("from vaultlink.pipeline.steps import f\n")
     global ROOT
     saved, ROOT = ROOT, pkg
     try:
         graph, at_load, local = read_imports(pkg)
     finally:
         ROOT = saved
-    assert graph["vaultlink.dream"] == {"vaultlink.dream.steps"}
-    assert graph["vaultlink.dream.steps"] == {"vaultlink.dream.other"}
-    assert cycles(graph) == [["vaultlink.dream.other", "vaultlink.dream.steps"]]
-    assert at_load["vaultlink.dream.steps"] == set()  # its one import waits for f()
-    assert [(m, n) for m, n, _ in local] == [("vaultlink.dream.steps", 4)]
+    assert graph["vaultlink.pipeline"] == {"vaultlink.pipeline.steps"}
+    assert graph["vaultlink.pipeline.steps"] == {"vaultlink.pipeline.other"}
+    assert cycles(graph) == [["vaultlink.pipeline.other", "vaultlink.pipeline.steps"]]
+    assert at_load["vaultlink.pipeline.steps"] == set()  # its one import waits for f()
+    assert [(m, n) for m, n, _ in local] == [("vaultlink.pipeline.steps", 4)]

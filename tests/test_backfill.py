@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
-from vaultlink.dream.backfill import DAY, estimate
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.errors import ConfigError
+from vaultlink.pipeline.backfill import DAY, estimate
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.backlog import Backlog, Rates
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State

@@ -26,12 +26,12 @@ import pytest
 from tests.fakes.ports import HeldPort, hold_port
 from vaultlink.cli.serverchecks import server_checks
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import open_parts
 from vaultlink.errors import IndexServerUnavailable
 from vaultlink.index import served, store, tables
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.index.store import open_server
+from vaultlink.pipeline.compose import open_parts
 from vaultlink.vault.notes import Vault
 
 pytestmark = pytest.mark.slow

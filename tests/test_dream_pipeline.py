@@ -15,10 +15,10 @@ from tests.fakes.competent import is_topics_request
 from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.dream.history import undo_decision
-from vaultlink.dream.pipeline import build_steps
 from vaultlink.errors import ConfigError, UndoConflict
 from vaultlink.llm.chat import estimate_tokens
+from vaultlink.pipeline.history import undo_decision
+from vaultlink.pipeline.run import build_steps
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -414,9 +414,9 @@ def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -
 
 def test_a_topic_reason_reads_as_prose_even_for_a_runbook() -> None:
     """The first real sentence, without its list marker, after what the action did."""
-    from vaultlink.dream.context import UnitResult
-    from vaultlink.dream.topics import topic_of
-    from vaultlink.dream.units import Unit
+    from vaultlink.pipeline.context import UnitResult
+    from vaultlink.pipeline.topics import topic_of
+    from vaultlink.prose.units import Unit
 
     steps = Unit("rebuild", "procedure", "1. Announce the rebuild in the ops channel.\n"
                  "2. Silence the latency alert for the window.", ["daily/2026-06-09.md"])

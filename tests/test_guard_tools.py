@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.dream.context import Hit
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import Receipt, Unit
 from vaultlink.errors import GuardRefusal
+from vaultlink.pipeline.context import Hit
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.integrate.tools import Toolbox
+from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.notes import Vault
 
 SOURCE = "daily/2026-07-01.md"

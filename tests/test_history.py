@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.dream import history
-from vaultlink.dream.topics import write_topics
-from vaultlink.dream.upkeep import recover
 from vaultlink.errors import StateError, UndoConflict, UndoNeedsCascade
+from vaultlink.pipeline import history
+from vaultlink.pipeline.topics import write_topics
+from vaultlink.pipeline.upkeep import recover
 from vaultlink.vault import faults
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import check_vault

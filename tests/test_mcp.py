@@ -23,10 +23,10 @@ import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.daemon import answers as a
-from vaultlink.daemon.assist import Assistant
-from vaultlink.daemon.mcp_server import build_server
 from vaultlink.errors import DaemonError, VaultlinkError
+from vaultlink.mcp import answers as a
+from vaultlink.mcp.server import build_server
+from vaultlink.mcp.tools import Assistant
 from vaultlink.options import AssistOptions
 from vaultlink.vault.notes import Vault
 

@@ -25,14 +25,14 @@ from tests.fakes.competent import (
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.dream.extractor import (
+from vaultlink.pipeline.extract.extractor import (
     example_of,
     subject_name,
     summary_text,
     with_code_restored,
     without_echoes,
 )
-from vaultlink.dream.nodetext import lead_sentence
+from vaultlink.prose.node_text import lead_sentence
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State
@@ -459,7 +459,7 @@ def test_oneshot_corrects_when_the_unit_says_so_and_strikes_the_old_sentence(
 
 
 def test_what_reads_as_a_correction() -> None:
-    from vaultlink.dream.nodetext import says_correction
+    from vaultlink.prose.node_text import says_correction
 
     assert says_correction("Focus time is no longer 9:00 to 11:00.")
     assert says_correction("The k = 60 setting is outdated.")

@@ -1,11 +1,11 @@
-"""How the model path writes around a small model's words (``dream/nodetext.py``), on
+"""How the model path writes around a small model's words (``prose/node_text.py``), on
 what the real 1.5B wrote into the Hatch documentation pages of bench/quality/realdocs:
 a pair of sentences said twice, a closing "The following is an example:" with the
 example left out, and a REFINE repeating what the node already says."""
 
 from __future__ import annotations
 
-from vaultlink.dream.nodetext import (
+from vaultlink.prose.node_text import (
     new_sentences,
     paragraphs_of,
     title_of,

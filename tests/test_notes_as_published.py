@@ -13,14 +13,14 @@ import pytest
 
 from tests.test_offline_extract import extract
 from tests.test_offline_runs import dream
-from vaultlink.dream.extractor import extract_prompt, language_hint
-from vaultlink.dream.offline.naming import GENERIC, is_event, name_flaw
-from vaultlink.dream.offline.text import split_sentences
-from vaultlink.dream.offline.wording import WORDINGS
-from vaultlink.dream.units import is_slug, slugify
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, language_of, subject_words, tokens
 from vaultlink.markdown.sections import bare_link_lines
+from vaultlink.pipeline.extract.extractor import extract_prompt, language_hint
+from vaultlink.prose.sentences import split_sentences
+from vaultlink.prose.subject_names import GENERIC, is_event, name_flaw
+from vaultlink.prose.units import is_slug, slugify
+from vaultlink.prose.wording import WORDINGS
 from vaultlink.vault.state import State
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"

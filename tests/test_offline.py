@@ -20,15 +20,6 @@ import pytest
 
 from tests.fakes.dreamkit import offline_dream
 from vaultlink.cli.settings import DEFAULTS
-from vaultlink.dream.context import SourceNote
-from vaultlink.dream.extract import source_note
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.integrate import system_prompt, user_prompt
-from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.dream.offline.text import Turn, delink, summary_lines
-from vaultlink.dream.session import SessionOutcome, run_session
-from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import Unit
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
@@ -37,6 +28,15 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import sources_links
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.pipeline.context import SourceNote
+from vaultlink.pipeline.extract.step import source_note
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.integrate.session import SessionOutcome, run_session
+from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
+from vaultlink.pipeline.integrate.tools import Toolbox
+from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.prose.sentences import Turn, delink, summary_lines
+from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 
@@ -301,7 +301,7 @@ def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
 
 
 def _turns(model: Recording) -> list[Turn]:
-    from vaultlink.dream.offline.text import read_turns
+    from vaultlink.prose.sentences import read_turns
 
     return read_turns(model.messages)
 
@@ -516,7 +516,7 @@ def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, grows: b
 def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> None:
     """A real Japanese note's unit failed every run: its code ended "}```", where the
     reader of the unit's JSON stopped ("no ```json unit in the user message")."""
-    from vaultlink.dream.integrate import user_prompt
-    from vaultlink.dream.offline.text import read_unit
+    from vaultlink.pipeline.integrate.step import user_prompt
+    from vaultlink.prose.sentences import read_unit
     unit = Unit("nayami", "wiki", 'Code: `{}```js` and {"a": 1}``` here.', ["daily/x.md"])
     assert read_unit([{"role": "user", "content": user_prompt(unit)}]) == unit

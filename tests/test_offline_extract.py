@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from vaultlink.dream.context import SourceNote
-from vaultlink.dream.extract import source_note
-from vaultlink.dream.offline import OfflineExtractor
-from vaultlink.dream.offline.blocks import parse_blocks
-from vaultlink.dream.offline.extract import starts_sentence
-from vaultlink.dream.offline.naming import name_flaw
-from vaultlink.dream.units import Unit
 from vaultlink.errors import NoteUnreadable
+from vaultlink.pipeline.context import SourceNote
+from vaultlink.pipeline.extract.step import source_note
+from vaultlink.pipeline.offline import OfflineExtractor
+from vaultlink.pipeline.offline.extract import starts_sentence
+from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.subject_names import name_flaw
+from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
 
 SAMPLE = Path(__file__).parent.parent / "sample_vault"

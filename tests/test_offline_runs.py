@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 from tests.fakes.ports import HeldPort
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import choose_provider, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.errors import ModelUnavailable
+from vaultlink.pipeline.compose import choose_provider, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 

@@ -7,11 +7,11 @@ Pure functions on small texts; the CORRECT case also goes through the real guard
 
 from __future__ import annotations
 
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.offline.update import Linkable, plan_update, value_changes
-from vaultlink.dream.offline.writing import also_covered, source_sentence, weave
-from vaultlink.dream.topics import keywords
-from vaultlink.dream.units import Receipt, Unit
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.topics import keywords
+from vaultlink.prose.units import Receipt, Unit
+from vaultlink.prose.update import Linkable, plan_update, value_changes
+from vaultlink.prose.writing import also_covered, source_sentence, weave
 
 NODE = """Hybrid search runs BM25 and a vector index and fuses them with reciprocal rank fusion.
 
@@ -229,7 +229,7 @@ def test_a_cjk_name_is_a_mention_only_as_a_whole_word() -> None:
 
 
 def test_a_japanese_name_is_made_of_nouns_not_verb_endings() -> None:
-    from vaultlink.dream.offline.naming import unspaced_phrase
+    from vaultlink.prose.subject_names import unspaced_phrase
     name = unspaced_phrase(["風邪で全部が低く聞こえる。半音下がってない気がする。"
                             "半音の練習はまだない。ないものはない。"])
     assert name == "半音"

@@ -24,20 +24,20 @@ from typer.testing import CliRunner
 from tests.fakes.dreamkit import offline_dream
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS
-from vaultlink.dream.context import RunState, SourceNote
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.integrate import system_prompt, user_prompt
-from vaultlink.dream.offline import OfflineExtractor, OfflinePolicy
-from vaultlink.dream.offline.names import carried_unit, node_names, node_title
-from vaultlink.dream.offline.naming import opening_words, unspaced_phrase
-from vaultlink.dream.session import run_session
-from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import Unit
 from vaultlink.errors import GuardRefusal, Refusal
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import name_key, numbered_name
+from vaultlink.pipeline.context import RunState, SourceNote
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.integrate.session import run_session
+from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
+from vaultlink.pipeline.integrate.tools import Toolbox
+from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.prose.node_names import carried_unit, node_names, node_title
+from vaultlink.prose.subject_names import opening_words, unspaced_phrase
+from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.names import owner_aliases
 from vaultlink.vault.notes import Vault
@@ -390,8 +390,8 @@ def test_the_upgrade_repair_runs_once_on_the_first_dream(tmp_path: Path) -> None
 def test_a_name_led_by_a_date_or_timestamp_keeps_only_its_words() -> None:
     """A real vault's captures are named "2022-12-11--11-59-30 with Smartphone Capture":
     the stamp is the file's id, not its subject; a stamp alone names nothing."""
-    from vaultlink.dream.offline.names import sound
-    from vaultlink.dream.units import Unit
+    from vaultlink.prose.node_names import sound
+    from vaultlink.prose.units import Unit
     unit = Unit("capture", "wiki", "A recipe for rye sourdough.", ["resource/x.md"])
     assert sound("202208051230 HTTP配置", unit) == "HTTP配置"
     assert sound("2022-08-05 Meeting with Bob", unit) == "Meeting with Bob"

@@ -19,12 +19,12 @@ from tests.fakes.competent import extract_request
 from tests.fakes.dreamkit import creator, offline_dream, with_extract
 from tests.fakes.dreamkit import dream as model_dream
 from tests.fakes.ollama_server import FakeOllama
-from vaultlink.dream.context import RunState, SourceNote
-from vaultlink.dream.extractor import ModelExtractor
-from vaultlink.dream.offline.extract import OfflineExtractor
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.llm.chat import ChatReply
 from vaultlink.markdown.sections import chunk_note
+from vaultlink.pipeline.context import RunState, SourceNote
+from vaultlink.pipeline.extract.extractor import ModelExtractor
+from vaultlink.pipeline.offline.extract import OfflineExtractor
 from vaultlink.vault.notes import Vault
 
 FIXTURES = Path(__file__).parent / "fixtures" / "personal"
@@ -73,7 +73,7 @@ def infos_of(root: Path) -> list[Any]:
 
 
 def test_the_template_is_found_from_obsidians_daily_notes_settings(tmp_path: Path) -> None:
-    from vaultlink.dream.template import day_template
+    from vaultlink.pipeline.extract.template import day_template
     root = vault_of(tmp_path, "journal")
     template = day_template(Vault(root), infos_of(root))
     assert template.source.startswith("Templates/Daily.md")
@@ -93,7 +93,7 @@ def test_the_template_is_found_from_obsidians_daily_notes_settings(tmp_path: Pat
 
 
 def test_the_template_is_inferred_from_the_day_notes_without_settings(tmp_path: Path) -> None:
-    from vaultlink.dream.template import day_template
+    from vaultlink.pipeline.extract.template import day_template
     root = vault_of(tmp_path, "journal", leave_out=(".obsidian", "Templates"))
     template = day_template(Vault(root), infos_of(root))
     assert "recurring" in template.source
@@ -109,7 +109,7 @@ def test_the_template_is_inferred_from_the_day_notes_without_settings(tmp_path: 
 
 
 def test_settings_are_the_owners_but_read_as_untrusted(tmp_path: Path) -> None:
-    from vaultlink.dream.template import day_template
+    from vaultlink.pipeline.extract.template import day_template
     root = vault_of(tmp_path, "journal")
     obsidian = root / ".obsidian"
     (obsidian / "daily-notes.json").write_text('{"template": "../../etc/passwd"')
@@ -334,8 +334,8 @@ def test_each_piece_of_obsidian_syntax_is_read_as_obsidian_means_it() -> None:
 def test_a_placeholder_item_is_no_content_and_names_nothing() -> None:
     """A real Chinese diary kept its template's "- DONE" items in each day: they became
     nine nodes named DONE, DONE (2) ... DONE (9)."""
-    from vaultlink.dream.offline.naming import node_name_flaw
     from vaultlink.markdown.obsidian import content_text
+    from vaultlink.prose.subject_names import node_name_flaw
     text = "## 跬步\n\n- DONE\n- TODO\n- [ ] TODO\n- ...\n- DONE: shipped the CLI\n"
     assert [ln for ln in content_text(text).split("\n") if ln.strip()] == [
         "## 跬步", "- DONE: shipped the CLI"]
@@ -346,7 +346,7 @@ def test_a_templater_scripts_variable_is_the_frame_whatever_it_holds() -> None:
     """A Chinese diary's template fetches a quote of the day by script
     (``> <% 一言 %> —— 《<% 来源 %>》``): four days holding only the template and that
     quote were cited by nodes named after the quote. A prompt's answer stays the owner's."""
-    from vaultlink.dream.template import DayTemplate, template_of
+    from vaultlink.pipeline.extract.template import DayTemplate, template_of
     exact, patterns = template_of("<%*\nlet 一言 = ''\n-%>\n> <% 一言 %> —— 《<% 来源 %>》\n"
                                   "Mood: <% tp.system.prompt('Mood') %>\n")
     frame = DayTemplate("daily", exact, patterns)

@@ -22,9 +22,9 @@ from tests.test_daemon import wait_for
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
-from vaultlink.dream.context import ReviewMode, UnitStatus
-from vaultlink.dream.review import Decided, uncertain
-from vaultlink.dream.units import Unit
+from vaultlink.pipeline.context import ReviewMode, UnitStatus
+from vaultlink.pipeline.integrate.review import Decided, uncertain
+from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.proposals import ProposalState

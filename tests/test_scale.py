@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import Parts, close_models, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.pipeline.compose import Parts, close_models, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State

@@ -4,7 +4,7 @@ The model's word and nearness are no evidence: a one-shot REFINE / CORROBORATE /
 whose unit neither names the node's subject (its name, an alias, the subject phrase its
 description opens with) nor states the node's facts (the same sentence with a new value,
 the same steps) becomes a CREATE, journaled with why. ``names_subject`` is the offline
-integrator's rule, shared from ``vaultlink/dream/subject.py``.
+integrator's rule, shared from ``vaultlink/prose/shared_subject.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from tests.fakes.competent import is_decision_request, is_topics_request, topics
 from tests.fakes.dreamkit import dream, units_for
 from tests.fakes.ollama_server import FakeOllama
 from tests.test_model_path import NODE, NODE_TEXT, ONESHOT, decision, vault
-from vaultlink.dream.offline import policy
-from vaultlink.dream.subject import names_subject, same_facts, shared_subject, subject_names
+from vaultlink.pipeline.offline import policy
+from vaultlink.prose.shared_subject import names_subject, same_facts, shared_subject, subject_names
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
@@ -111,7 +111,7 @@ def test_both_integrators_use_one_rule_of_names_in_any_script() -> None:
 def test_a_possessive_name_is_named_by_its_owner() -> None:
     """LoCoMo's nodes "Melanie's pottery", "Caroline's adoption plans": a unit that says
     "Melanie ... pottery" names that subject ("melanie's" is not a word of its own)."""
-    from vaultlink.dream.subject import names_subject
+    from vaultlink.prose.shared_subject import names_subject
     assert names_subject("Melanie's pottery", "Melanie took her kids to a pottery workshop")
     assert names_subject("Caroline’s adoption plans", "Caroline plans the adoption next year")
     assert not names_subject("Melanie's pottery", "Caroline went to a support group")

@@ -32,15 +32,15 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from tests.crashkit import BASE_DAY, BASE_NODE, BASE_NODE_TEXT
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream import history
-from vaultlink.dream.compose import Parts, dream_context
-from vaultlink.dream.pipeline import build_steps, run_dream
 from vaultlink.errors import StateError
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import Embedder, make_embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, LazyChroma
 from vaultlink.options import PipelineOptions
+from vaultlink.pipeline import history
+from vaultlink.pipeline.compose import Parts, dream_context
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State

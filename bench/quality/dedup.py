@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.quality.common import DATA, PRF, node_index, prf
-from vaultlink.dream.offline import unit_query
-from vaultlink.dream.units import Unit
 from vaultlink.index.embed import Embedder
+from vaultlink.pipeline.offline import unit_query
+from vaultlink.prose.units import Unit
 
 GRID = [round(0.10 + 0.01 * i, 2) for i in range(86)]  # 0.10 .. 0.95
 

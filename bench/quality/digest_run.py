@@ -24,9 +24,9 @@ from pathlib import Path
 
 from bench.quality.realdocs import Page, load_corpus, truth_pairs, write_as_vault
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_vault"

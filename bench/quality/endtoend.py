@@ -2,7 +2,7 @@
 
 The notes in ``data/stream/daily`` repeat, extend and contradict each other;
 ``data/stream/labels.json`` names the topic of every section (null for trivia).
-Each run goes through ``vaultlink.dream.compose`` and ``run_dream`` with the configured
+Each run goes through ``vaultlink.pipeline.compose`` and ``run_dream`` with the configured
 steps, exactly like ``vaultlink dream``. Afterwards every integrated unit is traced to
 its section (by its quoted sentences, else by word overlap) and so to a topic:
 
@@ -25,12 +25,12 @@ from typing import Any
 
 from bench.quality.common import DATA
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.offline.text import content_words, summary_lines
-from vaultlink.dream.pipeline import build_steps, run_dream
-from vaultlink.dream.units import Unit
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.run import build_steps, run_dream
+from vaultlink.prose.sentences import content_words, summary_lines
+from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 

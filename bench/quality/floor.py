@@ -19,10 +19,10 @@ from pathlib import Path
 
 from bench.quality.common import DATA, node_index
 from bench.quality.linkrecall import hide_links
-from vaultlink.dream.offline import unit_query
-from vaultlink.dream.units import Unit
 from vaultlink.index.embed import make_embedder
 from vaultlink.index.fusion import KEYWORD_RANKS_KEPT
+from vaultlink.pipeline.offline import unit_query
+from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
 
 KEEP = 0.98

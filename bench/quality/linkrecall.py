@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.quality.common import DATA, node_index
-from vaultlink.dream.offline import unit_query
-from vaultlink.dream.offline.policy import MAX_RELATED
-from vaultlink.dream.units import Unit
 from vaultlink.index.embed import Embedder
 from vaultlink.markdown.links import find_wikilinks
+from vaultlink.pipeline.offline import unit_query
+from vaultlink.pipeline.offline.policy import MAX_RELATED
+from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault, parse_note, render_note
 
 _LINK = re.compile(r"!?\[\[([^\[\]\n|#]+)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")

@@ -24,9 +24,9 @@ from bench.quality.dedup import run_dedup
 from bench.quality.endtoend import EndToEnd, run_stream
 from bench.quality.linkrecall import run_link_recall
 from vaultlink.cli.settings import DEFAULTS
-from vaultlink.dream.offline.policy import MAX_RELATED
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.llm.ollama import is_reachable
+from vaultlink.pipeline.offline.policy import MAX_RELATED
 
 
 def row(name: str, value: object, note: str = "") -> str:

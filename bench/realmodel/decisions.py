@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.integrate import integrate_unit
-from vaultlink.dream.units import Unit
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.integrate.step import integrate_unit
+from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from bench.realmodel.measure import journal_of
 from bench.soak import probe
-from vaultlink.dream.topics import day_of
+from vaultlink.pipeline.topics import day_of
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 

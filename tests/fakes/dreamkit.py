@@ -16,9 +16,9 @@ from tests.fakes.competent import (
 )
 from tests.fakes.ollama_server import reply
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 
 

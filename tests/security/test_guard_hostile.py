@@ -26,9 +26,9 @@ from tests.fakes.competent import is_decision_request, is_topics_request, topics
 from tests.fakes.dreamkit import creator, dream, turns, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from tests.test_offline_runs import dream as offline_dream
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.units import Receipt, Unit
 from vaultlink.errors import GuardRefusal, Refusal
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault, render_note
 from vaultlink.vault.state import State

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.daemon.assist import Assistant
-from vaultlink.dream.guard import Guard
-from vaultlink.dream.tools import Toolbox
-from vaultlink.dream.units import Unit
 from vaultlink.errors import PathRefused, Refusal, VaultlinkError
+from vaultlink.mcp.tools import Assistant
 from vaultlink.options import AssistOptions
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.integrate.tools import Toolbox
+from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
 
 SOURCE = "daily/2026-07-01.md"

@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from vaultlink.cli import assist, notes, pipeline, recall, review, service  # noqa: F401  (registers commands)
+from vaultlink.cli import mcp, notes, pipeline, recall, review, service  # noqa: F401  (registers commands)
 from vaultlink.cli.common import app
 from vaultlink.errors import VaultlinkError
 from vaultlink.vault.faults import arm_from_env

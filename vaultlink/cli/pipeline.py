@@ -71,8 +71,8 @@ def dream(
     # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
     from vaultlink.cli.recall import synced
     from vaultlink.cli.report import ProgressPrinter, run_json, run_summary
-    from vaultlink.dream.compose import choose_provider, close_models, dream_context, open_parts
-    from vaultlink.dream.pipeline import build_steps, run_dream
+    from vaultlink.pipeline.compose import choose_provider, close_models, dream_context, open_parts
+    from vaultlink.pipeline.run import build_steps, run_dream
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
@@ -126,7 +126,7 @@ def log(
       vaultlink log --note hybrid-search -n 5
     """
     # the journal and its formatting: ~20 ms that --help need not pay
-    from vaultlink.dream.history import describe
+    from vaultlink.pipeline.history import describe
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)
@@ -196,7 +196,7 @@ def redo(
 
 def _revert(vault: Path, command: str, decision: int, cascade: bool) -> None:
     # the journal, undo and the link graph: ~60 ms that --help need not pay
-    from vaultlink.dream import history
+    from vaultlink.pipeline import history
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)

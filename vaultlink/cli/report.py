@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from vaultlink.dream.context import RunState
+from vaultlink.pipeline.context import RunState
 
 
 class ProgressPrinter:

@@ -154,7 +154,7 @@ def describe(p: dict[str, Any]) -> list[str]:
 
 def _views(vault: Path, every: bool, one: int | None = None) -> tuple[Any, list[dict[str, Any]]]:
     # the proposals and their diffs: ~20 ms that --help need not pay
-    from vaultlink.dream.review import proposal_view
+    from vaultlink.pipeline.integrate.review import proposal_view
     from vaultlink.vault.proposals import ProposalState
     from vaultlink.vault.state import State
 
@@ -173,7 +173,7 @@ def _views(vault: Path, every: bool, one: int | None = None) -> tuple[Any, list[
 
 def _settle(vault: Path, proposal: int, verb: str, as_json: bool) -> None:
     # the guard, the journal and the writers: ~60 ms that --help need not pay
-    from vaultlink.dream import review, settle
+    from vaultlink.pipeline.integrate import review, settle
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)

@@ -23,8 +23,8 @@ from vaultlink.cli.common import (
 )
 from vaultlink.cli.settings import Settings
 from vaultlink.daemon.process import setup_logging, writer_or_daemon
-from vaultlink.dream.backfill import duration
 from vaultlink.errors import ConfigError
+from vaultlink.pipeline.backfill import duration
 
 _DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
 
@@ -314,7 +314,7 @@ def backfill(
     """
     from vaultlink.daemon.backfill import backfill_request  # state only: ~20 ms
     from vaultlink.daemon.client import ask_daemon
-    from vaultlink.dream.backfill import adopt
+    from vaultlink.pipeline.backfill import adopt
     from vaultlink.vault.state import State
 
     if since is not None and take_all:

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vaultlink.dream.backfill import batch_size, estimate, next_batch
 from vaultlink.errors import ModelUnavailable
 from vaultlink.llm.gate import ModelGate
+from vaultlink.pipeline.backfill import batch_size, estimate, next_batch
 from vaultlink.vault.backlog import Backlog
 from vaultlink.vault.state import State
 

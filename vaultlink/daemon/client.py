@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.daemon.process import INFO_NAME, lock_holder, read_info, read_token
-from vaultlink.dream.backfill import backlog_status
 from vaultlink.errors import DaemonError
+from vaultlink.pipeline.backfill import backlog_status
 from vaultlink.vault.state import State
 
 

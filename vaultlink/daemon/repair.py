@@ -19,15 +19,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from vaultlink.daemon.watch import current_hash
-from vaultlink.dream.upkeep import relink
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.options import PipelineOptions
+from vaultlink.pipeline.upkeep import relink
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Checkpoint, State
 
 if TYPE_CHECKING:  # a type only: the daemon hands its parts in
-    from vaultlink.dream.compose import Parts
+    from vaultlink.pipeline.compose import Parts
 
 log = logging.getLogger(__name__)
 

@@ -37,11 +37,6 @@ from vaultlink.daemon.process import (
 )
 from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
-from vaultlink.dream import review, settle
-from vaultlink.dream.backfill import changed_notes
-from vaultlink.dream.compose import Parts, choose_provider, close_models, dream_context, open_parts
-from vaultlink.dream.pipeline import build_steps, run_dream
-from vaultlink.dream.upkeep import recover
 from vaultlink.errors import (
     DaemonError,
     IndexServerUnavailable,
@@ -53,6 +48,17 @@ from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_prior
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
 from vaultlink.options import DaemonOptions, redact_url
+from vaultlink.pipeline.backfill import changed_notes
+from vaultlink.pipeline.compose import (
+    Parts,
+    choose_provider,
+    close_models,
+    dream_context,
+    open_parts,
+)
+from vaultlink.pipeline.integrate import review, settle
+from vaultlink.pipeline.run import build_steps, run_dream
+from vaultlink.pipeline.upkeep import recover
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR
 from vaultlink.vault.proposals import ProposalState
@@ -250,7 +256,7 @@ class Daemon:
             self.generation += 1
 
     def proposals(self, state: ProposalState | None) -> list[dict[str, Any]]:
-        """``GET /proposals``: the decisions held for review (``dream/review.py``)."""
+        """``GET /proposals``: the decisions held for review (``pipeline/integrate/review.py``)."""
         return [review.proposal_view(p, self.vault) for p in self.state.proposals(state)]
 
     def settle(self, proposal_id: int, verb: str) -> dict[str, Any]:

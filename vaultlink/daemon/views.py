@@ -13,12 +13,12 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.daemon.client import iso
-from vaultlink.dream import history
-from vaultlink.dream.units import ACTIONS
 from vaultlink.errors import NoteNotFound, StateError, UndoNeedsCascade
 from vaultlink.markdown.frontmatter import split_frontmatter, text_value
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
+from vaultlink.pipeline import history
+from vaultlink.prose.units import ACTIONS
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
 from vaultlink.vault.notes import DESCRIPTION_CHARS, NAME_CHARS, Vault
 from vaultlink.vault.proposals import ProposalState
@@ -26,7 +26,7 @@ from vaultlink.vault.readpolicy import is_hidden
 from vaultlink.vault.state import JournalEntry, State
 
 if TYPE_CHECKING:  # a type only: the API never opens parts itself
-    from vaultlink.dream.compose import Parts
+    from vaultlink.pipeline.compose import Parts
 
 SEARCH_KINDS = ("nodes", "sections")
 
@@ -315,7 +315,7 @@ class Views:
         return {"redone" if redo else "undone": entry_id, "ids": outcome.ids,
                 "decision": decision(row)}
 
-    # -- proposals held for review (dream/review.py) -----------------------------------
+    # -- proposals held for review (pipeline/integrate/review.py) -----------------------------------
 
     def proposals(self, query: dict[str, list[str]]) -> dict[str, Any]:
         """``GET /proposals[?state=open|all|approved|rejected|created|stale]``: newest

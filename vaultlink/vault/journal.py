@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS inflight (
 """
 
 # Actions that change a file (their rows hold the text before and after): decisions,
-# their reversals, and links following a renamed source note (``dream/upkeep.py``).
+# their reversals, and links following a renamed source note (``pipeline/upkeep.py``).
 DECISIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
 REVERSALS = ("UNDO", "REDO")
 FOLLOW_UPS = ("RELINK", "RENAME")  # RENAME: a node that shadowed an owner's name moved

@@ -3,7 +3,7 @@
 With ``review.mode`` ``uncertain`` (or ``all``) a decision the integrator was not sure
 of is not written: its exact change waits here (the hash of the node's text it was
 made against, the text before and after), with the unit, its action and target and
-why vaultlink would do it (``dream/review.py`` decides what is uncertain and resolves
+why vaultlink would do it (``pipeline/integrate/review.py`` decides what is uncertain and resolves
 proposals). A proposal is ``open`` until the owner approves it (written through the
 guard, journaled, undoable), rejects it (remembered: the unit is not proposed again),
 has the unit written as a new node instead, or until it goes ``stale``: its node

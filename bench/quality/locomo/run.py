@@ -130,8 +130,8 @@ def bm25(root: Path, layout: Layout, questions: list[Any]) -> list[list[int]]:
 
 def dream_once(root: Path) -> Any:
     from vaultlink.cli.settings import load_settings
-    from vaultlink.dream.compose import close_models, dream_context, open_parts
-    from vaultlink.dream.pipeline import build_steps, run_dream
+    from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+    from vaultlink.pipeline.run import build_steps, run_dream
     from vaultlink.vault.notes import Vault
 
     settings = load_settings(root, environ={}).with_overrides(

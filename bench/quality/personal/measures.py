@@ -54,10 +54,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.quality.digest_measures import Node, load_nodes
-from vaultlink.dream.context import RunState
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, subject_words
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.pipeline.context import RunState
 from vaultlink.vault.notes import Vault
 
 RECUR = 0.30

@@ -1,6 +1,6 @@
 """Dream a personal vault until settled, offline or with a model, as ``vaultlink dream`` does.
 
-The vault is copied to a temporary folder; ``dream`` runs through ``vaultlink.dream.compose``
+The vault is copied to a temporary folder; ``dream`` runs through ``vaultlink.pipeline.compose``
 and the configured steps (what ``vaultlink dream --llm offline`` runs, or ``--llm ollama``
 with a host and a model) until a run integrates nothing, at most ``MAX_RUNS`` times. Every
 run's state is kept for the measures, with the owner's files as they were before.
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultlink.cli.settings import load_settings
-from vaultlink.dream.compose import close_models, dream_context, open_parts
-from vaultlink.dream.context import RunState
-from vaultlink.dream.pipeline import build_steps, run_dream
+from vaultlink.pipeline.compose import close_models, dream_context, open_parts
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 
 MAX_RUNS = 12

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from bench.quality.personal.measures import measure
 from bench.quality.personal.run import snapshot
-from vaultlink.dream.context import RunState, UnitResult
-from vaultlink.dream.units import Unit
+from vaultlink.pipeline.context import RunState, UnitResult
+from vaultlink.prose.units import Unit
 
 TEMPLATE = "# {{date}}\n\n## Journal\n\n## Gratitude\n\n```tasks\nnot done\n```\n"
 REAL = ("We walked the whole ridge trail to the old fire lookout and counted eleven hawks "

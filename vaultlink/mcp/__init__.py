@@ -1,0 +1,1 @@
+"""The MCP server: the vault for assistants (``vaultlink mcp``): server, tools, answers."""

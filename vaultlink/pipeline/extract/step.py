@@ -1,0 +1,259 @@
+"""dream_extract_step: changed notes in, memory units out.
+
+Changed means a daily/ or resource/ note whose content hash differs from its
+checkpoint. Each note is cut into sections; sections whose fingerprint the checkpoint
+already holds are context, the others are marked new, so already-integrated material
+is not extracted again. Units beyond ``max_units`` wait in ``pending_units`` for the
+next run and their notes are not checkpointed: a busy day is spread, never dropped.
+
+Each note is extracted on its own: a note the model fails on is recorded in
+``failed_units`` (kind ``note``), not checkpointed, and extracted again by a later run,
+until it is parked; the run goes on with the next note. Units that failed before are
+taken up first, as they are (their notes are not extracted again meanwhile).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from vaultlink.errors import (
+    IndexServerUnavailable,
+    ModelError,
+    ModelOutputError,
+    ModelUnavailable,
+    NoteUnreadable,
+    StateError,
+    VaultError,
+    WriteFailed,
+    unexpected,
+)
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import unlinkable_reason
+from vaultlink.markdown.sections import chunk_note
+from vaultlink.pipeline.backfill import adopt, batch_size, held_back
+from vaultlink.pipeline.context import DreamContext, Retry, RunState, SourceNote
+from vaultlink.pipeline.extract.readings import reasons_text, record_readings
+from vaultlink.pipeline.extract.repeats import fingerprint, repeat_units, twin_of
+from vaultlink.pipeline.extract.template import NO_TEMPLATE, DayTemplate, day_template
+from vaultlink.pipeline.integrate.review import requeue_stale
+from vaultlink.prose.units import Unit
+from vaultlink.vault.notes import Note
+from vaultlink.vault.state import Failure
+
+log = logging.getLogger(__name__)
+
+
+def source_note(note: Note, known: frozenset[str], template: DayTemplate = NO_TEMPLATE
+                ) -> tuple[SourceNote, tuple[str, ...]]:
+    """Cut what the owner wrote in a note into sections, marking those the checkpoint
+    does not know as new: a day note's template and Obsidian's machinery (fields,
+    queries, comments, navigation) are left out, line for line (``dream.template``)."""
+    title = note.path.rsplit("/", 1)[-1].removesuffix(".md")
+    text = template.owner_text(note.path, note.text)
+    chunks = chunk_note(split_frontmatter(text)[1], title, max_chars=4000)
+    prints = tuple(fingerprint(c.text) for c in chunks)
+    sections = [(c.breadcrumb, c.text, p not in known) for c, p in zip(chunks, prints,
+                                                                        strict=True)]
+    return SourceNote(note.path, title, sections, text), prints
+
+
+def extract_step(ctx: DreamContext, run: RunState) -> None:
+    """Find changed notes, extract units, apply the per-run cap."""
+    vault, state = ctx.vault, ctx.state
+    infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
+    run.scanned = len(infos)
+    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
+    if held:
+        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
+    checkpoints = state.checkpoints()
+    # Files the walk left out (a symlink leading out of the vault) are notes not read:
+    # the summary and `vaultlink status` say so, with why.
+    left_out = vault.skipped_in([vault.daily, vault.resource])
+    for path, why in left_out.items():
+        run.skipped[path] = run.unread[path] = why
+    present = {i.path for i in infos} | set(left_out)
+    unread = {u["path"] for u in state.unread_notes()}
+    run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
+    if run.gone and not ctx.dry_run:
+        state.drop_checkpoints(run.gone)
+        state.forget_readings(run.gone)
+    yields = state.note_yields()
+    notes: list[SourceNote] = []
+    template: DayTemplate | None = None  # found once, when a note is read
+    for info in infos:
+        cp = checkpoints.get(info.path)
+        if held.get(info.path) == info.hash:
+            continue
+        gave, rules = yields.get(info.path, (1, ""))
+        if cp is not None and cp.hash == info.hash and (gave or rules == ctx.extractor.rules):
+            if info.path in unread:  # broken, then put back as it was when integrated
+                run.readable.append(info.path)
+            continue
+        if cp is not None and cp.hash == info.hash:
+            cp = None  # it gave nothing under other rules (or without a model): read it again
+        if ctx.only is not None and info.path not in ctx.only:
+            continue
+        # A note no wikilink can name would give units that cannot cite it: it waits,
+        # not checkpointed, until the user renames it.
+        reason, note = unlinkable_reason(info.path), None
+        if reason is None:
+            try:
+                note = vault.read_note(info.path)
+            except (NoteUnreadable, VaultError) as exc:
+                reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
+        if note is None:
+            run.skipped[info.path] = run.unread[info.path] = reason or "unreadable"
+            log.info("skipping %s: %s", info.path, reason)  # progress shows it; status too
+            ctx.report("note_skipped", path=info.path, reason=reason)
+            continue
+        if template is None:
+            template = day_template(vault, [i for i in infos
+                                            if i.path.startswith(f"{vault.daily}/")])
+        src, prints = source_note(note, frozenset(cp.sections if cp else ()), template)
+        run.changed[info.path] = note.hash
+        run.sections[info.path] = prints
+        if src.new_text().strip():
+            notes.append(src)
+    if not ctx.dry_run:  # a proposal whose node changed since: its unit is decided again
+        for stale in requeue_stale(vault, state):
+            ctx.report("proposal_stale", id=stale.id, unit=stale.unit.get("name", ""),
+                       target=stale.target)
+    pending = state.pending_units()
+    failures = state.open_failures()
+    gone = [f for f in failures if f.paths and not set(f.paths) & present]
+    if gone and not ctx.dry_run:  # its source was deleted: nothing left to integrate
+        state.resolve_failure(f.id for f in gone)
+    failures = [f for f in failures if f not in gone]
+    unit_failures = [f for f in failures if f.kind == "unit"]
+    note_failures = {f.paths[0]: f for f in failures if f.kind == "note" and f.paths}
+    # Notes whose units wait (pending, failed, or held for review) are not extracted
+    # again: their units are taken up as they are, and the run that integrates the last
+    # one (or settling its last proposal, ``pipeline/integrate/review.py``) checkpoints them.
+    run.held_paths = ({p for _, u in pending for p in u.get("paths", [])}
+                      | {p for f in unit_failures for p in f.paths} | state.proposal_paths())
+    sent = [n for n in notes if n.path not in run.held_paths
+            and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
+    run.parked_paths.update(n.path for n in notes if n not in sent
+                            and n.path not in run.held_paths)
+    retries = [f for f in unit_failures if not f.parked
+               and (ctx.only is None or set(f.paths) & ctx.only)]
+    # Extract only what this run can integrate: a slow model spends minutes per note,
+    # and the notes left wait (unchecked) for the next run.
+    room = max(ctx.max_units - len(retries) - len(pending), 0)
+    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints),
+                           template or NO_TEMPLATE)
+    sizes = {i.path: i.size for i in infos}
+    read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
+    run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
+    record_readings(ctx, run, read)
+    queued: list[tuple[Unit, int | None, Retry | None]] = [
+        (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
+    if ctx.dry_run:
+        queued += [(Unit.from_dict(u), None, None) for _, u in pending]
+        queued += [(u, None, None) for u in fresh]
+    else:
+        # Every unit waits in pending_units until integrate decides it, so a run killed
+        # midway loses none: the notes of pending units are not extracted again.
+        state.add_pending(u.to_dict() for u in fresh)
+        queued += [(Unit.from_dict(u), i, None) for i, u in state.pending_units()]
+    taken = queued[:ctx.max_units]
+    run.units = [u for u, _, _ in taken]
+    run.pending_ids = [i for _, i, _ in taken]  # aligned with run.units
+    run.retries = {n: r for n, (_, _, r) in enumerate(taken) if r is not None}
+    overflow = [u for u, _, _ in queued[ctx.max_units:]]
+    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed),
+               retried=len(run.retries))
+    if overflow:
+        run.deferred_paths.update(p for u in overflow for p in u.paths)
+        ctx.report("units_deferred", count=len(overflow))
+        log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
+                 ctx.max_units)
+
+
+def _parked_as_is(failure: Failure | None, digest: str) -> bool:
+    """A note whose extraction failed until parked, and that has not changed since."""
+    return failure is not None and failure.parked and failure.unit.get("hash") == digest
+
+
+def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
+                   failures: dict[str, Failure], room: int, checkpointed: set[str],
+                   template: DayTemplate = NO_TEMPLATE) -> list[Unit]:
+    """Units of each note, until there are ``room`` units; a note the model fails on is
+    recorded and the run goes on; a new note that repeats a ``checkpointed`` one gives
+    the units that corroborate its twin's nodes (``dream.repeats``, on what the owner
+    wrote: ``template``'s lines are no part of either note)."""
+    fresh: list[Unit] = []
+    for i, note in enumerate(notes, start=1):
+        stopping = ctx.should_stop is not None and ctx.should_stop()
+        if len(fresh) >= room or stopping:  # the rest waits, unchecked, for the next run
+            later = [n.path for n in notes[i - 1:]]
+            run.deferred_paths.update(later)
+            if stopping:
+                ctx.report("stopped", remaining=len(later))
+            else:
+                ctx.report("notes_deferred", count=len(later))
+            break
+        ctx.report("note_started", index=i, total=len(notes), path=note.path)
+        failure = failures.get(note.path)
+        usage = getattr(ctx.extractor, "usage", None)  # a model extractor counts its calls
+        before = (sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds) if usage \
+            else (0, 0, 0.0)
+        try:
+            # a note that repeats an integrated one corroborates its nodes, with no model
+            twin = twin_of(ctx, note, checkpointed, template) \
+                if note.path not in checkpointed else None
+            units = repeat_units(note, *twin) if twin else ctx.extractor.extract([note])
+        except (ModelUnavailable, IndexServerUnavailable):
+            raise  # no server: the run stops, nothing is checkpointed
+        except ModelError as exc:
+            _note_failed(ctx, run, note, failure, str(exc),
+                         counts=isinstance(exc, ModelOutputError))
+            continue
+        except (WriteFailed, StateError):
+            raise  # the disk or the state refuses: the run stops with what to do
+        except Exception as exc:  # a note vaultlink cannot handle fails alone
+            log.exception("extract %s: unexpected error", note.path)
+            _note_failed(ctx, run, note, failure, unexpected(exc), counts=True)
+            continue
+        if failure is not None and not ctx.dry_run:
+            ctx.state.resolve_failure([failure.id])
+        spent = ((sum(usage.prompt_tokens) - before[0], usage.answer_tokens - before[1],
+                  usage.seconds - before[2]) if usage else (0, 0, 0.0))
+        run.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
+                                        "answer_tokens": spent[1],
+                                        "model_seconds": round(spent[2], 2)}
+        ctx.report("note_finished", path=note.path, units=len(units),
+                   tokens=[spent[0], spent[1]], seconds=spent[2])
+        if twin:
+            log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
+                     len(units))
+        # this note's paragraphs passed over (a repeat's extractor did not read it)
+        passed = [] if twin else list(getattr(ctx.extractor, "passed", []))
+        run.passed_over += passed
+        run.yields[note.path] = len(units)
+        if not units:  # checkpointed all the same: say so, or it looks lost
+            ctx.report("note_without_units", path=note.path,
+                       reason=reasons_text(passed) or ctx.extractor.passes_over)
+        fresh.extend(units)
+    return fresh
+
+
+def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Failure | None,
+                 error: str, counts: bool) -> None:
+    """Record a note that gave no units because extracting it failed: it is not
+    checkpointed, it is retried next run, and it is parked after ``park_after`` failures
+    that ``counts`` (a wrong answer or a bug, not a server that failed or timed out)."""
+    run.failed_notes[note.path] = error
+    parked = False
+    if not ctx.dry_run:
+        parked = ctx.state.record_failure(
+            run.run_id, {"name": note.path, "paths": [note.path],
+                         "hash": run.changed[note.path]}, error,
+            attempts=int(counts), kind="note",
+            failure_id=failure.id if failure else None, park_after=ctx.park_after)
+    (run.parked_paths if parked else run.failed_paths).add(note.path)
+    log.warning("extract %s failed: %s", note.path, error)
+    ctx.report("note_failed", path=note.path, error=error, parked=parked)

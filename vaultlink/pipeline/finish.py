@@ -1,0 +1,41 @@
+"""dream_finish_step: checkpoint what was integrated, record the run.
+
+Checkpoint = changed notes minus failed paths, minus the notes of units deferred past
+the per-run cap, minus notes that could not be read, minus every note a unit still
+waits for (pending, failed or parked, from this run or an earlier one, or held for the
+owner's review as a proposal). Keyed by the content hash read at the start of the run,
+so a note edited during the run is taken up again next time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from vaultlink.pipeline.context import DreamContext, RunState
+from vaultlink.vault.state import Checkpoint
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_paths(run: RunState, waiting: set[str] | None = None) -> list[str]:
+    """The notes this run may mark as integrated; ``waiting``: the notes of units still
+    open in state.sqlite (pending, failed, parked)."""
+    held = run.failed_paths | run.deferred_paths | run.parked_paths | (waiting or set())
+    return sorted(p for p in run.changed if p not in held)
+
+
+def finish_step(ctx: DreamContext, run: RunState) -> None:
+    """Write the checkpoint and the run record (not in a dry run)."""
+    waiting = {p for f in ctx.state.open_failures() for p in f.paths}
+    waiting |= {p for _, u in ctx.state.pending_units() for p in u.get("paths", [])}
+    waiting |= ctx.state.proposal_paths()  # held for review: checkpointed once settled
+    paths = checkpoint_paths(run, waiting)
+    run.checkpointed = paths
+    if ctx.dry_run:
+        return
+    ctx.state.set_checkpoints(Checkpoint(p, run.changed[p], run.sections.get(p, ()))
+                              for p in paths)
+    ctx.state.resolve_failures(paths)
+    ctx.state.note_unread(run.unread, settled=[*run.changed, *run.gone, *run.readable])
+    ctx.state.finish_run(run.run_id, run.counts(), run.changes)
+    log.info("run %d: %s", run.run_id, run.counts())

@@ -1,0 +1,393 @@
+"""The offline integrator: a deterministic chat model that works the six tools.
+
+``OfflinePolicy`` answers ``chat`` the way a tool-calling model would, so the offline
+path runs through the same agent loop, toolbox and guard as Ollama, and nothing it
+writes skips a check. It keeps no state: every turn it re-reads the conversation
+(the unit from the user message, earlier tool answers from the ``tool`` messages) and
+takes the next step of one plan:
+
+1. ``node_search`` with the unit's name words and summary (limit 20).
+2. Classify hits by cosine ``similarity``: ``same_abstraction`` at or above
+   ``same_threshold`` (the best one is the update target), ``related`` at or above
+   ``related_threshold``, else ``unrelated``. A related best hit at 0.45 or more with
+   nothing within 0.25 of it counts as the same abstraction too: in a young digest,
+   the same topic from another angle scores there, and without neighbours it is no
+   neighbour. So does a related node at 0.45 or more named exactly as the unit (else
+   the CREATE would be ``<slug>-2``); a namesake further off is another topic.
+3. ``read`` the targets and the two closest related nodes (in pages, the latter only
+   while ``max_steps`` leaves five turns for the write): one that already cites the
+   source and holds every sentence is where the unit went before (a replay, or a node
+   that since drifted below the cut). With a target:
+   - the node already cites the source and holds every sentence: a replay; answer
+     CORROBORATE without writing (the agent loop records it as already integrated);
+   - the unit brings sentences the node lacks: REFINE, one ``edit`` that inserts them
+     before ``## Sources`` with the source cited, plus a source sentence;
+   - otherwise CORROBORATE: one ``edit`` that appends a source sentence.
+4. Without one: CREATE ``digest/<bucket>/<slug>.md`` (``frontmatter_read`` finds a
+   free slug), body shaped by bucket, related nodes woven in as sentences, and a
+   ``## Sources`` section.
+
+It never answers CORRECT: telling that a note contradicts a node needs understanding
+that word overlap cannot give, so a correction arrives as REFINE (the new statement
+is added beside the old one, with its source) and waits for a model or the user.
+A tool error is adapted to once (a write without related links, another slug, a
+whole-body ``write`` after a failed ``edit``, CREATE after a failed ``read``); a
+second one ends the session with a receipt that explains.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+
+from vaultlink.errors import Refusal
+from vaultlink.llm.chat import ChatReply, ToolCall
+from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.sections import cited_sources
+from vaultlink.prose.node_names import node_names
+from vaultlink.prose.sentences import (
+    STEP_MARK,
+    Turn,
+    content_words,
+    delink,
+    read_turns,
+    read_unit,
+    short,
+    summary_lines,
+    title_of,
+)
+from vaultlink.prose.shared_subject import names_subject
+from vaultlink.prose.subject_names import name_words, same_name
+from vaultlink.prose.units import Unit, slugify
+from vaultlink.prose.update import Linkable, covered, plan_update
+from vaultlink.prose.wording import wording_of
+from vaultlink.prose.writing import (
+    also_covered,
+    aspects,
+    paragraphs,
+    render,
+    source_sentence,
+    unit_lines,
+    weave,
+    what_it_backs,
+)
+from vaultlink.vault.notes import parse_note
+
+log = logging.getLogger(__name__)
+
+SEARCH_LIMIT = 20
+MAX_RELATED = 3       # links in a new node beyond its mentions (bench.quality's best F1)
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}")  # a note of a day; any other is a page
+SAME_THING = 0.85     # a sibling of the unit's note, or a page, merges only this close
+MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
+PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
+MAX_DESCRIPTION = 280
+# Same abstraction below same_threshold (a young digest scores the same topic from
+# another angle at 0.45-0.6): a close best hit with nothing near it, or a close namesake.
+CLOSE = 0.45
+STANDS_ALONE_GAP = 0.25
+REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
+RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
+# Pages of one node read at most (a longer node counts as unread, and a unit about it
+# became a second node beside it). 2,000 lines: a node confirmed by a note a day for
+# five years; steps cost nothing offline.
+MAX_PAGES = 50
+# The fewest turns a session needs: the search, every page of the best target, the
+# write. A model's budget (llm.max_steps, 12 by default) is sized for a model, whose
+# turns cost; with it, one node of 300 source lines failed every unit near it.
+MIN_STEPS = 1 + MAX_PAGES + RESERVED_STEPS
+# A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
+# only: another path (not a node path, or taken), or no links (a link it refused).
+_TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING, Refusal.SHADOWS_NAME,
+                    Refusal.NUMBERED_NAME})
+_LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
+                           Refusal.NOT_ADDITIVE})
+_RETRY_CREATE = frozenset({Refusal.NOT_A_NODE_PATH, Refusal.SHADOWS_NAME,
+                           Refusal.NUMBERED_NAME}) | _TAKEN | _LINK_TROUBLE
+
+
+def unit_query(unit: Unit) -> str:
+    """The node_search query for a unit: its name words, then its summary.
+
+    bench/quality calibrates the thresholds with this same query, so change both.
+    """
+    lines = [STEP_MARK.sub("", delink(line)) for line in summary_lines(unit.summary)]
+    return (unit.name.replace("-", " ") + ": " + " ".join(lines))[:1500]
+
+
+class OfflinePolicy:
+    """A ``ChatModel`` with no model behind it: the deterministic integrate plan above."""
+
+    def __init__(self, same_threshold: float, related_threshold: float,
+                 digest: str = "digest", max_steps: int = 12) -> None:
+        if related_threshold > same_threshold:
+            raise ValueError("related_threshold must not exceed same_threshold")
+        self.same_threshold = same_threshold
+        self.related_threshold = related_threshold
+        self.digest = digest
+        self.max_steps = max_steps  # the session's turns (llm.max_steps): reads must leave room
+
+    # -- the chat interface ------------------------------------------------------------
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+             schema: dict[str, Any] | None = None) -> ChatReply:
+        """The next tool call of the plan, or the final receipt as JSON text."""
+        if schema is not None:  # not an extractor: the offline extractor does that job
+            return ChatReply(json.dumps({"units": []}))
+        unit = read_unit(messages)
+        if unit is None:
+            return ChatReply("offline integrator: no ```json unit in the user message")
+        if sum(1 for m in messages[2:] if m.get("role") == "user"):
+            log.warning("offline integrator: the guard refused the result of %s", unit.name)
+        step = self.decide(unit, read_turns(messages))
+        if isinstance(step, ToolCall):
+            return ChatReply("", [step])
+        return ChatReply(json.dumps(step, ensure_ascii=False))
+
+    def decide(self, unit: Unit, turns: list[Turn]) -> ToolCall | dict[str, Any]:
+        """The next step given everything answered so far."""
+        searches = [t for t in turns if t.name == "node_search"]
+        if not searches:
+            return ToolCall("node_search", {"query": unit_query(unit), "limit": SEARCH_LIMIT})
+        hits = self._hits(searches)
+        classes = {p: self._classify(h["similarity"]) for p, h in hits.items()}
+        slug = slugify(unit.name)
+        for p, c in classes.items():
+            if (c == "related" and p.rsplit("/", 1)[-1] == f"{slug}.md"
+                    and hits[p]["similarity"] >= CLOSE):
+                classes[p] = "same_abstraction"  # named alike and close: not a `<slug>-2`
+        ranked = sorted(hits, key=lambda p: -hits[p]["similarity"])
+        if ranked and classes[ranked[0]] == "related":
+            top = hits[ranked[0]]["similarity"]
+            runner = hits[ranked[1]]["similarity"] if len(ranked) > 1 else 0.0
+            if top >= CLOSE and top - runner >= STANDS_ALONE_GAP:
+                classes[ranked[0]] = "same_abstraction"
+        same = sorted((p for p, c in classes.items() if c == "same_abstraction"),
+                      key=lambda p: -hits[p]["similarity"])[:MAX_SAME_READS]
+        # Where this unit went before, if anywhere: a replay after lost state must not
+        # write it again, and the node it grew may since have drifted below the cut.
+        nearby = [p for p in ranked if classes[p] == "related"][:REPLAY_READS]
+        texts: dict[str, str] = {}
+        for path in [*same, *nearby]:
+            text, call = self._read_node(turns, path)
+            if call is not None and path not in same[:1] and \
+                    len(turns) + 1 + RESERVED_STEPS > self.max_steps:
+                break  # only the best target must be read; the write needs the turns left
+            if call is not None:
+                return call
+            if text is not None:
+                texts[path] = text
+            elif path in same:
+                classes[path] = "related"  # unreadable: adapt by not updating it
+        # Citing alone is no sign: other units of the same note cite it too.
+        done = next((p for p in texts if set(unit.paths) <= cited_sources(texts[p])
+                     and not self._fresh(unit, texts[p])), None)
+        if done is not None:
+            return self._update(unit, turns, done, texts[done], hits, classes)
+        for p in [p for p in same if p in texts and not self._may_grow(unit, p, texts[p], hits)]:
+            classes[p] = "related"
+        target = next((p for p in same if p in texts and classes[p] == "same_abstraction"), None)
+        if target is not None:
+            return self._update(unit, turns, target, texts[target], hits, classes)
+        return self._create(unit, turns, hits, classes)
+
+    def _may_grow(self, unit: Unit, path: str, text: str,
+                  hits: dict[str, dict[str, Any]]) -> bool:
+        """Whether a same-abstraction node may take this unit. Never a node named as another
+        subject of the unit's note (the extractor kept them apart); a page with sections
+        of its own is its own subject, so it merges only when very close or when the node
+        carries its name (a node that is a page itself: its very name, not a part of it,
+        so "Environment configuration" stays out of "Advanced environment configuration")."""
+        sim = float(hits[path]["similarity"])
+        name = str(hits[path].get("name") or "")
+        mine = unit.title or unit.name.replace("-", " ")
+        if any(same_name(name, other) for other in unit.siblings):
+            return False  # the note's other subject: the extractor kept them apart
+        if not names_subject(name, f"{mine}\n{unit.summary}"):
+            return False  # near is not the same: the unit must name the node's subject
+        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
+                   for ln in split_frontmatter(text)[1].split("\n"))
+        if page and (aspects(unit.summary) or not _DATED.search(unit.paths[0])):
+            # two pages share a subject only by name (a page saved twice is a repeat,
+            # found by its text): an English model scores unrelated pages in another
+            # script as near (Russian and Korean pages merged at 0.85 and above)
+            return same_name(name, mine, whole=True)
+        if sim >= SAME_THING:
+            return True
+        if not aspects(unit.summary):
+            return True
+        return same_name(name, mine)
+
+    # -- recall ------------------------------------------------------------------------
+
+    def _hits(self, searches: list[Turn]) -> dict[str, dict[str, Any]]:
+        """Every recalled node once, with its best similarity (errors recall nothing)."""
+        best: dict[str, dict[str, Any]] = {}
+        for turn in searches:
+            for hit in (turn.answer or {}).get("hits") or []:
+                path, sim = str(hit.get("path", "")), float(hit.get("similarity") or 0.0)
+                if path and (path not in best or sim > best[path]["similarity"]):
+                    best[path] = {**hit, "similarity": sim}
+        return best
+
+    def _classify(self, similarity: float) -> str:
+        if similarity >= self.same_threshold:
+            return "same_abstraction"
+        return "related" if similarity >= self.related_threshold else "unrelated"
+
+    # -- update (CORROBORATE / REFINE) ---------------------------------------------------
+
+    def _read_node(self, turns: list[Turn], path: str) -> tuple[str | None, ToolCall | None]:
+        """The node's full text once all pages are read, or the next read; (None, None): failed."""
+        reads = [t for t in turns if t.name == "read" and t.args.get("path") == path]
+        pages: dict[int, str] = {}
+        start, size, total = 1, PAGE_LINES, None
+        for t in reads:
+            if t.error or len(reads) >= MAX_PAGES:
+                return None, None
+            if t.answer is None:  # cut short: the same lines in a smaller page
+                size = max(1, (int(t.args.get("end_line", size)) - start + 1) // 2)
+                if size == 1 and int(t.args.get("end_line", 0)) == start:
+                    return None, None
+                continue
+            pages[int(t.answer["start_line"])] = str(t.answer["text"])
+            total = int(t.answer["total_lines"])
+            start = int(t.answer["end_line"]) + 1
+        if total is not None and start > total:
+            return "\n".join(pages[k] for k in sorted(pages)), None
+        return None, ToolCall("read", {"path": path, "start_line": start,
+                                       "end_line": start + size - 1})
+
+    def _update(self, unit: Unit, turns: list[Turn], path: str, text: str,
+                hits: dict[str, dict[str, Any]], classes: dict[str, str]
+                ) -> ToolCall | dict[str, Any]:
+        _, body, _ = split_frontmatter(text)
+        meta = parse_note(path, text.encode("utf-8")).frontmatter
+        title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
+        cites = set(unit.paths) <= cited_sources(text)
+        plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
+                           Linkable(tuple(self._named(hits, exclude=path)),
+                                    frozenset(self._context(unit))))
+        sim = hits[path]["similarity"]
+        if plan is None:
+            return self._receipt("CORROBORATE", path, "offline: already integrated; the node "
+                                 "cites this source and holds its sentences", classes)
+        writes = [t for t in turns if t.name in ("edit", "write") and t.args.get("path") == path]
+        if writes and writes[-1].ok:
+            return self._receipt(plan.action, path, f"offline: same abstraction (similarity "
+                                 f"{sim:.2f}); {plan.did}", classes)
+        if len(writes) >= 2:
+            return self._give_up(plan.action, path, writes[-1].error, classes)
+        if not writes and body.strip():
+            return ToolCall("edit", {"path": path, "old": body, "new": plan.body})
+        # adapt once: the whole body in one write (an edit's `old` can go stale)
+        return ToolCall("write", {"path": path, "name": title, "description": str(
+            meta.get("description") or self._description(unit)), "content": plan.body})
+
+    def _fresh(self, unit: Unit, text: str) -> list[str]:
+        """The unit's sentences the node does not already say."""
+        have = set(content_words(delink(split_frontmatter(text)[1])))
+        return [line for line in unit_lines(unit.summary) if not covered(line, have)]
+
+    # -- create --------------------------------------------------------------------------
+
+    def _create(self, unit: Unit, turns: list[Turn], hits: dict[str, dict[str, Any]],
+                classes: dict[str, str]) -> ToolCall | dict[str, Any]:
+        writes = [t for t in turns if t.name == "write"]
+        if writes and writes[-1].ok:
+            path = str(writes[-1].args.get("path"))
+            linked = {w.target for w in find_wikilinks(str(writes[-1].args.get("content")))
+                      if w.target.startswith(f"{path.split('/')[0]}/")}
+            return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
+                                 f"{len(linked)} related node(s) linked", classes)
+        last = writes[-1] if writes else None
+        error, code = (last.error, last.code) if last is not None else ("", "")
+        # The guard names the digest folder when it refuses a path outside it (the
+        # vault may call it something else, and an empty vault has no hits to tell).
+        folder = str(last.answer.get("digest", "")) if last is not None and last.answer else ""
+        if len(writes) >= 2 or (error and code not in _RETRY_CREATE):
+            return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
+        digest = folder or next((p.split("/")[0] for p in hits), self.digest)
+        # A name no other file of the vault has, nor an alias of the owner's notes, never
+        # a date or an id; qualified by the unit's subject when a node on another subject
+        # has it (prose/node_names.py: the last ones are always free in practice).
+        taken = set(hits) | {str(t.args.get("path")) for t in writes if t.code in _TAKEN}
+        path, title = "", ""
+        names = node_names(unit)
+        for name, slug in names:
+            candidate = f"{digest}/{unit.bucket}/{slug}.md"
+            if candidate in taken:
+                continue
+            seen = [t for t in turns if t.name == "frontmatter_read"
+                    and t.args.get("path") == candidate]
+            if not seen:
+                return ToolCall("frontmatter_read", {"path": candidate})
+            answer = seen[-1].answer
+            if answer is not None and not seen[-1].error and not answer.get("exists") \
+                    and not answer.get("taken"):
+                path, title = candidate, name
+                break
+            if seen[-1].code == Refusal.PATH_REFUSED:  # not a read folder: the guard's
+                path, title = candidate, name        # answer to the write names the digest
+                break
+        if not path:
+            return self._give_up("CREATE", f"{digest}/{unit.bucket}/{names[0][1]}.md",
+                                 "every name tried is taken", classes)
+        linkable = [] if code in _LINK_TROUBLE else [h for p, h in hits.items() if p != path]
+        return ToolCall("write", {"path": path, "name": title,
+                                  "description": self._description(unit),
+                                  "content": self._body(unit, linkable, title)})
+
+    def _description(self, unit: Unit) -> str:
+        if unit.description:
+            return unit.description
+        lines = summary_lines(unit.summary)
+        prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")
+                 and not s.startswith("## ")]
+        if prose:
+            return short(prose[0], MAX_DESCRIPTION)
+        first = STEP_MARK.sub("", lines[0]) if lines else unit.name
+        return short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
+                      MAX_DESCRIPTION)
+
+    def _body(self, unit: Unit, hits: list[dict[str, Any]], name: str = "") -> str:
+        """The new node: the unit's lines as paragraphs, a link where the text names another
+        node, one sentence on nodes its note names that the text leaves out, and Sources."""
+        blocks = render(paragraphs(unit.summary))
+        named = self._named({str(h["path"]): h for h in hits}, exclude="")
+        blocks, linked = weave(blocks, named, self._context(unit))
+        also = also_covered(unit.context, [c for c in named if c[0] not in linked])
+        if also:
+            lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
+            blocks.insert(lead, also)
+        title = name or unit.title or title_of(unit.name)
+        source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
+                                 words=wording_of(unit.summary), as_written=True)
+        blocks.append(f"## Sources\n\n{source}")
+        return "\n\n".join(b for b in blocks if b.strip()) + "\n"
+
+    def _named(self, hits: dict[str, dict[str, Any]], exclude: str) -> list[tuple[str, str]]:
+        """(path, name) of the recalled nodes a text may link where it names them."""
+        return [(p, str(h.get("name") or "")) for p, h in hits.items()
+                if p != exclude and h.get("name") and h["similarity"] >= self.related_threshold]
+
+    @staticmethod
+    def _context(unit: Unit) -> set[str]:
+        """What the unit's note belongs to: its folders and the first word of its title."""
+        return {w for p in unit.paths for w in p.lower().split("/")[1:-1]} | set(
+            name_words(unit.title)[:1])
+
+    # -- endings -------------------------------------------------------------------------
+
+    @staticmethod
+    def _receipt(action: str, path: str, note: str, classes: dict[str, str]) -> dict[str, Any]:
+        return {"action": action, "target_path": path, "note": note, "classification": classes}
+
+    def _give_up(self, action: str, path: str, error: str,
+                 classes: dict[str, str]) -> dict[str, Any]:
+        log.warning("offline integrator gives up on %s: %s", path, error)
+        return self._receipt(action, path, f"offline: nothing written; the tools refused "
+                             f"twice: {error}", classes)

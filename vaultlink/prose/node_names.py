@@ -1,0 +1,260 @@
+"""A new node's name, and the owner's links it carries, for both integrators.
+
+**Names from what a note says.** A node is named by the first sound of: the name
+proposed (a model's title), the unit's title (the note's front matter ``title``, its H1,
+or the heading of its part), its handle; else by its subject, from what its summary
+says. Never by a date, a file id or a number, a numbered heading ("1、安装": its number
+goes), a references or generic heading, or a folder of its note
+(``prose/subject_names.py`` ``node_name_flaw``).
+
+**A name no one else has.** :func:`node_names` lists the (name, slug) pairs a CREATE
+tries in order: the name; the name qualified by what the unit is about ("Exercise
+(running log)"), so a unit on another subject than the node already called so gets a
+name of its own; then numbered ones and, last, one qualified by a short hash of the unit,
+so no unit fails for want of a slug. The guard refuses any of them whose file name the
+owner's links use (``vault/names.py``), and ``frontmatter_read`` says so beforehand.
+
+**Links carried over keep their target.** A node quoting an owner's sentence with
+``[[Linear Algebra]]`` would resolve that link from ``digest/``, where another note may
+answer to the name (or none does): :func:`carried_links` writes each such link as the
+full path it resolves to in the owner's note, from that note's folder, as Obsidian
+resolves it there, and a link that resolves to nothing there as its text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from vaultlink.errors import VaultlinkError
+from vaultlink.markdown.language import is_unspaced
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
+from vaultlink.markdown.names import file_keys, is_stamp, name_key, without_dated_lead
+from vaultlink.prose.sentences import readable, summary_lines
+from vaultlink.prose.subject_names import (
+    FUNCTION,
+    clean_heading,
+    node_name_flaw,
+    opening_words,
+    same_name,
+    subject_name,
+)
+from vaultlink.prose.units import Unit, slugify
+
+MAX_NUMBERED = 9  # "<name> (2)" .. "(9)": past them, a name qualified by a hash
+
+
+def _handle_title(handle: str, text: str) -> str:
+    """A unit's handle as a name, each word as its summary writes it when it writes it
+    one way with capitals ("sqlite-fts5" -> "SQLite FTS5"): else only the first capital."""
+    out = []
+    for word in handle.replace("-", " ").split():
+        forms = {m.group(0) for m in re.finditer(
+            rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", text, re.IGNORECASE)}
+        out.append(forms.pop() if len(forms) == 1 and not next(iter(forms | {""}))
+                   .islower() else word)
+    name = " ".join(out)
+    return name[:1].upper() + name[1:]
+
+
+def _folders(unit: Unit) -> set[str]:
+    return {slugify(part) for p in unit.paths for part in p.split("/")[:-1]}
+
+
+def sound(name: str, unit: Unit) -> str:
+    """``name`` as a node's name ('' when it may not be one): its number mark gone."""
+    if is_stamp(name):
+        return ""
+    words = without_dated_lead(name).split()
+    if words != name.split():  # what is left of "<stamp> with Smartphone Capture"
+        while words and words[0].lower() in FUNCTION:
+            words.pop(0)
+    text = " ".join(words).strip(" ,;:-")
+    if not text:
+        return ""
+    if node_name_flaw(text) == "a numbered heading":
+        text = clean_heading(text)
+    if node_name_flaw(text) or slugify(text) in _folders(unit):
+        return ""
+    return text
+
+
+def subject_of(unit: Unit) -> str:
+    """The unit's subject from what its summary says ('' when it says none)."""
+    lines = [ln[3:] if ln.startswith("## ") else ln for ln in summary_lines(unit.summary)]
+    lines = [ln for ln in lines if ln.strip()]
+    if not lines:
+        return ""
+    name = sound(subject_name(lines, []), unit)
+    if not name and is_unspaced(" ".join(lines)):
+        name = sound(opening_words(" ".join(lines)), unit)
+    return name
+
+
+def node_title(unit: Unit, proposed: str = "") -> str:
+    """The name a new node of ``unit`` takes (see the module's docstring)."""
+    handle = without_dated_lead(unit.name).strip("-") or unit.name
+    for name in (proposed, unit.title, _handle_title(handle, unit.summary)):
+        ok = sound(name, unit) if name else ""
+        if ok:
+            return ok
+    subject = subject_of(unit)
+    if subject:
+        return subject
+    words = opening_words(unit.summary) or opening_words(unit.description)
+    return sound(words, unit) or "Note"
+
+
+def qualifiers(unit: Unit, title: str) -> list[str]:
+    """What sets this unit apart from another subject called ``title``: the subject its
+    summary says, else the title of its note (never a date)."""
+    out: list[str] = []
+    subject = subject_of(unit)
+    if subject and not same_name(subject, title) and title.lower() not in subject.lower():
+        out.append(subject)
+    elif subject and title.lower() in subject.lower() and subject.lower() != title.lower():
+        out.append(subject)  # already the qualified name itself: "Morning exercise"
+    for path in unit.paths[:1]:
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        ok = sound(stem, unit)
+        if ok and not same_name(ok, title) and ok not in out:
+            out.append(ok)
+    return out[:2]
+
+
+def node_names(unit: Unit, proposed: str = "") -> list[tuple[str, str]]:
+    """(name, slug) pairs a new node of ``unit`` tries, in order, each slug once."""
+    title = node_title(unit, proposed)
+    base = slugify(title)
+    names = [(title, base)]
+    for q in qualifiers(unit, title):
+        if q.lower().startswith(title.lower()):
+            names.append((q, slugify(q)))
+        else:
+            names.append((f"{title} ({q})", slugify(f"{title} {q}")))
+    names += [(f"{title} ({n})", f"{base}-{n}") for n in range(2, MAX_NUMBERED + 1)]
+    mark = hashlib.sha1("\n".join([*unit.paths, unit.summary]).encode("utf-8")).hexdigest()
+    names.append((f"{title} ({mark[:6]})", f"{base}-{mark[:6]}"))
+    seen: set[str] = set()
+    out = []
+    for name, slug in names:
+        if slug not in seen:
+            seen.add(slug)
+            out.append((name, slug))
+    return out
+
+
+# -- links carried over from the owner's notes -------------------------------------------
+
+
+class OwnerLinks:
+    """Obsidian's resolution of a link as written in a given note of the vault."""
+
+    def __init__(self, files: Iterable[str]) -> None:
+        self.files = frozenset(unicodedata.normalize("NFC", f) for f in files)
+        self.resolver = LinkResolver(self.files)
+        self._by_name: dict[str, list[str]] = {}
+        for path in self.files:
+            for key in file_keys(path):
+                self._by_name.setdefault(key, []).append(path)
+
+    def resolve_from(self, target: str, source: str) -> str | None:
+        """Where ``[[target]]`` written in ``source`` points: a path relative to the note's
+        folder first, then the vault's own resolution, and among several files of that
+        name the one nearest the note (its folder, else the deepest folder they share)."""
+        folder = source.rsplit("/", 1)[0] if "/" in source else ""
+        t = unicodedata.normalize("NFC", target.strip())
+        if folder and not t.startswith("/"):
+            parts: list[str] = folder.split("/")
+            for piece in t.split("/"):
+                if piece == "..":
+                    parts = parts[:-1]
+                elif piece not in (".", ""):
+                    parts.append(piece)
+            near = "/".join(parts)
+            for path in (near, near + ".md"):
+                if path in self.files:
+                    return path
+        found = self.resolver.resolve(t, source)
+        if found.path:
+            return found.path
+        suffix = t.lstrip("/").lower()
+        matches = [p for p in self._by_name.get(name_key(t), [])
+                   if p.lower().removesuffix(".md").endswith(suffix.removesuffix(".md"))]
+        if not matches:
+            return None
+
+        def nearness(path: str) -> tuple[int, int, str]:
+            shared = 0
+            for a, b in zip(path.split("/")[:-1], source.split("/")[:-1], strict=False):
+                if a != b:
+                    break
+                shared += 1
+            return (-shared, path.count("/"), path)
+        return min(matches, key=nearness)
+
+
+def carried_links(text: str, sources: list[str], links: OwnerLinks) -> str:
+    """``text`` (quoted from the owner's ``sources``) with each link written as the full
+    path it resolves to in the first source that resolves it, showing what it showed; a
+    link none resolves becomes its text."""
+    out = text
+    for link in find_wikilinks(text):
+        if link.target in links.files:
+            continue  # a full vault path means the same from anywhere
+        full = next((p for s in sources if (p := links.resolve_from(link.target, s))), None)
+        shown = link.alias or link.target.rsplit("/", 1)[-1].removesuffix(".md") or link.anchor
+        if full is None:
+            fresh = shown
+        else:
+            fresh = ("!" if link.embed else "") + render_link(full, link.anchor, shown)
+        out = out.replace(link.raw, fresh)
+    return out
+
+
+def carried_unit(unit: Unit, files: Iterable[str],
+                 read: Callable[[str], str] | None = None) -> Unit:
+    """The unit as a session writes it: the owner's links carried over with the targets
+    they have in its notes (the journal keeps the unit as extracted). A link still in the
+    summary is written as its full path; a link the extractor turned into its text
+    (``prose/blocks.py`` keeps a note's words) is found again by that text in the
+    summary, first place only, and linked to what it named in the note (``read`` reads
+    a source note)."""
+    links = OwnerLinks(files)
+    summary = carried_links(unit.summary, unit.paths, links) if "[[" in unit.summary \
+        else unit.summary
+    for source in unit.paths:
+        if read is None:
+            break
+        try:
+            text = read(source)
+        except VaultlinkError:
+            continue
+        for link in find_wikilinks(text):
+            shown = " ".join((link.alias or readable(link.target)).split())
+            full = links.resolve_from(link.target, source) if link.target else None
+            if link.embed or len(shown) < 2 or full is None:
+                continue
+            summary = _link_first(summary, shown, render_link(full, link.anchor, shown))
+    return unit if summary == unit.summary else replace(unit, summary=summary)
+
+
+_KEPT = re.compile(r"`[^`\n]*`|!?\[\[[^\]\n]*\]\]|\[[^\]\n]*\]\([^)\n]*\)|https?://\S+")
+
+
+def _link_first(text: str, shown: str, link: str) -> str:
+    """``text`` with the first ``shown`` outside code and links made ``link``."""
+    pattern = re.compile(rf"(?<![^\W_]){re.escape(shown)}(?![^\W_])")
+    pos = 0
+    for kept in [*_KEPT.finditer(text), None]:
+        end = kept.start() if kept is not None else len(text)
+        m = pattern.search(text, pos, end)
+        if m is not None:
+            return text[:m.start()] + link + text[m.end():]
+        if kept is None:
+            break
+        pos = kept.end()
+    return text

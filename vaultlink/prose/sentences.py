@@ -1,0 +1,198 @@
+"""Text helpers of the offline path: words, sentences, links, the edits it writes, and
+the conversation read back.
+
+Pure functions, shared by the offline extractor (which quotes sentences from notes)
+and the offline policy (which compares them with nodes, writes them, and re-reads
+its own tool calls and their answers every turn instead of keeping state).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from vaultlink.markdown.language import stem, stop_words_of, tokens
+from vaultlink.prose.units import Unit
+
+STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
+# A sentence ends at . ! ? before a space and a word that does not start in lower case,
+# or at 。！？ (Chinese and Japanese put no space after them), closing quotes kept.
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*])"
+                    r"|(?<=[。！？])\s*(?![」』”’）)\s*_]|$)")
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_UNHIDE = re.compile(r"\x00(\d+)\x00")
+_WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
+
+# A link target that is a full vault path: a folder and a file with its extension.
+_FULL_PATH = re.compile(r"[^\[\]|#]+/[^\[\]|#/]+\.[A-Za-z][A-Za-z0-9]{0,5}")
+
+_SMALL = frozenset("a an and as at by for in of on or the to vs with".split())
+
+
+# -- words and sentences --------------------------------------------------------------
+
+
+def words(text: str) -> list[str]:
+    """The words of a text in any script, lowercased (inline code and numbers included;
+    Chinese and Japanese as character pairs)."""
+    return [w.strip("'’.") for w in tokens(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed words that carry meaning (the stop words of the text's language dropped)."""
+    stops = stop_words_of(text)
+    return [stem(w) for w in words(text) if w not in stops and len(w) > 1]
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def readable(target: str) -> str:
+    """A note's path as words in a sentence: ``daily/2026-06-17/retro.md`` -> "the
+    2026-06-17 retro", ``daily/2026-06-20.md`` -> "the note of 2026-06-20",
+    ``resource/rrf-paper-notes.md`` -> "rrf paper notes"."""
+    stem = target.rsplit("/", 1)[-1].removesuffix(".md")
+    day = _DAY.search(target)
+    if day:
+        rest = " ".join(w for w in re.split(r"[-_ ]+", _DAY.sub("", stem)) if w)
+        return f"the {day.group(0)} {rest}" if rest else f"the note of {day.group(0)}"
+    return " ".join(w for w in re.split(r"[-_ ]+", stem) if w)
+
+
+def delink(text: str, keep_full: bool = False) -> str:
+    """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
+
+    Summary sentences are quoted from the user's notes, whose links are often short
+    forms; written into a digest node they would be refused (links there must be full
+    vault paths), so the policy writes their display text instead. With ``keep_full``
+    (writing a node), a link by full vault path stays: integrate writes the owner's links
+    so (``prose/node_names.py`` ``carried_unit``), each naming what it named in the owner's note.
+    """
+    def show(m: re.Match[str]) -> str:
+        if keep_full and _FULL_PATH.fullmatch(m.group(1).strip()):
+            return m.group(0)
+        if m.group(2):
+            return m.group(2).strip()
+        return readable(m.group(1).strip())
+    # inline code is left as written: `[[x]]` in code is no link
+    return "".join(part if part.startswith("`") else _WIKILINK.sub(show, part)
+                   for part in re.split(r"(`[^`]*`)", text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a prose paragraph, whitespace collapsed.
+
+    Abbreviations and inline code (``ALTER TABLE ... SET``) never end a sentence.
+    """
+    flat = " ".join(text.split())
+    spans: list[str] = []
+
+    def hide(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    hidden = _CODE_SPAN.sub(hide, flat)
+    out: list[str] = []
+    for piece in _SPLIT.split(hidden):
+        if out and (_ABBREV.search(out[-1]) or piece[:1].islower()):
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return [_UNHIDE.sub(lambda m: spans[int(m.group(1))], s) for s in out if s]
+
+
+def summary_lines(summary: str) -> list[str]:
+    """A unit summary back as its sentences (one per line offline; split prose otherwise)."""
+    out: list[str] = []
+    for line in summary.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        out.extend([line] if STEP_MARK.match(line) else split_sentences(line))
+    return out
+
+
+# -- what the policy writes ------------------------------------------------------------
+
+
+def title_of(handle: str) -> str:
+    """A handle as a title: ``rotate-the-search-api-key`` -> ``Rotate the Search Api Key``."""
+    out = []
+    for i, word in enumerate(handle.split("-")):
+        out.append(word if (i and word in _SMALL) else word[:1].upper() + word[1:])
+    return " ".join(out) or "Note"
+
+
+def short(text: str, limit: int) -> str:
+    """One line of at most ``limit`` characters, cut at a word."""
+    text = " ".join(delink(text).split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+# -- the conversation --------------------------------------------------------------
+
+# the unit is one line of JSON (json.dumps escapes line breaks): read to its line's end,
+# so a "}```" inside a summary's code does not cut it short
+_UNIT_BLOCK = re.compile(r"```json[ \t]*\n(\{.*\})[ \t]*\n```")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier tool call and its answer (``answer`` None: not JSON, e.g. cut short)."""
+
+    name: str
+    args: dict[str, Any]
+    answer: dict[str, Any] | None
+
+    @property
+    def error(self) -> str:
+        """The tool's error message, or ``""`` when it succeeded."""
+        if self.answer is None:
+            return ""
+        return str(self.answer.get("error", ""))
+
+    @property
+    def code(self) -> str:
+        """The guard's refusal code (``errors.Refusal``), or ``""``."""
+        return str(self.answer.get("code", "")) if self.answer is not None else ""
+
+    @property
+    def ok(self) -> bool:
+        """A JSON answer without an error."""
+        return self.answer is not None and not self.error
+
+
+def read_unit(messages: list[dict[str, Any]]) -> Unit | None:
+    """The unit embedded as a ```json block in the first user message."""
+    for msg in messages:
+        if msg.get("role") == "user":
+            m = _UNIT_BLOCK.search(str(msg.get("content") or ""))
+            if not m:
+                return None
+            try:
+                return Unit.from_dict(json.loads(m.group(1)))
+            except (ValueError, AttributeError):
+                return None
+    return None
+
+
+def read_turns(messages: list[dict[str, Any]]) -> list[Turn]:
+    """Tool calls of the assistant paired, in order, with the tool answers after them."""
+    turns: list[Turn] = []
+    pending: list[dict[str, Any]] = []
+    for msg in messages:
+        if msg.get("role") == "assistant":
+            pending = [c.get("function", c) for c in msg.get("tool_calls") or []]
+        elif msg.get("role") == "tool" and pending:
+            call = pending.pop(0)
+            try:
+                answer = json.loads(str(msg.get("content") or ""))
+            except ValueError:
+                answer = None
+            args = call.get("arguments")
+            turns.append(Turn(str(call.get("name", "")), args if isinstance(args, dict) else {},
+                              answer if isinstance(answer, dict) else None))
+    return turns

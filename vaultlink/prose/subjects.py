@@ -1,0 +1,406 @@
+"""What a note is about: its blocks grouped into subjects, and the blocks it passes over.
+
+Two shapes of note, told apart by the title:
+
+* a **document** (its title names a subject: "Environment configuration", "Design
+  review: hybrid search") is one subject; its sections are aspects of it. A section
+  that is a runbook of its own (three numbered steps or more) inside a document on
+  something else becomes a second subject, a procedure.
+* a **day note** or meeting (no title, or one like "Sprint 14 retro") holds a subject per
+  section with a specific heading; a section under a heading that names nothing
+  ("Notes", "Decisions", "Standup") is cut into runs of blocks by shared vocabulary.
+  Subjects that share their vocabulary are merged, wherever they sit in the note, and a
+  short block joins the block before it: one sentence of context is no subject.
+
+Every block the subjects do not take is passed over with a reason: code, tables,
+diagrams, images, link lists, open tasks, logistics sections (Lunch, Weather, TODO),
+status lines of a standup. A block under such a heading that carries a decision, a fact
+with a measure, or a preference is content all the same. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from vaultlink.errors import FrontmatterError
+from vaultlink.markdown.frontmatter import read_frontmatter
+from vaultlink.markdown.language import count_words, is_unspaced, language_of
+from vaultlink.markdown.names import numbered_name
+from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.sentences import STEP_MARK, content_words
+from vaultlink.prose.subject_names import (
+    clean_heading,
+    first_sound,
+    is_event,
+    is_generic,
+    name_flaw,
+    opening_words,
+    qualified,
+    salient_name,
+    subject_name,
+    subject_of_title,
+)
+from vaultlink.prose.units import slugify
+
+LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
+attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
+personal-admin errands""".split())
+STATUS = frozenset("standup stand-up status check-in daily-standup".split())
+MERGE = 0.35        # share of the smaller subject's words two subjects must share to be one
+SEGMENT = 0.12      # the same, for neighbouring blocks of one section
+WEAK_JOIN = 0.2     # a measured status line joins a subject sharing this much of its words
+TOO_SHORT = 5       # words: a subject this short with no cue says nothing on its own
+SHORT = 12          # words: a block this short with no cue of its own joins its neighbour
+_LEAD_LOGISTICS = re.compile(r"^\W*(attendees|present|participants|agenda|personal admin|"
+                             r"errands|to ?do|action items|follow-ups)\b", re.IGNORECASE)
+# A decision, a rule, a measured fact or a preference: content, whatever the heading.
+DECISION = re.compile(
+    r"\b(decided|decision|agreed|from now on|going forward|always|never|prefer|rule|policy|"
+    r"is now|are now|no longer|correction|stays? at|every \d+ \w+|note to self)\b",
+    re.IGNORECASE)
+CUE = re.compile(DECISION.pattern + r"|\b(we will|we'll|must|default|instead of)\b"
+                 r"|\d[\d.,]*\s?(ms|s|sec|seconds|min|minutes|hours?|days?|weeks?|GB|MB|KB|"
+                 r"TB|%|x|lines|queries|documents|rows|tuples|requests)\b"
+                 r"|\bfrom \d[\d.,]* to \d", re.IGNORECASE)
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
+STATUS_LINE = "status update (who is doing what)"
+NOTICE = "a notice above the page's text (a quote before it starts)"
+# A standup line about a person's day rather than about the work: "Me: ...", "Jonas: ...".
+_ACTIVITY = re.compile(r"^\W*(?:me|[A-Z][a-zé]+(?: and [A-Z][a-zé]+)?)\s*:|\b(?:working on|"
+                       r"paired|pairing|reviewing|drafted|wants|will|today|tomorrow|"
+                       r"this (?:morning|afternoon)|all (?:morning|afternoon|day))\b")
+WEAK = "weak"  # a status line with a measure: kept if it adds to a subject of the note
+_REASONS = {"code": "code block", "diagram": "diagram", "table": "table", "html": "HTML",
+            "image": "image", "links": "list of links", "linkdefs": "link definitions",
+            "footnote": "footnote", "tasks": "open tasks (checkboxes)",
+            "banner": "site banner"}
+
+
+@dataclass
+class Subject:
+    """One subject of a note: its name, the blocks that say it, and its aspects."""
+
+    name: str
+    blocks: list[Block]
+    document: bool = False
+    named: bool = False  # named by a heading or title (not by a phrase of the text)
+    procedure: bool = False
+    aspect_level: int = 0  # documents: the heading level of their aspects
+    opening: str = ""  # documents: the section that opens the page, read as its lead
+
+    def text(self) -> str:
+        """Everything the subject's blocks say."""
+        return " ".join(i for b in self.blocks for i in b.items)
+
+
+@dataclass
+class Reading:
+    """A note read: its subjects, the blocks passed over (with why), its title and site."""
+
+    subjects: list[Subject] = field(default_factory=list)
+    passed: list[tuple[Block, str]] = field(default_factory=list)
+    title: str = ""
+
+
+def slug_of(heading: str) -> str:
+    """A heading as the logistics lists spell it."""
+    return slugify(heading)
+
+
+def passed_reason(block: Block) -> str:
+    """Why a block gives no unit ('' when it is content)."""
+    if block.kind not in PROSE_KINDS:
+        return _REASONS.get(block.kind, block.kind)
+    text = " ".join(block.items)
+    heads = [slug_of(h) for h in block.heads]
+    logistic = next((h for h in block.heads if slug_of(h) in LOGISTICS), "")
+    if logistic and not DECISION.search(text):
+        return f"logistics (the '{logistic}' section)"
+    if block.items and _LEAD_LOGISTICS.match(block.items[0]) and not DECISION.search(text):
+        return "logistics (" + _LEAD_LOGISTICS.match(block.items[0]).group(1).lower() + ")"  # type: ignore[union-attr]
+    if any(h in STATUS for h in heads[-1:]) and not DECISION.search(text):
+        return STATUS_LINE if _ACTIVITY.search(text) else WEAK
+    return ""
+
+
+def split_items(block: Block) -> list[Block]:
+    """A list block as one block per item, each with its own lines (a status list is
+    judged item by item)."""
+    if block.kind not in ("list", "steps") or len(block.items) < 2:
+        return [block]
+    starts = [i for i, ln in enumerate(block.lines) if re.match(r"^\s{0,3}(?:[-*+]|\d+[.)])\s",
+                                                                ln)]
+    if len(starts) != len(block.items):
+        return [block]
+    out = []
+    for n, s in enumerate(starts):
+        e = starts[n + 1] if n + 1 < len(starts) else len(block.lines)
+        out.append(Block(block.kind, block.start + s, block.start + e - 1, block.lines[s:e],
+                         block.heads, levels=block.levels, items=[block.items[n]]))
+    return out
+
+
+def note_title(blocks: list[Block]) -> tuple[str, int]:
+    """The note's title and its level: its one top-level heading when it opens the note."""
+    heads = [b for b in blocks if b.kind == "heading"]
+    if not heads:
+        return "", 0
+    top = min(b.level for b in heads)
+    tops = [b for b in heads if b.level == top]
+    before = [b for b in blocks if b.start < heads[0].start and b.kind in PROSE_KINDS]
+    if len(tops) == 1 and tops[0] is heads[0] and not before:
+        return heads[0].info, top
+    return "", 0
+
+
+def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
+    """A page with no single title (several top headings): its first heading when it
+    opens the page, else its file name; the level its sections sit at, and the section
+    that is the page's opening ('' if none)."""
+    heads = [b for b in blocks if b.kind == "heading"]
+    top = min((b.level for b in heads), default=1)
+    before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in PROSE_KINDS]
+    if heads and heads[0].level == top and not before:
+        return heads[0].info, top, heads[0].info
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
+        return heads[0].info, top, ""
+    return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
+
+
+# Folders that hold pages of any site (the Web Clipper's default is Clippings/)
+_NOT_SITES = frozenset("""clippings clipping clips clipped docs doc notes articles article
+web inbox resources resource reading pages bookmarks read-later later saved papers copies
+imports imported archive""".split())
+
+
+def site_of(blocks: list[Block], path: str) -> str:
+    """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
+    banner = next((b for b in blocks if b.kind == "banner"), None)
+    if banner is not None and banner.info:
+        return banner.info
+    parts = path.split("/")
+    folder = parts[-2] if len(parts) > 2 else ""
+    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
+            and folder.lower() not in _NOT_SITES \
+            and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
+        return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
+    return ""
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """What a page's frontmatter says of it, as Web Clipper, Hugo, Jekyll and Docusaurus
+    write it: its title and one line on what it is."""
+
+    title: str = ""
+    description: str = ""
+
+
+def page_facts(text: str) -> PageFacts:
+    """The ``title`` and ``description`` (or ``summary``) of a note's frontmatter; empty
+    for a note without them or with a block that does not parse."""
+    try:
+        meta, _ = read_frontmatter(text)
+    except FrontmatterError:
+        return PageFacts()
+
+    def line(key: str) -> str:
+        value = meta.get(key)
+        return " ".join(value.split()) if isinstance(value, str) else ""
+    return PageFacts(line("title")[:200], (line("description") or line("summary"))[:400])
+
+
+def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
+              front_title: str = "") -> Reading:
+    """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is
+    None); ``front_title`` is the title its frontmatter gives, which names it first."""
+    title, level = note_title(blocks)
+    title = front_title or title
+    reading = Reading(title=title)
+    content: list[Block] = []
+    weak: list[Block] = []
+    lead_in = ""  # a passed logistics lead-in ("Personal admin:") passes its list too
+    for block in blocks:
+        if block.kind == "heading" or (new is not None and block.start not in new):
+            continue
+        if block.kind == "banner":
+            reading.passed.append((block, passed_reason(block)))
+            continue
+        pieces = split_items(block) if any(slug_of(h) in STATUS | LOGISTICS
+                                           for h in block.heads[-1:]) else [block]
+        for piece in pieces:
+            why = passed_reason(piece)
+            if not why and lead_in and piece.kind in ("list", "steps"):
+                why = lead_in
+            lead_in = why if why.startswith("logistics") and piece.items and \
+                piece.items[-1].endswith(":") else ""
+            if why == WEAK:
+                weak.append(piece)
+            elif why:
+                reading.passed.append((piece, why))
+            else:
+                content.append(piece)
+    content = joined(content)
+    dated = _DATED.search(path) is not None
+    if not dated and len(content) > 1 and content[0].kind == "quote" \
+            and content[1].kind != "quote" and not content[0].heads[level:]:
+        # a quote above a page's text is the site's notice ("Try the new docs", "This
+        # page is deprecated"), not what the page says
+        reading.passed.append((content[0], NOTICE))
+        content = content[1:]
+    if not content:
+        reading.passed += [(b, STATUS_LINE) for b in weak]
+        return reading
+    subject = subject_of_title(clean_heading(title)) if title else ""
+    site = site_of(blocks, path)
+    said = [i for b in content for i in b.items]
+    language = language_of(" ".join(said[:20]))
+    if subject and not site and is_generic(subject) and not dated:
+        site = salient_name(said)  # "Getting started" of what: "React"
+    if subject:
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        name = first_sound([qualified(subject, site, language)], title=True) or qualified(
+            clean_heading(stem), site, language)
+        if front_title and name.lower() == front_title.lower():
+            name = front_title  # as its author wrote it: "npm-ci" is a command
+        reading.subjects = _document(content, name,
+                                     _aspect_level(blocks, level), "", split=dated)
+    elif not dated and not (title and is_event(title)):  # a page: one subject all the same
+        page, top, opening = page_title(blocks, path)
+        name = first_sound([qualified(clean_heading(page), site, language)],
+                           title=True) or qualified(
+            clean_heading(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")), site,
+            language)
+        reading.title = reading.title or page
+        reading.subjects = _document(content, name, top, opening, split=False)
+    else:
+        reading.subjects = _sections(content, level)
+    for slight in [s for s in reading.subjects if count_words(s.text()) < TOO_SHORT
+                   and not CUE.search(s.text())]:
+        reading.subjects.remove(slight)
+        reading.passed += [(b, "too short to say anything on its own") for b in slight.blocks]
+    for block in weak:  # a measured status line joins the subject it adds to, if any
+        host = max(reading.subjects, key=lambda s: _overlap(s.text(), " ".join(block.items)),
+                   default=None)
+        if host is not None and _overlap(host.text(), " ".join(block.items)) >= WEAK_JOIN:
+            host.blocks = sorted([*host.blocks, block], key=lambda b: b.start)
+        else:
+            reading.passed.append((block, STATUS_LINE))
+    reading.passed.sort(key=lambda p: p[0].start)
+    return reading
+
+
+def joined(blocks: list[Block]) -> list[Block]:
+    """Blocks that read as one: a lead-in ending in ':' with what it introduces, and a
+    paragraph that starts in lower case (it goes on from the one before: "where k is ...")."""
+    out: list[Block] = []
+    for block in blocks:
+        prev = out[-1] if out else None
+        if prev is not None and prev.heads == block.heads and block.items and prev.items \
+                and block.start <= prev.end + 2 and (
+                prev.items[-1].rstrip().endswith(":") or block.items[0][:1].islower()):
+            kind = prev.kind if prev.kind != "prose" else block.kind
+            out[-1] = Block(kind, prev.start, block.end, prev.lines + block.lines, prev.heads,
+                            levels=prev.levels, items=prev.items + block.items)
+        else:
+            out.append(block)
+    return out
+
+
+def _aspect_level(blocks: list[Block], title_level: int) -> int:
+    levels = sorted({b.level for b in blocks if b.kind == "heading" and b.level > title_level})
+    return levels[0] if levels else title_level + 1
+
+
+def _document(content: list[Block], name: str, aspect: int, opening: str,
+              split: bool) -> list[Subject]:
+    """One subject; with ``split``, a runbook section of its own is a second one."""
+    main = Subject(name, [], document=True, named=True, aspect_level=aspect,
+                   opening=opening)
+    extra: list[Subject] = []
+    by_part: dict[str, list[Block]] = {}
+    for block in content:
+        by_part.setdefault(block.head_at(aspect), []).append(block)
+    for part, part_blocks in by_part.items():
+        steps = sum(1 for b in part_blocks for i in b.items if STEP_MARK.match(i))
+        own = clean_heading(part) if part else ""
+        if split and steps >= 3 and own and not name_flaw(own) and len(by_part) > 1:
+            extra.append(Subject(own, part_blocks, named=True, procedure=True))
+        else:
+            main.blocks += part_blocks
+    return ([main] if main.blocks else []) + extra
+
+
+def _sections(content: list[Block], level: int) -> list[Subject]:
+    """Subjects of a note with no subject title: by heading, by vocabulary, then merged."""
+    by_section: dict[tuple[str, ...], list[Block]] = {}
+    for block in content:
+        by_section.setdefault(block.heads, []).append(block)
+    found: list[Subject] = []
+    for heads, blocks in by_section.items():
+        heading = clean_heading(heads[-1]) if heads and len(heads) > max(level, 0) else ""
+        slug = slug_of(heads[-1]) if heads else ""
+        if heading and not name_flaw(heading) and slug not in STATUS | LOGISTICS:
+            found.append(Subject(heading, list(blocks), named=True))
+            continue
+        for run in _runs(blocks):
+            found.append(Subject("", run))
+    merged: list[Subject] = []
+    for subject in found:
+        host = next((m for m in merged if _overlap(m.text(), subject.text()) >= MERGE), None)
+        if host is None:
+            merged.append(subject)
+            continue
+        host.blocks += subject.blocks
+        if not host.named and subject.named:
+            host.name, host.named = subject.name, True
+    for subject in merged:
+        if not subject.name:
+            items = [i for b in subject.blocks for i in b.items]
+            subject.name = subject_name(items, [h for b in subject.blocks for h in b.heads])
+        subject.blocks.sort(key=lambda b: b.start)
+    return [s for s in merged if s.name] + _unnamed(merged)
+
+
+def _unnamed(subjects: list[Subject]) -> list[Subject]:
+    """A subject no sound name was found for: named by its first words' longest run."""
+    out = []
+    for s in subjects:
+        if s.name:
+            continue
+        if is_unspaced(s.text()):  # words of the text, never pairs of characters
+            s.name = opening_words(s.text()) or "Untitled"
+        else:
+            words = [w for w in content_words(s.text())][:3]
+            s.name = " ".join(words).capitalize() or "Untitled"
+        out.append(s)
+    return out
+
+
+def _runs(blocks: list[Block]) -> list[list[Block]]:
+    """Neighbouring blocks that share vocabulary; a short block joins its neighbour."""
+    runs: list[list[Block]] = []
+    for block in blocks:
+        text = " ".join(block.items)
+        short = count_words(text) < SHORT and not CUE.search(text)
+        lead_in = bool(runs) and runs[-1][-1].items and runs[-1][-1].items[-1].endswith(":")
+        if runs and (short or lead_in or _overlap(" ".join(
+                i for b in runs[-1] for i in b.items), text) >= SEGMENT):
+            runs[-1].append(block)
+        else:
+            runs.append([block])
+    return runs
+
+
+def vocabulary(text: str) -> set[str]:
+    """Stems of the content words, code and dotted names split into their words."""
+    return set(content_words(re.sub(r"[._/()`\[\]@=]", " ", text)))
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = vocabulary(a), vocabulary(b)
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
