@@ -56,7 +56,7 @@ class PipelineOptions:
     integrate_mode: str = "auto"  # llm.integrate_mode: auto | tools | oneshot
     park_after: int = 3  # auto_dream.park_after: runs a failed unit is tried
     topic_min_units: int = 4  # topics.min_units: a day's units before the model groups them
-    review_mode: str = "uncertain"  # review.mode: off | uncertain | all (pipeline/integrate/review.py)
+    review_mode: str = "uncertain"  # off | uncertain | all (pipeline/integrate/review.py)
 
 
 @dataclass(frozen=True)

@@ -315,7 +315,7 @@ class Views:
         return {"redone" if redo else "undone": entry_id, "ids": outcome.ids,
                 "decision": decision(row)}
 
-    # -- proposals held for review (pipeline/integrate/review.py) -----------------------------------
+    # -- proposals held for review (pipeline/integrate/review.py) -----------------------
 
     def proposals(self, query: dict[str, list[str]]) -> dict[str, Any]:
         """``GET /proposals[?state=open|all|approved|rejected|created|stale]``: newest

@@ -76,9 +76,9 @@ class Toolbox:
     before it lands, so a process killed before the unit's journal row is written has
     its writes rolled back at the next start (``dream.upkeep.recover``).
 
-    With ``hold`` (review before write, ``pipeline/integrate/review.py``) the checked writes also wait
-    in the overlay: ``land()`` writes them, compare-and-swap against what the session
-    read, once the decision is known to need no review; ``rollback()`` drops them.
+    With ``hold`` (review before write, ``integrate/review.py``) the checked writes
+    also wait in the overlay: ``land()`` writes them, compare-and-swap against what the
+    session read, once the decision is known to need no review; ``rollback()`` drops them.
     """
 
     vault: Vault
