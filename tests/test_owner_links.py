@@ -39,7 +39,7 @@ from vaultlink.prose.node_names import carried_unit, node_names, node_title
 from vaultlink.prose.subject_names import opening_words, unspaced_phrase
 from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
-from vaultlink.vault.names import owner_aliases
+from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
@@ -101,6 +101,32 @@ def test_the_guard_refuses_a_node_named_as_an_alias_of_an_owners_note(tmp_path: 
     assert refused.value.code == Refusal.SHADOWS_NAME
     assert "alias of resource/network.md" in str(refused.value)
     guard.check_write("digest/wiki/control-plane-policing.md", None, NODE)  # not the alias
+
+
+def test_the_guard_refuses_the_name_of_a_note_the_owner_links_but_has_not_written(
+        tmp_path: Path) -> None:
+    (tmp_path / "resource").mkdir()
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "resource/cache-attacks.md").write_text(
+        "# Cache attacks\n\nFlush+Reload uses [[clflush]] and [[Timing|a timer]].\n"
+        "See `[[in code]]`.\n")
+    (tmp_path / "daily/2026-07-01.md").write_text("Policing, see [[Network]].\n")
+    (tmp_path / "resource/network.md").write_text("# Network\n")
+    vault = Vault(tmp_path)
+    links = owner_links(vault, vault.iter_files())
+    assert set(links) == {"clflush", "timing", "network"}  # code holds no link
+    unit = Unit("clflush", "wiki", "clflush flushes a cache line.", ["daily/2026-07-01.md"])
+    guard = Guard(unit, frozenset(), lambda: list(vault.iter_files()),
+                  links=lambda: links)
+    node = NODE.replace("CoPP", "clflush")
+    with pytest.raises(GuardRefusal) as refused:
+        guard.check_write("digest/wiki/clflush.md", None, node)
+    assert refused.value.code == Refusal.SHADOWS_NAME
+    assert "[[clflush]] in resource/cache-attacks.md" in str(refused.value)
+    # a link that a file answers already is that file's name, said as such
+    with pytest.raises(GuardRefusal, match="the name of resource/network.md"):
+        guard.check_write("digest/wiki/network.md", None, node)
+    guard.check_write("digest/wiki/clflush-instruction.md", None, node)
 
 
 @pytest.mark.parametrize("slug", ["2022-08-05", "2025-01-02", "20220805", "202208051230",

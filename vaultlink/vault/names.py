@@ -8,11 +8,13 @@ compared with every other file of the vault (notes, attachments, any file: ``.md
 dropped, and an attachment's name without its extension too, which Obsidian's link
 suggestions show beside it) and with every alias of the owner's notes. Nor is a node
 named by a date, a file id or a number: a vault that links days or Zettelkasten ids
-would find its links taken the day a note of that name appears.
+would find its links taken the day a note of that name appears. Nor does a node take
+the name of a link the owner wrote to a note not written yet (``[[clflush]]`` with no
+``clflush.md``): that link waits for the owner's note, not for one of vaultlink's.
 
-``NameIndex`` answers who holds a name; ``owner_aliases`` reads the aliases of the
-owner's notes (every note outside the digest folder), each file read again only when it
-changed (a stat per note per listing).
+``NameIndex`` answers who holds a name; ``owner_aliases`` and ``owner_links`` read the
+aliases and link targets of the owner's notes (every note outside the digest folder),
+each file read again only when it changed (a stat per note per listing).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from vaultlink.errors import FrontmatterError, VaultlinkError
 from vaultlink.markdown.frontmatter import read_frontmatter, split_frontmatter
+from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import file_keys, name_key, numbered_name
 
 if TYPE_CHECKING:  # a type only: the import chain from the integrators stays short
@@ -32,6 +35,8 @@ if TYPE_CHECKING:  # a type only: the import chain from the integrators stays sh
 
 # How much of a note is read for its front matter: Obsidian's properties sit at the top.
 HEAD_BYTES = 64 * 1024
+# How much of a note is read for the links it holds (a bigger note is read this far).
+LINK_BYTES = 1024 * 1024
 
 @dataclass
 class NameIndex:
@@ -39,6 +44,7 @@ class NameIndex:
 
     files: Iterable[str]
     aliases: Mapping[str, list[str]] = field(default_factory=dict)  # alias key -> notes
+    links: Mapping[str, list[str]] = field(default_factory=dict)  # link target key -> notes
     _holders: dict[str, list[str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +65,12 @@ class NameIndex:
             return f"an alias of {notes[0]}"
         return ""
 
+    def awaited(self, path: str) -> str:
+        """The owner's note whose link names ``path``'s name while no file holds it (a
+        note the owner means to write), or ''."""
+        notes = sorted(n for n in self.links.get(name_key(path), []) if n != path)
+        return notes[0] if notes and not self.holder(path) else ""
+
     def taken(self, path: str) -> str:
         """Why a digest node may not be at ``path``: its name is another file's or an
         alias of an owner's note, or a date, an id or a number; '' when it may."""
@@ -70,6 +82,9 @@ class NameIndex:
             return f"{stem!r} is {who}"
         if who:
             return f"{stem!r} is the name of {who}"
+        waiting = self.awaited(path)
+        if waiting:
+            return f"[[{stem}]] in {waiting} names a note the owner has not written yet"
         return ""
 
 
@@ -86,9 +101,9 @@ def shadow_advice(path: str, why: str) -> str:
 # -- the owner's aliases --------------------------------------------------------------
 
 _cache_lock = threading.Lock()
-# (vault root, note path) -> ((mtime_ns, size), alias keys): a note is read again only
-# when it changed
-_cache: dict[tuple[str, str], tuple[tuple[int, int], tuple[str, ...]]] = {}
+# (vault root, note path) -> ((mtime_ns, size), alias keys, link target keys): a note
+# is read again only when it changed
+_cache: dict[tuple[str, str], tuple[tuple[int, int], tuple[str, ...], tuple[str, ...]]] = {}
 
 
 def aliases_of(text: str) -> list[str]:
@@ -116,26 +131,46 @@ def owner_aliases(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
+def owner_links(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
+    """Link target key -> the owner's notes that link to it, over the ``.md`` files of
+    ``files`` outside the digest folder (``NameIndex.awaited`` keeps those no file holds)."""
+    out: dict[str, list[str]] = {}
+    root = str(vault.root)
+    for rel in files:
+        if not rel.lower().endswith(".md") or vault.folder_of(rel) == "digest":
+            continue
+        for key in _names_cached(vault, root, rel)[1]:
+            out.setdefault(key, []).append(rel)
+    return out
+
+
 def _aliases_cached(vault: Vault, root: str, rel: str) -> tuple[str, ...]:
+    return _names_cached(vault, root, rel)[0]
+
+
+def _names_cached(vault: Vault, root: str, rel: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A note's alias keys and link target keys, read again only when it changed."""
     try:
         path = vault.abs(rel)
         st = os.stat(path)
     except (OSError, VaultlinkError):
-        return ()
+        return (), ()
     stamp = (st.st_mtime_ns, st.st_size)
     with _cache_lock:
         hit = _cache.get((root, rel))
     if hit is not None and hit[0] == stamp:
-        return hit[1]
+        return hit[1], hit[2]
     try:
         with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES).decode("utf-8", errors="replace")
+            text = fh.read(LINK_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        return ()
-    keys = tuple(dict.fromkeys(name_key(a) for a in aliases_of(head)))
+        return (), ()
+    aliases = tuple(dict.fromkeys(name_key(a) for a in aliases_of(text[:HEAD_BYTES])))
+    links = tuple(dict.fromkeys(name_key(link.target) for link in find_wikilinks(text)
+                                if link.target))
     with _cache_lock:
-        _cache[(root, rel)] = (stamp, keys)
-    return keys
+        _cache[(root, rel)] = (stamp, aliases, links)
+    return aliases, links
 
 
 def vault_names(vault: Vault, files: Iterable[str]) -> NameIndex:

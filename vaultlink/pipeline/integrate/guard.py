@@ -35,7 +35,8 @@ class Guard:
     ``read_source`` reads a note of the vault by its path (raising ``VaultlinkError``
     when it cannot): a node may hold a URL only if the unit's source notes do; without
     it no new URL passes. ``aliases`` gives the aliases of the owner's notes (alias key
-    -> notes): a new node takes no name the owner's links use (``vault/names.py``).
+    -> notes) and ``links`` the targets of their links (key -> notes): a new node takes
+    no name the owner's links use or wait for (``vault/names.py``).
     """
 
     unit: Unit
@@ -46,6 +47,7 @@ class Guard:
     read_source: Callable[[str], str] | None = field(default=None, repr=False)
     aliases: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
     target: str | None = None
+    links: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
     created: bool = False
     _resolver: LinkResolver | None = field(default=None, repr=False)
     _resolver_for: str = field(default="", repr=False)
@@ -176,7 +178,8 @@ class Guard:
         if self.files is None:
             self.files = frozenset(self.list_files())
         aliases = self.aliases() if self.aliases is not None else {}
-        return NameIndex(self.files, aliases).taken(path)
+        links = self.links() if self.links is not None else {}
+        return NameIndex(self.files, aliases, links).taken(path)
 
     def link_target(self, target: str, path: str) -> str | None:
         """The full vault path that a link to ``target`` written in ``path`` names, or

@@ -25,7 +25,8 @@ from vaultlink.pipeline.integrate.review import Settled, hash_now, mark_stale
 from vaultlink.pipeline.integrate.session import SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.prose.units import Receipt, Unit
-from vaultlink.vault.names import owner_aliases
+from vaultlink.vault.actions import Action
+from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.proposals import Proposal, ProposalState
 from vaultlink.vault.state import Checkpoint, State, diff_of
@@ -160,7 +161,8 @@ def _toolbox(vault: Vault, state: State, unit: Unit) -> Toolbox:
     guard = Guard(unit, existed, lambda: _files(vault), digest=vault.digest, files=files,
                   read_source=lambda rel: vault.read_bytes(rel).decode("utf-8",
                                                                        errors="replace"),
-                  aliases=lambda: owner_aliases(vault, _files(vault)))
+                  aliases=lambda: owner_aliases(vault, _files(vault)),
+                  links=lambda: owner_links(vault, _files(vault)))
     return Toolbox(vault, _NoRecall(), guard, intents=state)
 
 

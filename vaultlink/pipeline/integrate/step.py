@@ -49,7 +49,7 @@ from vaultlink.prose.units import ACTIONS, Receipt, Unit
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import source_sentence
 from vaultlink.vault.journal import JournalEntry
-from vaultlink.vault.names import owner_aliases
+from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
 
@@ -282,7 +282,8 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
     guard = Guard(unit, existed, lambda: vault_files(ctx.vault), digest=ctx.vault.digest,
                   files=files, read_source=lambda rel: ctx.vault.read_bytes(rel).decode(
                       "utf-8", errors="replace"),
-                  aliases=lambda: owner_aliases(ctx.vault, vault_files(ctx.vault)))
+                  aliases=lambda: owner_aliases(ctx.vault, vault_files(ctx.vault)),
+                  links=lambda: owner_links(ctx.vault, vault_files(ctx.vault)))
     model = ctx.provider == "ollama"
     return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
                    intents=None if ctx.dry_run else ctx.state, scores=not model,
