@@ -5,10 +5,10 @@
     .venv/bin/python -m bench.quality.cjk_cuts --load    # each segmenter's load time
 
 The product cuts a run of CJK letters into overlapping pairs, and a run with kana into
-UniDic's words less particles and auxiliaries (``vaultlink.index.words``); this swaps
-that one function, ``cjk_words``, which the index text, the query, the
-subject phrase and the name table all go through, and runs realrecall's main with the
-arguments after ``--``:
+UniDic's words less particles and auxiliaries (``vaultlink.index.words``); this sets
+another cut with ``words.use_cjk_cut`` (the index text, the query, the subject phrase
+and the name table all go through it), and runs realrecall's main with the arguments
+after ``--``:
 
 * ``none``: the run as one word, what FTS5's unicode61 tokenizer does (before the change);
 * ``product``: the product's cut;
@@ -36,14 +36,13 @@ import argparse
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from vaultlink.index import words
+from vaultlink.index import fusion, words
 
-Cut = Callable[[str], list[str]]
-_PRODUCT: Cut = words.cjk_words  # kept before any swap
+Cut = words.CjkCut
 
 
 def _pairs(run: str) -> list[str]:
@@ -139,7 +138,7 @@ def japanese_only(japanese: str = "sudachi") -> Cut:
 
 CUTS: dict[str, Callable[[], Cut]] = {
     "none": lambda: (lambda run: [run]),
-    "product": lambda: _PRODUCT,
+    "product": lambda: words.cjk_words,
     "bigram": lambda: _pairs,
     "trigram": lambda: _trigrams,
     "bigram-script": lambda: _pairs_by_script,
@@ -153,42 +152,25 @@ CUTS: dict[str, Callable[[], Cut]] = {
 
 def use_cut(name: str) -> None:
     """Make ``words`` cut CJK runs with ``name`` in this process."""
-    words.cjk_words = CUTS[name]()  # type: ignore[assignment]
+    words.use_cjk_cut(CUTS[name]())
+
+
+def run_phrases(query: str) -> str | None:
+    """Each CJK run of ``query`` of more than one word as a phrase (its words in a row),
+    OR'ed; None when there is none."""
+    phrases = []
+    for run in words.cjk_runs(query):
+        cut = words.words_of(run)
+        if len(cut) > 1:
+            phrases.append('"' + " ".join(cut) + '"')
+    return " OR ".join(dict.fromkeys(phrases[:16])) or None
 
 
 def use_run_phrases() -> None:
-    """Make the keyword query also ask for each CJK run of the query as a phrase (its
-    words in a row), beside its words OR'ed: a node holding the run whole ranks higher.
-
-    The phrases join the query of every term, the one ``IndexBase._keyword_list`` asks
-    when the weighty terms fill too few places (the index cuts a query's terms once, so
-    it is patched there, not in ``fusion``)."""
-    import re
-
-    from vaultlink.index import base, fusion
-
-    plain = base.IndexBase._keyword_list
-    run = re.compile(words._CJK_RUN.pattern)
-
-    def phrases_of(query: str) -> str:
-        phrases = []
-        for found in run.findall(query):
-            cut = words.cjk_words(found)
-            if len(cut) > 1:
-                phrases.append('"' + " ".join(cut) + '"')
-        return " OR ".join(dict.fromkeys(phrases[:16]))
-
-    def keyword_list(self: base.IndexBase, text: str, bm25_weights: Sequence[float],
-                     depth: int, prefix: str = "") -> list[int]:
-        ids = plain(self, text, bm25_weights, depth, prefix)
-        extra = phrases_of(text)
-        if len(ids) < depth and extra and not self._terms.large():
-            every = fusion.or_match(fusion.fts_terms(text))
-            query = extra if every is None else f"{every} OR {extra}"
-            ids = self._keyword_ids(query, bm25_weights, depth, prefix)
-        return ids
-
-    base.IndexBase._keyword_list = keyword_list  # type: ignore[method-assign]
+    """Make the keyword query of every term (the one the index asks when the weighty
+    terms fill too few places) also ask for each CJK run of the query as a phrase: a node
+    holding the run whole ranks higher."""
+    fusion.use_every_term_extras(run_phrases)
 
 
 _LOADERS = {"rjieba": _jieba, "sudachipy": _sudachi, "fugashi": _fugashi, "kiwipiepy": _kiwi}

@@ -30,9 +30,9 @@ from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIn
 from vaultlink.index.fusion import (
     KEYWORD_WEIGHT,
     VECTOR_WEIGHT,
+    every_term_match,
     fts_terms,
     fuse_ranks,
-    or_match,
     query_text,
 )
 from vaultlink.index.keywords import TermRows
@@ -392,7 +392,7 @@ class IndexBase(IndexTables):
         match = self._terms.match(terms)
         ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
         if len(ids) < depth:
-            every = or_match(terms)
+            every = every_term_match(text, terms)
             if every is not None and every != match and not self._terms.large():
                 ids = self._keyword_ids(every, bm25_weights, depth, prefix)
         return ids

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, TypeVar
 
@@ -82,6 +82,29 @@ def or_match(terms: Sequence[str]) -> str | None:
     """The terms quoted and OR'ed: an FTS5 MATCH expression that cannot be a syntax
     error; None for no terms."""
     return " OR ".join(f'"{t}"' for t in terms) if terms else None
+
+
+# Further alternatives for the query of every term, made from the query's text (an FTS5
+# expression or None); the product asks none, a bench tries some (bench/quality/cjk_cuts.py).
+QueryExtras = Callable[[str], str | None]
+_every_term_extras: QueryExtras | None = None
+
+
+def use_every_term_extras(extras: QueryExtras | None) -> None:
+    """Also ask for ``extras(text)`` in the query of every term, in this process from now
+    on (None: the product's query again)."""
+    global _every_term_extras
+    _every_term_extras = extras
+
+
+def every_term_match(text: str, terms: Sequence[str]) -> str | None:
+    """The query of every term of ``text`` (``terms``: its ``fts_terms``): ``or_match``,
+    with the extras ``use_every_term_extras`` gave, if any."""
+    every = or_match(terms)
+    extra = _every_term_extras(text) if _every_term_extras is not None else None
+    if not extra:
+        return every
+    return extra if every is None else f"{every} OR {extra}"
 
 
 def fts_match(query: str) -> str | None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from vaultlink.markdown.language import char_pairs
@@ -68,6 +69,28 @@ _CJK_RUN = re.compile(f"((?:(?![\\W_])[{_CJK_RANGES}])+)")
 # A word as unicode61 cuts it: letters and digits; ``_`` and every mark between words.
 _WORD = re.compile(r"[^\W_]+")
 
+CjkCut = Callable[[str], list[str]]
+# Another cut of CJK runs for this process, or None for ``cjk_words``: a bench compares
+# cuts with it (bench/quality/cjk_cuts.py); the product never sets it.
+_other_cut: CjkCut | None = None
+
+
+def use_cjk_cut(cut: CjkCut | None) -> None:
+    """Cut runs of CJK letters with ``cut`` in this process from now on (None: with
+    ``cjk_words`` again). ``CUT_VERSION`` does not change: an index built under one cut
+    is not rebuilt for another."""
+    global _other_cut
+    _other_cut = cut
+
+
+def _run_words(run: str) -> list[str]:
+    return cjk_words(run) if _other_cut is None else _other_cut(run)
+
+
+def cjk_runs(text: str) -> list[str]:
+    """The runs of CJK letters in ``text``, in order."""
+    return _CJK_RUN.findall(text)
+
 
 def words_of(text: str) -> tuple[str, ...]:
     """The lower-cased search words of ``text``: letters and digits as FTS5's unicode61
@@ -79,7 +102,7 @@ def words_of(text: str) -> tuple[str, ...]:
     for word in _WORD.findall(text):
         for i, piece in enumerate(_CJK_RUN.split(word)):
             if i % 2:  # the odd pieces are the CJK runs
-                words += cjk_words(piece)
+                words += _run_words(piece)
             elif piece:
                 words.append(piece.lower())
     return tuple(words)
@@ -123,7 +146,7 @@ def search_text(text: str) -> str:
     other text is returned unchanged."""
     if _CJK.search(text) is None:
         return text
-    return _CJK_RUN.sub(lambda m: f" {' '.join(cjk_words(m.group()))} ", text)
+    return _CJK_RUN.sub(lambda m: f" {' '.join(_run_words(m.group()))} ", text)
 
 
 def has_cjk(text: str) -> bool:
