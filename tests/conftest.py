@@ -1,11 +1,13 @@
 """Fixtures shared by the suite, and one rule every test keeps: it leaves no thread and
-no child process running behind it (a daemon not stopped, a server not shut down)."""
+no child process running behind it (a daemon not stopped, a server not shut down).
+
+The vault fixtures build on ``tests/vaults.py``; a test file whose vault differs keeps
+its own fixture, with a line saying why."""
 
 from __future__ import annotations
 
 import gc
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -14,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.ports import HeldPort, hold_port
+from tests.vaults import copy_sample_vault
+from vaultlink.index.embed import MiniLMEmbedder
 
-SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
 # How long a thread or process a test stopped may take to be gone.
 LEFTOVER_GRACE_SECONDS = 10.0
 
@@ -23,11 +26,22 @@ LEFTOVER_GRACE_SECONDS = 10.0
 @pytest.fixture
 def sample_vault(tmp_path: Path) -> Path:
     """A fresh copy of ``sample_vault/`` (without any ``.vaultlink/`` state)."""
-    dest = tmp_path / "vault"
-    # new mtimes (shutil.copy): the notes are fresh, inside the first start's backfill window
-    shutil.copytree(SAMPLE_VAULT, dest, ignore=shutil.ignore_patterns(".vaultlink"),
-                    copy_function=shutil.copy)
-    return dest
+    return copy_sample_vault(tmp_path / "vault")
+
+
+@pytest.fixture
+def empty_vault(tmp_path: Path) -> Path:
+    """An empty vault folder, for tests that write the notes they need."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The bundled MiniLM model, loaded once per test process: it keeps no state
+    between calls but its loaded graph."""
+    return MiniLMEmbedder()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_search import write
+from tests.vaults import write_note
 from vaultlink.index import chunks
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
@@ -16,14 +16,8 @@ from vaultlink.vault.notes import Vault
 
 
 @pytest.fixture
-def vault(tmp_path: Path) -> Vault:
-    (tmp_path / "vault").mkdir()
-    return Vault(tmp_path / "vault")
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
+def vault(empty_vault: Path) -> Vault:
+    return Vault(empty_vault)
 
 
 @pytest.fixture
@@ -38,14 +32,14 @@ def test_the_words_a_question_names_outweigh_notes_of_the_same_subject(
     """Keywords weigh 0.7, vectors 0.3: three notes about adoption are nearer the
     question's meaning, the one note with its council meeting has its words (with
     0.7/0.3 the other way round it came last)."""
-    write(vault.root, "daily/2023-05-01.md", "Caroline: I'm looking into adoption agencies, "
-          "adopting a child is my dream.\n\nMelanie: Adoption is such a loving choice.\n")
-    write(vault.root, "daily/2023-05-09.md", "Caroline: The adoption process takes so long, "
-          "but I want to give a kid a loving home.\n\nMelanie: You'll be a great mom.\n")
-    write(vault.root, "daily/2023-05-20.md", "Caroline: I read about families who adopted "
-          "children and how happy they are.\n\nMelanie: Adopting is beautiful.\n")
-    write(vault.root, "daily/2023-06-02.md", "Caroline: Yesterday I went to the town council "
-          "meeting. They showed plans for a new park.\n\nMelanie: Cool, I painted a sunset.\n")
+    write_note(vault.root, "daily/2023-05-01.md", "Caroline: I'm looking into adoption agencies, "
+               "adopting a child is my dream.\n\nMelanie: Adoption is such a loving choice.\n")
+    write_note(vault.root, "daily/2023-05-09.md", "Caroline: The adoption process takes so long, "
+               "but I want to give a kid a loving home.\n\nMelanie: You'll be a great mom.\n")
+    write_note(vault.root, "daily/2023-05-20.md", "Caroline: I read about families who adopted "
+               "children and how happy they are.\n\nMelanie: Adopting is beautiful.\n")
+    write_note(vault.root, "daily/2023-06-02.md", "Caroline: Yesterday I went to the town council "
+               "meeting. They showed plans for a new park.\n\nMelanie: Cool, I painted a sunset.\n")
     indexes.chunks.sync()
     hits = indexes.chunks.search("What did Caroline see at the council meeting for adoption?", 4)
     assert hits[0].path == "daily/2023-06-02.md"
@@ -54,10 +48,11 @@ def test_the_words_a_question_names_outweigh_notes_of_the_same_subject(
 def test_one_entry_per_note_with_its_best_section(vault: Vault, indexes: Indexes) -> None:
     """A note whose sections all match is one entry, showing its best section; the
     places it took are other notes'."""
-    write(vault.root, "daily/2026-03-02.md", "# Monday\n\n## Morning\n\nRamen for breakfast, "
-          "the miso ramen from the stall.\n\n## Evening\n\nMore ramen: tonkotsu ramen with "
-          "extra ramen noodles, the best ramen of the week.\n\n## Night\n\nRamen again.\n")
-    write(vault.root, "daily/2026-03-03.md", "# Tuesday\n\nA ramen shop opened by the office.\n")
+    write_note(vault.root, "daily/2026-03-02.md", "# Monday\n\n## Morning\n\nRamen for breakfast, "
+               "the miso ramen from the stall.\n\n## Evening\n\nMore ramen: tonkotsu ramen with "
+               "extra ramen noodles, the best ramen of the week.\n\n## Night\n\nRamen again.\n")
+    write_note(vault.root, "daily/2026-03-03.md",
+               "# Tuesday\n\nA ramen shop opened by the office.\n")
     indexes.chunks.sync()
     hits = indexes.chunks.search("ramen", 10)
     paths = [h.path for h in hits]
@@ -84,12 +79,12 @@ Gina trains on Tuesdays.
 def test_a_digest_hit_is_the_passage_that_backs_it(vault: Vault, indexes: Indexes) -> None:
     """A node's section stands for the section of a cited note holding its matched
     lines (the node in ``via``), not for every note it cites, and not for itself."""
-    write(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
-          "yesterday, the loop took three hours!\n\nJon: Wow, long run.\n")
-    write(vault.root, "daily/2023-04-20.md", "Gina: I train on Tuesdays now.\n\n"
-          "Jon: Good routine.\n")
-    write(vault.root, "daily/2023-05-01.md", "Jon: My pups love the beach.\n")
-    write(vault.root, "digest/wiki/trail-running.md", NODE)
+    write_note(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
+               "yesterday, the loop took three hours!\n\nJon: Wow, long run.\n")
+    write_note(vault.root, "daily/2023-04-20.md", "Gina: I train on Tuesdays now.\n\n"
+               "Jon: Good routine.\n")
+    write_note(vault.root, "daily/2023-05-01.md", "Jon: My pups love the beach.\n")
+    write_note(vault.root, "digest/wiki/trail-running.md", NODE)
     indexes.chunks.sync()
     hits = indexes.chunks.search("How long did the Ridgeback trail run with the pups take?", 5)
     assert hits[0].path == "daily/2023-04-02.md"
@@ -103,8 +98,8 @@ def test_a_digest_hit_is_the_passage_that_backs_it(vault: Vault, indexes: Indexe
 
 
 def test_a_node_no_cited_note_backs_is_its_own_entry(vault: Vault, indexes: Indexes) -> None:
-    write(vault.root, "daily/2023-04-02.md", "Jon: Nothing about running today.\n")
-    write(vault.root, "digest/wiki/trail-running.md", NODE.replace(
+    write_note(vault.root, "daily/2023-04-02.md", "Jon: Nothing about running today.\n")
+    write_note(vault.root, "digest/wiki/trail-running.md", NODE.replace(
         "- [[daily/2023-04-20.md]]\n", ""))
     indexes.chunks.sync()
     hits = indexes.chunks.search("Ridgeback trail pups three hours", 5)
@@ -115,9 +110,9 @@ def test_backing_share_is_what_decides(vault: Vault, indexes: Indexes,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The share of a paragraph's words a cited section must hold: above what the note
     holds, the node stays its own entry."""
-    write(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
-          "yesterday, the loop took three hours!\n")
-    write(vault.root, "digest/wiki/trail-running.md", NODE)
+    write_note(vault.root, "daily/2023-04-02.md", "Gina: I ran the Ridgeback trail with my pups "
+               "yesterday, the loop took three hours!\n")
+    write_note(vault.root, "digest/wiki/trail-running.md", NODE)
     indexes.chunks.sync()
     query = "Ridgeback trail pups three hours"
     assert indexes.chunks.search(query, 5)[0].path == "daily/2023-04-02.md"
@@ -129,15 +124,15 @@ def test_a_date_the_question_names_brings_the_notes_of_that_date(
         vault: Vault, indexes: Indexes, monkeypatch: pytest.MonkeyPatch) -> None:
     """Day notes whose date is in the month a question names (or the week after: a note
     tells of the days before it) rank as a list of their own beside the fused one."""
-    write(vault.root, "daily/2023-05-10.md", "Melanie: We went camping by the lake, camping "
-          "with the kids is the best.\n\nCaroline: So fun!\n")
-    write(vault.root, "daily/2023-07-03.md", "Melanie: Last week we slept under a tent "
-          "up the mountains.\n\nCaroline: Lovely.\n")
-    write(vault.root, "daily/2023-08-15.md", "Melanie: Camping again! We love camping "
-          "trips.\n\nCaroline: Enjoy.\n")
+    write_note(vault.root, "daily/2023-05-10.md", "Melanie: We went camping by the lake, camping "
+               "with the kids is the best.\n\nCaroline: So fun!\n")
+    write_note(vault.root, "daily/2023-07-03.md", "Melanie: Last week we slept under a tent "
+               "up the mountains.\n\nCaroline: Lovely.\n")
+    write_note(vault.root, "daily/2023-08-15.md", "Melanie: Camping again! We love camping "
+               "trips.\n\nCaroline: Enjoy.\n")
     for day, words in (("03", "painted a sunset"), ("11", "ran a charity race"),
                        ("19", "read a book on pottery")):
-        write(vault.root, f"daily/2023-09-{day}.md", f"Caroline: I {words}.\n")
+        write_note(vault.root, f"daily/2023-09-{day}.md", f"Caroline: I {words}.\n")
     indexes.chunks.sync()
     query = "When did Melanie go camping in June?"
     assert indexes.chunks.search(query, 3)[0].path == "daily/2023-07-03.md"

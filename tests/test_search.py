@@ -4,42 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.fakes.embedders import CountingEmbedder
+from tests.vaults import write_note, write_notes
 from vaultlink.cli import app
 from vaultlink.errors import SearchIndexError
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.vault.notes import Vault
-
-
-class Counting:
-    """Counts the texts sent to the real model."""
-
-    def __init__(self, inner: MiniLMEmbedder) -> None:
-        self.inner, self.model_id, self.dimension = inner, inner.model_id, inner.dimension
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.texts += list(texts)
-        return self.inner.embed(texts)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
 
 DAY = """---
 mood: fine
@@ -72,26 +50,25 @@ Autovacuum yields to locks. Manual fallback: [[digest/procedure/vacuum.md]].
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
-    root = tmp_path / "vault"
-    write(root, "daily/2026-06-11.md", DAY)
-    write(root, "digest/wiki/autovacuum.md", NODE)
-    write(root, "digest/procedure/vacuum.md", "---\nname: Vacuum by hand\ndescription: "
-          "Run VACUUM on the documents table.\n---\nRun it at night.\n")
-    write(root, "resource/vacuum-guide.md", "# Vacuum guide\n\nThresholds and scale factors.\n")
-    write(root, "notes-outside.md", "# Not in a searched folder\n\nramen autovacuum\n")
-    return Vault(root)
+    return Vault(write_notes(tmp_path / "vault", {
+        "daily/2026-06-11.md": DAY,
+        "digest/wiki/autovacuum.md": NODE,
+        "digest/procedure/vacuum.md": "---\nname: Vacuum by hand\ndescription: "
+                                      "Run VACUUM on the documents table.\n---\nRun it at night.\n",
+        "resource/vacuum-guide.md": "# Vacuum guide\n\nThresholds and scale factors.\n",
+        "notes-outside.md": "# Not in a searched folder\n\nramen autovacuum\n"}))
 
 
 @pytest.fixture
 def indexes(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Indexes]:
-    ix = open_indexes(vault, Counting(minilm))  # type: ignore[arg-type]
+    ix = open_indexes(vault, CountingEmbedder(minilm))  # type: ignore[arg-type]
     yield ix
     ix.close()
 
 
-def counting(index: ChunkIndex) -> Counting:
+def counting(index: ChunkIndex) -> CountingEmbedder:
     emb = index.embedder
-    assert isinstance(emb, Counting)
+    assert isinstance(emb, CountingEmbedder)
     return emb
 
 
@@ -110,9 +87,9 @@ def test_search_returns_sections_with_breadcrumb_and_file_line(indexes: Indexes,
 def test_topics_pages_are_not_searched_over_the_notes_they_quote(indexes: Indexes,
                                                                   vault: Vault) -> None:
     """A day's topics quote its notes in a few short lines, which outranked the notes."""
-    write(vault.root, "digest/topics/2026-06-11-topics.md",
-          "## Ramen\n\nNew in the digest: Tried the new ramen place near the office. "
-          "The material is in [[daily/2026-06-11.md]].\n")
+    write_note(vault.root, "digest/topics/2026-06-11-topics.md",
+               "## Ramen\n\nNew in the digest: Tried the new ramen place near the office. "
+               "The material is in [[daily/2026-06-11.md]].\n")
     report = indexes.chunks.sync()
     assert "digest/topics/2026-06-11-topics.md" not in report.added
     hits = [h.path for h in indexes.chunks.search("ramen place", limit=10)]
@@ -123,8 +100,8 @@ def test_empty_headings_and_a_nodes_sources_are_never_hits(indexes: Indexes,
                                                           vault: Vault) -> None:
     """A template's empty headings and a node's Sources lines ranked among the hits of a
     real vault: only content is searched."""
-    write(vault.root, "daily/2026-06-12.md",
-          "## Gratitudes\n\n## Exercise\n\n## Diagnosed\n\nThe replica lagged.\n")
+    write_note(vault.root, "daily/2026-06-12.md",
+               "## Gratitudes\n\n## Exercise\n\n## Diagnosed\n\nThe replica lagged.\n")
     indexes.chunks.sync()
     for query in ("gratitudes", "exercise", "diagnosed june note"):
         for hit in indexes.chunks.search(query, limit=10):
@@ -151,9 +128,9 @@ def test_hits_carry_outlinks_and_inlinks_with_names(indexes: Indexes) -> None:
 
 def test_links_are_capped_at_ten_each_way(indexes: Indexes, vault: Vault) -> None:
     for i in range(12):
-        write(vault.root, f"resource/r{i:02}.md", f"# R{i}\n\nLinks back to [[hub]].\n")
-    write(vault.root, "digest/wiki/hub.md", "---\nname: Hub\ndescription: d\n---\n" +
-          " ".join(f"[[resource/r{i:02}.md]]" for i in range(12)) + "\n")
+        write_note(vault.root, f"resource/r{i:02}.md", f"# R{i}\n\nLinks back to [[hub]].\n")
+    write_note(vault.root, "digest/wiki/hub.md", "---\nname: Hub\ndescription: d\n---\n" +
+               " ".join(f"[[resource/r{i:02}.md]]" for i in range(12)) + "\n")
     indexes.chunks.sync()
     out, inl = indexes.chunks.links_of("digest/wiki/hub.md")
     assert [r.path for r in out] == [f"resource/r{i:02}.md" for i in range(10)]
@@ -163,14 +140,15 @@ def test_links_are_capped_at_ten_each_way(indexes: Indexes, vault: Vault) -> Non
 def test_link_table_follows_the_vault(indexes: Indexes, vault: Vault) -> None:
     chunks = indexes.chunks
     chunks.sync()
-    write(vault.root, "daily/2026-06-12.md", "# Tue\n\nMore on [[autovacuum]] and [[later]].\n")
+    write_note(vault.root, "daily/2026-06-12.md",
+               "# Tue\n\nMore on [[autovacuum]] and [[later]].\n")
     chunks.sync()
     _, inl = chunks.links_of("digest/wiki/autovacuum.md")
     assert "daily/2026-06-12.md" in [r.path for r in inl]
     out, _ = chunks.links_of("daily/2026-06-12.md")
     assert [r.path for r in out] == ["digest/wiki/autovacuum.md"]  # [[later]] is broken
 
-    write(vault.root, "resource/later.md", "# Later\n\nNow it exists.\n")
+    write_note(vault.root, "resource/later.md", "# Later\n\nNow it exists.\n")
     chunks.sync()  # the old link resolves without re-reading the note that holds it
     out, _ = chunks.links_of("daily/2026-06-12.md")
     assert [r.path for r in out] == ["digest/wiki/autovacuum.md", "resource/later.md"]
@@ -186,7 +164,7 @@ def test_editing_one_section_embeds_only_that_section(indexes: Indexes, vault: V
     chunks.sync()
     emb = counting(chunks)
     emb.texts.clear()
-    write(vault.root, "daily/2026-06-11.md", DAY.replace("new ramen place", "new udon place"))
+    write_note(vault.root, "daily/2026-06-11.md", DAY.replace("new ramen place", "new udon place"))
     report = chunks.sync()
     assert report.updated == ["daily/2026-06-11.md"]
     assert len(emb.texts) == 1 and "udon" in emb.texts[0]
@@ -261,7 +239,7 @@ def test_cli_search_readable_and_json(vault: Vault) -> None:
 
 
 def test_cli_reindex_counts_and_empty_query(vault: Vault) -> None:
-    write(vault.root, "daily/broken.md", "---\nkey: [unclosed\n---\nx\n")
+    write_note(vault.root, "daily/broken.md", "---\nkey: [unclosed\n---\nx\n")
     code, out = run("reindex", "--vault", str(vault.root), "--json")
     assert code == 0, out
     summary = json.loads(out[out.index("{"):])
@@ -270,7 +248,7 @@ def test_cli_reindex_counts_and_empty_query(vault: Vault) -> None:
     code, out = run("reindex", "--vault", str(vault.root))  # a sync: nothing changed
     assert code == 0 and "nodes: 0 notes indexed, 0 texts embedded, 2 unchanged" in out
     assert "skipped daily/broken.md" in out
-    write(vault.root, "daily/new.md", "# New\n\nA note written since.\n")
+    write_note(vault.root, "daily/new.md", "# New\n\nA note written since.\n")
     code, out = run("reindex", "--vault", str(vault.root), "--json")
     assert (json.loads(out[out.index("{"):])["chunks"]["indexed"], code) == (1, 0)
     code, out = run("reindex", "--full", "--vault", str(vault.root))
