@@ -229,7 +229,7 @@ def test_a_cjk_name_is_a_mention_only_as_a_whole_word() -> None:
 
 
 def test_a_japanese_name_is_made_of_nouns_not_verb_endings() -> None:
-    from vaultlink.prose.subject_names import unspaced_phrase
+    from vaultlink.prose.phrase_names import unspaced_phrase
     name = unspaced_phrase(["風邪で全部が低く聞こえる。半音下がってない気がする。"
                             "半音の練習はまだない。ないものはない。"])
     assert name == "半音"

@@ -36,7 +36,7 @@ from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.prose.node_names import carried_unit, node_names, node_title
-from vaultlink.prose.subject_names import opening_words, unspaced_phrase
+from vaultlink.prose.phrase_names import opening_words, unspaced_phrase
 from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.names import owner_aliases, owner_links

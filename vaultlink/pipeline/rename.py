@@ -23,8 +23,8 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import relinked
 from vaultlink.markdown.sections import without_sources
 from vaultlink.pipeline.history import mark_of, write_or_delete
+from vaultlink.prose.phrase_names import subject_name
 from vaultlink.prose.sentences import summary_lines
-from vaultlink.prose.subject_names import subject_name
 from vaultlink.prose.units import slugify
 from vaultlink.vault.graph import LinkGraph, build_graph
 from vaultlink.vault.names import NameIndex, owner_aliases, shadowing_nodes

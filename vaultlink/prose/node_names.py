@@ -33,15 +33,9 @@ from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
 from vaultlink.markdown.names import file_keys, is_stamp, name_key, without_dated_lead
+from vaultlink.prose.phrase_names import opening_words, subject_name
 from vaultlink.prose.sentences import readable, summary_lines
-from vaultlink.prose.subject_names import (
-    FUNCTION,
-    clean_heading,
-    node_name_flaw,
-    opening_words,
-    same_name,
-    subject_name,
-)
+from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
 from vaultlink.prose.units import Unit, slugify
 
 MAX_NUMBERED = 9  # "<name> (2)" .. "(9)": past them, a name qualified by a hash

@@ -28,6 +28,7 @@ from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import numbered_name
 from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
 from vaultlink.prose.subject_names import (
     clean_heading,
@@ -35,10 +36,7 @@ from vaultlink.prose.subject_names import (
     is_event,
     is_generic,
     name_flaw,
-    opening_words,
     qualified,
-    salient_name,
-    subject_name,
     subject_of_title,
 )
 from vaultlink.prose.units import slugify

@@ -15,15 +15,9 @@ from dataclasses import dataclass
 from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
 from vaultlink.markdown.names import cjk_words
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.prose.phrase_names import key_phrase, opening_phrase
 from vaultlink.prose.sentences import STEP_MARK, delink, readable, summary_lines
-from vaultlink.prose.subject_names import (
-    FUNCTION,
-    GENERIC,
-    capitalized,
-    key_phrase,
-    name_words,
-    opening_phrase,
-)
+from vaultlink.prose.subject_names import FUNCTION, GENERIC, capitalized, name_words
 from vaultlink.prose.wording import WORDINGS, Wording, wording_of
 
 ENGLISH = WORDINGS["en"]
