@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,6 +26,11 @@ from vaultlink.cli.common import (
 from vaultlink.daemon.process import writer_or_daemon
 from vaultlink.errors import ConfigError
 from vaultlink.vault.graph import check_vault, resolve_note
+
+if TYPE_CHECKING:  # the run's types: the parts are imported when a dream runs
+    from vaultlink.cli.settings import Settings
+    from vaultlink.pipeline.context import RunState
+    from vaultlink.vault.notes import Vault
 
 # `dream` finished, but some units or notes failed: they are kept (not checkpointed) and
 # a later run retries them; parked ones wait for `dream --retry-parked`.
@@ -68,33 +73,13 @@ def dream(
 
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
-    # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
-    from vaultlink.cli.recall import synced
-    from vaultlink.cli.report import ProgressPrinter, run_json, run_summary
-    from vaultlink.pipeline.compose import choose_provider, close_models, dream_context, open_parts
-    from vaultlink.pipeline.run import build_steps, run_dream
+    from vaultlink.cli.report import run_json, run_summary
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})
-    steps, options = build_steps(settings.get("auto_dream.steps")), settings.pipeline()
     with vault_writer(v, "dream", if_daemon=DAEMON_DREAMS):
-        parts = open_parts(v, options)
-        try:
-            if retry_parked and not dry_run:
-                parts.state.unpark()
-            parts.index.sync()
-            provider = choose_provider(options, parts.state)
-            echo = (lambda *a, **k: None) if as_json else typer.echo
-            ctx = dream_context(parts, options, provider, dry_run=dry_run,
-                                progress=ProgressPrinter(echo, sys.stdout.isatty()))
-            try:
-                run = run_dream(ctx, steps)
-            finally:
-                close_models(ctx)
-            if not dry_run:  # the first `search` after a run must not index everything
-                synced(parts.indexes.chunks, "indexing notes for search", show=not as_json)
-        finally:
-            parts.close()
+        run = _dream_once(v, settings, dry_run=dry_run, retry_parked=retry_parked,
+                          quiet=as_json)
     if as_json:
         emit_json(run_json(run, dry_run))
     else:
@@ -102,6 +87,36 @@ def dream(
             typer.echo(line)
     if run.failed_units or run.failed_notes:
         raise typer.Exit(EXIT_SOME_FAILED)
+
+
+def _dream_once(v: Vault, settings: Settings, *, dry_run: bool, retry_parked: bool,
+                quiet: bool) -> RunState:
+    """One run on the open parts, then the section index brought up to date."""
+    # the dream's parts pull in chromadb and onnxruntime: ~1.1 s that --help must not pay
+    from vaultlink.cli.recall import synced
+    from vaultlink.cli.report import ProgressPrinter
+    from vaultlink.pipeline.compose import choose_provider, close_models, dream_context, open_parts
+    from vaultlink.pipeline.run import build_steps, run_dream
+
+    steps, options = build_steps(settings.get("auto_dream.steps")), settings.pipeline()
+    parts = open_parts(v, options)
+    try:
+        if retry_parked and not dry_run:
+            parts.state.unpark()
+        parts.index.sync()
+        provider = choose_provider(options, parts.state)
+        echo = (lambda *a, **k: None) if quiet else typer.echo
+        ctx = dream_context(parts, options, provider, dry_run=dry_run,
+                            progress=ProgressPrinter(echo, sys.stdout.isatty()))
+        try:
+            run = run_dream(ctx, steps)
+        finally:
+            close_models(ctx)
+        if not dry_run:  # the first `search` after a run must not index everything
+            synced(parts.indexes.chunks, "indexing notes for search", show=not quiet)
+    finally:
+        parts.close()
+    return run
 
 
 @app.command()
