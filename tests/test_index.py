@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.fakes.embedders import CountingEmbedder
+from tests.vaults import node_text, write_note, write_notes
 from vaultlink.errors import DaemonError, SearchIndexError
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.fusion import fts_match, fuse_ranks, rrf_fuse
@@ -25,80 +27,43 @@ from vaultlink.index.tables import FTS_TOKENIZE
 from vaultlink.index.words import CUT_VERSION
 from vaultlink.vault.notes import Vault
 
-
-class Counting:
-    """An Embedder that records what it embeds and delegates to a real one."""
-
-    def __init__(self, inner: object, model_id: str | None = None) -> None:
-        self.inner = inner
-        self.model_id: str = model_id or inner.model_id  # type: ignore[attr-defined]
-        self.dimension: int = inner.dimension  # type: ignore[attr-defined]
-        self.texts: list[str] = []
-        self.calls = 0
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls += 1
-        self.texts += list(texts)
-        return self.inner.embed(texts)  # type: ignore[attr-defined, no-any-return]
-
-    def reset(self) -> None:
-        self.texts, self.calls = [], 0
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
-def node(name: str, description: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
-
-
 NODES = {
-    "digest/wiki/hybrid-search.md": node(
+    "digest/wiki/hybrid-search.md": node_text(
         "Hybrid search", "Combine BM25 keyword recall with vector recall using rank fusion.",
         "Reciprocal rank fusion merges two ranked lists."),
-    "digest/wiki/postgres-autovacuum.md": node(
+    "digest/wiki/postgres-autovacuum.md": node_text(
         "Postgres autovacuum", "When autovacuum runs and why it falls behind on big tables.",
         "Dead tuples pile up after updates."),
-    "digest/procedure/deploy-staging.md": node(
+    "digest/procedure/deploy-staging.md": node_text(
         "Deploy to staging", "Steps to ship the service to the staging cluster.",
         "Run the pipeline, then flip the feature flag."),
-    "digest/personal/focus-time.md": node(
+    "digest/personal/focus-time.md": node_text(
         "Morning focus time", "Mara keeps mornings free of meetings for deep work.",
         "No Slack before eleven."),
 }
 
 
-def write(root: Path, rel: str, text: str | bytes) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
     root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        write(root, rel, text)
-    write(root, "daily/2026-06-20.md", "# A day\n\nNot a digest node: hybrid search.\n")
-    write(root, "digest/topics/2026-06-20.md", node("Topics", "Topics of the day.", "x"))
-    write(root, "digest/wiki/deeper/nested.md", node("Nested", "Not <bucket>/<slug>.", "x"))
+    write_notes(root, NODES)
+    write_note(root, "daily/2026-06-20.md", "# A day\n\nNot a digest node: hybrid search.\n")
+    write_note(root, "digest/topics/2026-06-20.md",
+               node_text("Topics", "Topics of the day.", "x"))
+    write_note(root, "digest/wiki/deeper/nested.md",
+               node_text("Nested", "Not <bucket>/<slug>.", "x"))
     return Vault(root, max_note_bytes=5_000)
 
 
 class Opened:
     """A NodeIndex (vectors in state.sqlite), reopened at will like a new process would."""
 
-    def __init__(self, vault: Vault, embedder: Counting) -> None:
+    def __init__(self, vault: Vault, embedder: CountingEmbedder) -> None:
         self.vault, self.embedder = vault, embedder
         self.index: NodeIndex | None = None
         self.open()
 
-    def open(self, embedder: Counting | None = None) -> NodeIndex:
+    def open(self, embedder: CountingEmbedder | None = None) -> NodeIndex:
         self.close()
         self.embedder = embedder or self.embedder
         self.index = NodeIndex(self.vault, self.vault.state_dir / "state.sqlite", None,
@@ -113,7 +78,7 @@ class Opened:
 
 @pytest.fixture
 def opened(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Opened]:
-    o = Opened(vault, Counting(minilm))
+    o = Opened(vault, CountingEmbedder(minilm))
     yield o
     o.close()
 
@@ -230,8 +195,9 @@ class KeywordWorld:
 def test_keyword_only_hit_has_zero_similarity(tmp_path: Path) -> None:
     root = tmp_path / "v"
     for i in range(300):  # more than the 270 vector candidates a limit of 90 takes
-        write(root, f"digest/wiki/filler-{i}.md", node(f"Filler {i}", "Plain filler.", "x"))
-    write(root, "digest/wiki/zebra.md", node("Zebra", "An animal with stripes.", "y"))
+        write_note(root, f"digest/wiki/filler-{i}.md",
+                   node_text(f"Filler {i}", "Plain filler.", "x"))
+    write_note(root, "digest/wiki/zebra.md", node_text("Zebra", "An animal with stripes.", "y"))
     v = Vault(root)
     index = NodeIndex(v, v.state_dir / "state.sqlite", None, KeywordWorld())
     index.sync()
@@ -265,16 +231,16 @@ def test_sync_reembeds_exactly_what_changed(opened: Opened, vault: Vault) -> Non
     os.utime(vault.root / p, (1, 1))  # new mtime, same bytes: nothing to redo
     assert not index.sync().changed and emb.calls == 0
 
-    write(vault.root, p, NODES[p].replace("rank fusion.", "RRF, k = 60."))
+    write_note(vault.root, p, NODES[p].replace("rank fusion.", "RRF, k = 60."))
     report = index.sync()
     assert report.updated == [p] and report.embedded == 1
     assert len(emb.texts) == 1 and "k = 60" in emb.texts[0]
 
     long = NODES[p] + "Padding words. " * 20  # the body now runs past body_chars (200)
-    write(vault.root, p, long + "First tail.\n")
+    write_note(vault.root, p, long + "First tail.\n")
     assert index.sync().embedded == 1
     emb.reset()  # a change past body_chars leaves the embedded text as it was
-    write(vault.root, p, long + "Second, different tail.\n")
+    write_note(vault.root, p, long + "Second, different tail.\n")
     report = index.sync()
     assert report.updated == [p] and report.embedded == 0 and emb.calls == 0
 
@@ -293,7 +259,8 @@ def test_sync_reembeds_exactly_what_changed(opened: Opened, vault: Vault) -> Non
     assert gone not in [h.path for h in index.node_search("focus time mornings", limit=10)]
 
     added = "digest/procedure/rebuild-index.md"
-    write(vault.root, added, node("Rebuild the index", "Full rebuild from Postgres.", "Go."))
+    write_note(vault.root, added,
+               node_text("Rebuild the index", "Full rebuild from Postgres.", "Go."))
     report = index.sync()
     assert report.added == [added] and report.embedded == 1
 
@@ -303,14 +270,14 @@ def test_a_new_source_sentence_costs_no_embedding(opened: Opened, vault: Vault) 
     index, emb = opened.index, opened.embedder
     assert index is not None
     p = "digest/wiki/hybrid-search.md"
-    write(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n")
+    write_note(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n")
     index.sync()
     emb.reset()
-    write(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n"
-          "- Seen again in [[2026-06-21]].\n")
+    write_note(vault.root, p, NODES[p] + "\n## Sources\n\n- First seen in [[2026-06-20]].\n"
+               "- Seen again in [[2026-06-21]].\n")
     report = index.upsert([p])
     assert report.updated == [p] and report.embedded == 0 and emb.calls == 0
-    write(vault.root, p, NODES[p].replace("rank fusion.", "RRF.") + "\n## Sources\n\n- x\n")
+    write_note(vault.root, p, NODES[p].replace("rank fusion.", "RRF.") + "\n## Sources\n\n- x\n")
     assert index.upsert([p]).embedded == 1
     assert "Sources" not in emb.texts[0] and "RRF" in emb.texts[0]
 
@@ -323,7 +290,7 @@ def test_an_updated_node_gets_a_new_vector_id_and_leaves_no_orphan(
     index.sync()
     p = "digest/wiki/postgres-autovacuum.md"
     before = index._doc_ids(p)
-    write(vault.root, p, NODES[p].replace("Dead tuples", "Bloat and dead tuples"))
+    write_note(vault.root, p, NODES[p].replace("Dead tuples", "Bloat and dead tuples"))
     assert index.upsert([p]).embedded == 1
     after = index._doc_ids(p)
     assert len(after) == len(before) and not set(after) & set(before)
@@ -359,14 +326,14 @@ def test_nodes_updated_again_and_again_stay_reachable_by_vector(tmp_path: Path) 
     and the integrator created duplicates. Every node must stay its own best hit."""
     root = tmp_path / "v"
     for i in range(35):
-        write(root, f"digest/wiki/n{i}.md", node(f"N{i}", "d", "v0"))
+        write_note(root, f"digest/wiki/n{i}.md", node_text(f"N{i}", "d", "v0"))
     v = Vault(root)
     index = NodeIndex(v, v.state_dir / "state.sqlite", None, Clustered())
     index.sync()
     rng = np.random.default_rng(6)  # lost node 12 when vectors were updated in place
     for round_ in range(150):  # a few hot nodes, rewritten as units refine them
         i = int(rng.integers(8))
-        write(root, f"digest/wiki/n{i}.md", node(f"N{i}", "d", f"v{round_ + 1}"))
+        write_note(root, f"digest/wiki/n{i}.md", node_text(f"N{i}", "d", f"v{round_ + 1}"))
         index.upsert([f"digest/wiki/n{i}.md"])
     unreachable = []
     for i in range(35):
@@ -385,7 +352,7 @@ def test_upsert_and_remove_act_now(opened: Opened, vault: Vault) -> None:
     index.sync()
     emb.reset()
     p = "digest/wiki/chroma.md"
-    write(vault.root, p, node("Chroma", "A vector database for embeddings.", "Local."))
+    write_note(vault.root, p, node_text("Chroma", "A vector database for embeddings.", "Local."))
     report = index.upsert([p, "daily/2026-06-20.md"])  # not a node: ignored
     assert report.added == [p] and emb.texts and len(emb.texts) == 1
     assert index.node_search("vector database", limit=1)[0].path == p
@@ -430,13 +397,13 @@ def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
         "digest/wiki/empty.md": b"  \n",
         "digest/wiki/binary.md": b"---\nname: x\n---\n\x00\x01\x02",
         "digest/wiki/latin1.md": "---\nname: Caf\xe9\n---\nbody\n".encode("latin-1"),
-        "digest/wiki/huge.md": node("Huge", "Too big.", "x" * 6_000).encode(),
+        "digest/wiki/huge.md": node_text("Huge", "Too big.", "x" * 6_000).encode(),
     }
     for rel, data in bad.items():
-        write(vault.root, rel, data)
+        write_note(vault.root, rel, data)
     # broken YAML alone is recalled by its body (see the next test): not skipped
     broken = "digest/wiki/broken-yaml.md"
-    write(vault.root, broken, b"---\nname: [unclosed\ndescription: x\n---\nbody\n")
+    write_note(vault.root, broken, b"---\nname: [unclosed\ndescription: x\n---\nbody\n")
     assert opened.index is not None
     # logged at INFO: the run's summary and `status` tell the user, once
     with caplog.at_level(logging.INFO, logger="vaultlink"):
@@ -455,7 +422,7 @@ def test_bad_notes_are_skipped_with_reasons(opened: Opened, vault: Vault,
         assert set(opened.index.sync().skipped) == set(bad)
     assert caplog.text == ""
 
-    write(vault.root, broken, node("Fixed", "Now it parses.", "ok"))
+    write_note(vault.root, broken, node_text("Fixed", "Now it parses.", "ok"))
     report = opened.index.sync()
     assert report.updated == [broken]
     assert "digest/wiki/broken-yaml.md" not in report.skipped
@@ -468,7 +435,7 @@ def test_an_indexed_node_whose_yaml_breaks_is_still_recalled_by_its_body(
     assert opened.index is not None
     opened.index.sync()
     p = "digest/wiki/postgres-autovacuum.md"
-    write(vault.root, p, b"---\nname: [oops\n---\nDead tuples pile up after updates.\n")
+    write_note(vault.root, p, b"---\nname: [oops\n---\nDead tuples pile up after updates.\n")
     report = opened.index.sync()
     assert report.updated == [p] and not report.skipped
     hits = opened.index.node_search("dead tuples pile up", limit=10)
@@ -483,7 +450,7 @@ def test_a_new_embedding_model_gets_its_own_collection(opened: Opened, vault: Va
     assert opened.index is not None
     opened.index.sync()
     assert opened.index.collection_name == "nodes-minilm-l6-v2-int8-v1"
-    other = Counting(minilm, model_id="other-model")
+    other = CountingEmbedder(minilm, model_id="other-model")
     index = opened.open(other)
     assert index.collection_name == "nodes-other-model-v1"
     report = index.sync()
@@ -497,13 +464,12 @@ def test_the_old_embedded_chroma_mirror_is_removed_and_never_written(
     """Embedded, the vectors live in state.sqlite only: the Chroma copy earlier versions
     wrote (and no query read) is removed at open, and nothing writes one again."""
     root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        write(root, rel, text)
+    write_notes(root, NODES)
     vault = Vault(root)
     old = vault.state_dir / "chroma"
     old.mkdir(parents=True)
     (old / "chroma.sqlite3").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
-    ix = open_indexes(vault, Counting(minilm))  # type: ignore[arg-type]
+    ix = open_indexes(vault, CountingEmbedder(minilm))  # type: ignore[arg-type]
     try:
         assert not old.exists()
         assert ix.nodes.sync().added and ix.chunks.sync().added
@@ -536,7 +502,7 @@ def test_garbage_state_database_is_rebuilt(opened: Opened, vault: Vault,
 def test_missing_state_folder_and_file_in_its_place(vault: Vault,
                                                     minilm: MiniLMEmbedder) -> None:
     vault.state_dir.write_text("not a folder")  # a stray file named .vaultlink
-    o = Opened(vault, Counting(minilm))
+    o = Opened(vault, CountingEmbedder(minilm))
     assert o.index is not None
     assert len(o.index.sync().added) == 4
     o.close()
@@ -565,7 +531,7 @@ def test_unchanged_sync_reads_no_file(opened: Opened, vault: Vault,
 def test_symlink_out_of_the_vault_is_not_indexed(opened: Opened, vault: Vault,
                                                  tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
-    outside.write_text(node("Secret", "Outside the vault.", "password"))
+    outside.write_text(node_text("Secret", "Outside the vault.", "password"))
     (vault.root / "digest/wiki/escape.md").symlink_to(outside)
     assert opened.index is not None
     report = opened.index.sync()

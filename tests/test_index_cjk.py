@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_index import node, write
+from tests.vaults import node_text, write_note
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.fusion import fts_match
 from vaultlink.index.mentions import NameTable, subject_of
@@ -141,10 +141,10 @@ def world(request: pytest.FixtureRequest, tmp_path: Path
           ) -> Iterator[tuple[NodeIndex, str, str, str]]:
     word, sentence, decoy, other = LANGUAGES[request.param]
     root = tmp_path / "vault"
-    write(root, "digest/wiki/target.md", node("Nightly", "What runs at night.", sentence))
-    write(root, "digest/wiki/decoy.md", node("Other", "decoy", decoy))
+    write_note(root, "digest/wiki/target.md", node_text("Nightly", "What runs at night.", sentence))
+    write_note(root, "digest/wiki/decoy.md", node_text("Other", "decoy", decoy))
     for i in range(5):
-        write(root, f"digest/wiki/filler-{i}.md", node(f"Filler {i}", "filler", "x"))
+        write_note(root, f"digest/wiki/filler-{i}.md", node_text(f"Filler {i}", "filler", "x"))
     vault = Vault(root)
     index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     index.sync()
@@ -174,8 +174,8 @@ def test_the_subject_phrase_finds_a_cjk_word_inside_a_sentence(
 
 def test_a_cjk_section_is_found_and_shown_as_written(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    write(root, "resource/db.md", "# 数据库维护\n\n我们每天晚上在数据库里重建索引。\n")
-    write(root, "resource/en.md", "# Maintenance\n\nWe rebuild the index every night.\n")
+    write_note(root, "resource/db.md", "# 数据库维护\n\n我们每天晚上在数据库里重建索引。\n")
+    write_note(root, "resource/en.md", "# Maintenance\n\nWe rebuild the index every night.\n")
     vault = Vault(root)
     index = ChunkIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     try:
@@ -195,8 +195,8 @@ def test_a_cjk_section_is_found_and_shown_as_written(tmp_path: Path) -> None:
 def test_an_index_built_with_the_old_cut_rebuilds_once(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = tmp_path / "vault"
-    write(root, "digest/wiki/target.md", node("Nightly", "Night.", LANGUAGES["zh"][1]))
-    write(root, "digest/wiki/other.md", node("Other", "decoy", "x"))
+    write_note(root, "digest/wiki/target.md", node_text("Nightly", "Night.", LANGUAGES["zh"][1]))
+    write_note(root, "digest/wiki/other.md", node_text("Other", "decoy", "x"))
     vault = Vault(root)
     db_path = vault.state_dir / "state.sqlite"
 
@@ -235,7 +235,7 @@ def test_an_index_built_with_the_old_cut_rebuilds_once(
 
 def test_a_new_cut_rebuilds_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "vault"
-    write(root, "digest/wiki/target.md", node("Nightly", "Night.", LANGUAGES["zh"][1]))
+    write_note(root, "digest/wiki/target.md", node_text("Nightly", "Night.", LANGUAGES["zh"][1]))
     vault = Vault(root)
     index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, Rule())
     assert len(index.sync().added) == 1
@@ -248,7 +248,7 @@ def test_a_new_cut_rebuilds_the_index(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_a_chunk_index_of_the_old_shape_gets_its_new_columns(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    write(root, "resource/db.md", "# 数据库维护\n\n我们每天晚上在数据库里重建索引。\n")
+    write_note(root, "resource/db.md", "# 数据库维护\n\n我们每天晚上在数据库里重建索引。\n")
     vault = Vault(root)
     vault.state_dir.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(vault.state_dir / "state.sqlite")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_index import node
+from tests.vaults import node_text
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.mentions import NameTable, name_phrase, name_words, subject_of
 from vaultlink.index.nodes import NodeIndex
@@ -73,24 +73,19 @@ def test_words_of_split_on_punctuation_and_fold_case() -> None:
 # A node the query's words and meaning do not reach, named in the body of the node
 # that the query is about, and distractors that share the query's words.
 NODES = {
-    "digest/wiki/table-bloat.md": node(
+    "digest/wiki/table-bloat.md": node_text(
         "Table bloat", "Dead rows pile up in busy tables and slow every scan.",
         "The cure is Fillfactor tuning, and a nightly run of pg repack."),
-    "digest/wiki/fillfactor-tuning.md": node(
+    "digest/wiki/fillfactor-tuning.md": node_text(
         "Fillfactor tuning", "Leave free space in each page so updates stay local.",
         "Seventy percent suits tables that change all day."),
-    "digest/wiki/pg-repack.md": node(
+    "digest/wiki/pg-repack.md": node_text(
         "pg repack", "Rewrites a relation online without an exclusive lock.",
         "It needs twice the space of the relation while it works."),
-    **{f"digest/wiki/busy-{i}.md": node(
+    **{f"digest/wiki/busy-{i}.md": node_text(
         f"Busy tables {i}", f"Rows in busy tables number {i}, and scans of dead rows.",
         "Rows, tables, scans and rows again.") for i in range(6)},
 }
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
 
 
 @pytest.fixture
@@ -121,8 +116,8 @@ def test_a_node_written_after_a_search_is_named_at_the_next(index: NodeIndex) ->
     index.node_search(QUERY, limit=4)  # the name table is built here
     named, other = "digest/wiki/nightly-run.md", "digest/wiki/vacuum-cost.md"
     # the body of table-bloat names "nightly run"; the other node is closer in words
-    texts = {named: node("Nightly run", "Cron at three.", "Quiet hours only."),
-             other: node("Vacuum cost", "Dead rows cost a scan.", "Rows in busy tables.")}
+    texts = {named: node_text("Nightly run", "Cron at three.", "Quiet hours only."),
+             other: node_text("Vacuum cost", "Dead rows cost a scan.", "Rows in busy tables.")}
     for rel, text in texts.items():
         index.vault.abs(rel).write_text(text, encoding="utf-8")
     index.upsert(list(texts))
@@ -137,11 +132,11 @@ def test_the_subject_as_a_phrase_puts_its_node_first_then_the_nodes_naming_it(
         tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     root = tmp_path / "vault"
     texts = {
-        "digest/wiki/rank-fusion.md": node("Rank fusion", "Merging ranked lists.", "x"),
-        "digest/wiki/scattered.md": node(
+        "digest/wiki/rank-fusion.md": node_text("Rank fusion", "Merging ranked lists.", "x"),
+        "digest/wiki/scattered.md": node_text(
             "Merging ranked result lists", "Fusion of rankings, so every rank list becomes one.",
             "Rank lists merge by fusion; each rank counts."),
-        "digest/wiki/cites-it.md": node(
+        "digest/wiki/cites-it.md": node_text(
             "Hybrid search", "Two retrievers, one list.",
             "It merges the lists with rank fusion, as the paper describes."),
     }
@@ -212,11 +207,11 @@ def test_the_subject_phrase_finds_the_nodes_that_name_it_inflected(
         tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     root = tmp_path / "vault"
     texts = {
-        "digest/wiki/kontekst.md": node("Контекст", "Передаёт данные через дерево.", "x"),
-        "digest/wiki/formy.md": node(
+        "digest/wiki/kontekst.md": node_text("Контекст", "Передаёт данные через дерево.", "x"),
+        "digest/wiki/formy.md": node_text(
             "Формы", "Поля ввода и их состояние.",
             "Значение темы приходит из контекста, а не через пропсы."),
-        "digest/wiki/drugoe.md": node("Списки", "Ключи элементов.", "Ничего общего."),
+        "digest/wiki/drugoe.md": node_text("Списки", "Ключи элементов.", "Ничего общего."),
     }
     for rel, text in texts.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

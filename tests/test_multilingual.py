@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.test_index import node
+from tests.vaults import node_text
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS, config_path, load_settings
 from vaultlink.errors import EmbeddingError
@@ -143,16 +143,16 @@ class CountingE5(MultilingualEmbedder):
 
 
 NODES = {
-    "digest/procedure/rebuild-index.md": node(
+    "digest/procedure/rebuild-index.md": node_text(
         "Rebuild the search index", "The index is rebuilt every night at two.",
         "Stop the workers, run the rebuild, start them again."),
-    "digest/wiki/postgres-autovacuum.md": node(
+    "digest/wiki/postgres-autovacuum.md": node_text(
         "Postgres autovacuum", "When autovacuum runs and why it falls behind on big tables.",
         "Dead tuples pile up after updates."),
-    "digest/personal/focus-time.md": node(
+    "digest/personal/focus-time.md": node_text(
         "Morning focus time", "Mara keeps mornings free of meetings for deep work.",
         "No Slack before eleven."),
-    "digest/wiki/sourdough.md": node(
+    "digest/wiki/sourdough.md": node_text(
         "Sourdough starter", "Feeding a sourdough starter twice a day.",
         "Flour and water, equal weights."),
 }

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.ollama_server import FakeOllama, down_url
-from tests.test_index import NODES, write
+from tests.test_index import NODES
+from tests.vaults import write_note, write_notes
 
 HEAVY = ("numpy", "onnxruntime", "tokenizers", "chromadb", "ollama", "httpx")
 
@@ -56,12 +57,11 @@ def probe(script: str, root: Path) -> Any:
 @pytest.mark.slow
 def test_a_start_with_nothing_changed_imports_no_heavy_library(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        write(root, rel, text)
-    write(root, "daily/2026-06-08.md", "## Backups\n\nWe decided to rotate the backup disks "
-          "every Friday, because the old schedule left a gap of nine days after the outage. "
-          "Team B owns the rotation and reviews it monthly.\n")
-    write(root, ".vaultlink/config.yaml", "llm:\n  provider: offline\napi:\n  port: 0\n")
+    write_notes(root, NODES)
+    write_note(root, "daily/2026-06-08.md", "## Backups\n\nWe decided to rotate the backup disks "
+               "every Friday, because the old schedule left a gap of nine days after the outage. "
+               "Team B owns the rotation and reviews it monthly.\n")
+    write_note(root, ".vaultlink/config.yaml", "llm:\n  provider: offline\napi:\n  port: 0\n")
 
     first = probe(DREAM, root)
     assert first["counts"]["changed"] == 1
@@ -72,16 +72,16 @@ def test_a_start_with_nothing_changed_imports_no_heavy_library(tmp_path: Path) -
     assert again["counts"]["changed"] == 0
     assert again["loaded"] == []
     # llm.provider auto asks the server first: nobody answers, the offline integrator runs
-    write(root, ".vaultlink/config.yaml", f"llm:\n  provider: auto\n  host: {down_url()}\n"
-          "api:\n  port: 0\n")
+    write_note(root, ".vaultlink/config.yaml", f"llm:\n  provider: auto\n  host: {down_url()}\n"
+               "api:\n  port: 0\n")
     auto = probe(DREAM, root)
     assert auto["counts"]["changed"] == 0
     assert auto["loaded"] == []
     # An Ollama that answers: a run with nothing to integrate neither makes the client
     # nor asks the model's size (/api/show).
     with FakeOllama() as server:
-        write(root, ".vaultlink/config.yaml", f"llm:\n  provider: ollama\n  host: "
-              f"{server.url}\napi:\n  port: 0\n")
+        write_note(root, ".vaultlink/config.yaml", f"llm:\n  provider: ollama\n  host: "
+                   f"{server.url}\napi:\n  port: 0\n")
         model = probe(DREAM, root)
         assert model["counts"]["changed"] == 0
         assert model["loaded"] == []

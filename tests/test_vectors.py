@@ -12,15 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_index import NODES, Counting, Opened, write
+from tests.fakes.embedders import CountingEmbedder
+from tests.test_index import NODES, Opened
+from tests.vaults import write_notes
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.vectors import VectorMatrix
 from vaultlink.vault.notes import Vault
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
 
 
 def unit(*xs: float) -> list[float]:
@@ -59,10 +56,9 @@ def test_an_index_built_before_the_vector_table_is_rebuilt(
     """Its vectors were in the embedded Chroma, which is gone: it is embedded again,
     once, and found as before."""
     root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        write(root, rel, text)
+    write_notes(root, NODES)
     vault = Vault(root)
-    opened = Opened(vault, Counting(minilm))
+    opened = Opened(vault, CountingEmbedder(minilm))
     assert opened.index is not None
     opened.index.sync()
     opened.close()
@@ -83,8 +79,7 @@ def test_an_index_built_before_the_vector_table_is_rebuilt(
 @pytest.mark.slow
 def test_a_cli_query_with_nothing_changed_never_imports_chromadb(tmp_path: Path) -> None:
     root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        write(root, rel, text)
+    write_notes(root, NODES)
     (root / "daily").mkdir()
     probe = (
         "import sys, json\n"
