@@ -249,9 +249,13 @@ class ChunkIndex(IndexBase):
         ranked = list(entries.values())
         if spans:  # the question names a date: the notes of that date are a ranked list too
             ranked = _by_date(ranked, spans)
+        return self._linked_hits(ranked[:limit])
+
+    def _linked_hits(self, ranked: list[_Entry]) -> list[SearchHit]:
+        """The entries as hits, each with its note's outlinks and inlinks."""
         links: dict[str, tuple[list[LinkRef], list[LinkRef]]] = {}
         hits = []
-        for (path, line, crumb, text), score, sim, kw, vias in ranked[:limit]:
+        for (path, line, crumb, text), score, sim, kw, vias in ranked:
             if path not in links:
                 links[path] = self.links_of(path)
             hits.append(SearchHit(path, score, crumb, text, line, sim, *links[path],

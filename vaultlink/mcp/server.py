@@ -1,7 +1,7 @@
 """``vaultlink mcp``: the vault for assistants, over the Model Context Protocol.
 
 An edge like the status API: the official SDK's ``FastMCP`` publishes the six tools of
-``assist.Assistant`` with typed input and output schemas (structured content), and one
+``mcp.tools.Assistant`` with typed input and output schemas (structured content), and one
 resource template for digest nodes. stdio by default; ``serve_http`` serves the
 streamable HTTP transport on 127.0.0.1 only, behind the vault's API token.
 
@@ -66,6 +66,24 @@ async def _call(fn: Callable[..., T], *args: Any) -> T:
 def build_server(assistant: Assistant) -> FastMCP:
     """The MCP server over ``assistant``: six tools, one resource template."""
     server = FastMCP("vaultlink", instructions=INSTRUCTIONS, log_level="WARNING")
+    _add_reading_tools(server, assistant)
+    _add_daemon_tools(server, assistant)
+
+    @server.resource("vaultlink://digest/{bucket}/{slug}", mime_type="text/markdown",
+                     description="A digest node's text (its body, fenced as note text).")
+    async def digest_node(bucket: str, slug: str) -> str:
+        rel = f"{assistant.vault.digest}/{bucket}/{slug.removesuffix('.md')}.md"
+        try:
+            answer = await _call(assistant.read, rel, "")
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from None
+        return answer["text"]
+
+    return server
+
+
+def _add_reading_tools(server: FastMCP, assistant: Assistant) -> None:
+    """``node_search``, ``search`` and ``read``: what the vault's notes say."""
 
     @server.tool(annotations=READ_ONLY)
     async def node_search(query: Query, limit: Hits = 8) -> a.NodeSearchAnswer:
@@ -95,6 +113,10 @@ def build_server(assistant: Assistant) -> FastMCP:
         plus related nodes and backlinks. Paths outside the vault are refused."""
         return await _call(assistant.read, path_or_name, section)
 
+
+def _add_daemon_tools(server: FastMCP, assistant: Assistant) -> None:
+    """``recent``, ``status`` and ``integrate_now``: what vaultlink decided and does."""
+
     @server.tool(annotations=READ_ONLY)
     async def recent(
         days: Annotated[int, Field(ge=1, le=365, description="How far back, in days.")] = 7,
@@ -122,18 +144,6 @@ def build_server(assistant: Assistant) -> FastMCP:
         """Ask the running daemon to integrate one daily/ or resource/ note now instead
         of after its quiet period. Only while the daemon runs; never writes a note."""
         return await _call(assistant.integrate_now, path)
-
-    @server.resource("vaultlink://digest/{bucket}/{slug}", mime_type="text/markdown",
-                     description="A digest node's text (its body, fenced as note text).")
-    async def digest_node(bucket: str, slug: str) -> str:
-        rel = f"{assistant.vault.digest}/{bucket}/{slug.removesuffix('.md')}.md"
-        try:
-            answer = await _call(assistant.read, rel, "")
-        except ToolError as exc:
-            raise ResourceError(str(exc)) from None
-        return answer["text"]
-
-    return server
 
 
 def serve_stdio(assistant: Assistant) -> None:
