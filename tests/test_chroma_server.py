@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.embedders import CountingEmbedder
 from tests.fakes.ports import HeldPort, hold_port
+from tests.vaults import copy_sample_vault
 from vaultlink.cli.serverchecks import server_checks
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import IndexServerUnavailable
@@ -114,31 +116,9 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(served, "RETRY_WAITS", (0.05, 0.05))
 
 
-class Counting:
-    """MiniLM, counting the texts it embeds."""
-
-    def __init__(self, real: MiniLMEmbedder) -> None:
-        self.real, self.model_id = real, real.model_id
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        self.texts += texts
-        return self.real.embed(texts)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 def on_server(vault: Vault, embedder: Any, port: int) -> Indexes:
     return open_indexes(vault, embedder, chroma_mode="http", chroma_host="127.0.0.1",
                         chroma_port=port)
-
-
-def copy_vault(sample_vault: Path, to: Path) -> Vault:
-    shutil.copytree(sample_vault, to, copy_function=shutil.copy)
-    return Vault(to)
 
 
 QUERIES = ["keyword and vector ranking", "deploy the service to staging",
@@ -148,7 +128,7 @@ QUERIES = ["keyword and vector ranking", "deploy the service to staging",
 
 def test_node_search_and_search_ask_the_server_and_match_the_embedded_mode(
         server: int, sample_vault: Path, tmp_path: Path, minilm: MiniLMEmbedder) -> None:
-    embedded = open_indexes(copy_vault(sample_vault, tmp_path / "e"), minilm)
+    embedded = open_indexes(Vault(copy_sample_vault(tmp_path / "e")), minilm)
     vault = Vault(sample_vault)
     served_ix = on_server(vault, minilm, server)
     try:
@@ -205,7 +185,7 @@ def test_moving_to_the_server_sends_the_vectors_without_embedding(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tables, "MOVE_PAGE", 3)  # several pages, as a large index moves
     vault = Vault(sample_vault)
-    counting = Counting(minilm)
+    counting = CountingEmbedder(minilm)
     embedded = open_indexes(vault, counting)  # type: ignore[arg-type]
     embedded.nodes.sync()
     docs = embedded.nodes._count(embedded.nodes._docs_t)
@@ -226,7 +206,7 @@ def test_a_server_that_lost_vectors_is_healed_embedding_only_those(
         own_server: ChromaServer, sample_vault: Path, minilm: MiniLMEmbedder,
         caplog: pytest.LogCaptureFixture) -> None:
     vault = Vault(sample_vault)
-    counting = Counting(minilm)
+    counting = CountingEmbedder(minilm)
     ix = on_server(vault, counting, own_server.port)
     try:
         ix.nodes.sync()
@@ -302,7 +282,7 @@ def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_node_search_says_the_server_is_down_and_exits_non_zero(
         own_server: ChromaServer, sample_vault: Path, tmp_path: Path) -> None:
-    embedded = copy_vault(sample_vault, tmp_path / "e")
+    embedded = Vault(copy_sample_vault(tmp_path / "e"))
     (sample_vault / ".vaultlink").mkdir(exist_ok=True)
     (sample_vault / ".vaultlink/config.yaml").write_text(
         f"index:\n  chroma:\n    mode: http\n    port: {own_server.port}\n")

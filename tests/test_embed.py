@@ -36,11 +36,6 @@ def norm(v: list[float]) -> float:
     return math.sqrt(sum(x * x for x in v))
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 # -- MiniLM ------------------------------------------------------------------
 
 def test_files_come_from_the_installed_packages() -> None:
