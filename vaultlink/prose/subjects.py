@@ -23,11 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from vaultlink.errors import FrontmatterError
-from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
-from vaultlink.markdown.names import numbered_name
 from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
 from vaultlink.prose.subject_names import (
@@ -139,107 +137,14 @@ def split_items(block: Block) -> list[Block]:
     return out
 
 
-def note_title(blocks: list[Block]) -> tuple[str, int]:
-    """The note's title and its level: its one top-level heading when it opens the note."""
-    heads = [b for b in blocks if b.kind == "heading"]
-    if not heads:
-        return "", 0
-    top = min(b.level for b in heads)
-    tops = [b for b in heads if b.level == top]
-    before = [b for b in blocks if b.start < heads[0].start and b.kind in PROSE_KINDS]
-    if len(tops) == 1 and tops[0] is heads[0] and not before:
-        return heads[0].info, top
-    return "", 0
-
-
-def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
-    """A page with no single title (several top headings): its first heading when it
-    opens the page, else its file name; the level its sections sit at, and the section
-    that is the page's opening ('' if none)."""
-    heads = [b for b in blocks if b.kind == "heading"]
-    top = min((b.level for b in heads), default=1)
-    before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in PROSE_KINDS]
-    if heads and heads[0].level == top and not before:
-        return heads[0].info, top, heads[0].info
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
-        return heads[0].info, top, ""
-    return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
-
-
-# Folders that hold pages of any site (the Web Clipper's default is Clippings/)
-_NOT_SITES = frozenset("""clippings clipping clips clipped docs doc notes articles article
-web inbox resources resource reading pages bookmarks read-later later saved papers copies
-imports imported archive""".split())
-
-
-def site_of(blocks: list[Block], path: str) -> str:
-    """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
-    banner = next((b for b in blocks if b.kind == "banner"), None)
-    if banner is not None and banner.info:
-        return banner.info
-    parts = path.split("/")
-    folder = parts[-2] if len(parts) > 2 else ""
-    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
-            and folder.lower() not in _NOT_SITES \
-            and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
-        return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
-    return ""
-
-
-@dataclass(frozen=True)
-class PageFacts:
-    """What a page's frontmatter says of it, as Web Clipper, Hugo, Jekyll and Docusaurus
-    write it: its title and one line on what it is."""
-
-    title: str = ""
-    description: str = ""
-
-
-def page_facts(text: str) -> PageFacts:
-    """The ``title`` and ``description`` (or ``summary``) of a note's frontmatter; empty
-    for a note without them or with a block that does not parse."""
-    try:
-        meta, _ = read_frontmatter(text)
-    except FrontmatterError:
-        return PageFacts()
-
-    def line(key: str) -> str:
-        value = meta.get(key)
-        return " ".join(value.split()) if isinstance(value, str) else ""
-    return PageFacts(line("title")[:200], (line("description") or line("summary"))[:400])
-
 
 def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
               front_title: str = "") -> Reading:
     """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is
     None); ``front_title`` is the title its frontmatter gives, which names it first."""
     title, level = note_title(blocks)
-    title = front_title or title
-    reading = Reading(title=title)
-    content: list[Block] = []
-    weak: list[Block] = []
-    lead_in = ""  # a passed logistics lead-in ("Personal admin:") passes its list too
-    for block in blocks:
-        if block.kind == "heading" or (new is not None and block.start not in new):
-            continue
-        if block.kind == "banner":
-            reading.passed.append((block, passed_reason(block)))
-            continue
-        pieces = split_items(block) if any(slug_of(h) in STATUS | LOGISTICS
-                                           for h in block.heads[-1:]) else [block]
-        for piece in pieces:
-            why = passed_reason(piece)
-            if not why and lead_in and piece.kind in ("list", "steps"):
-                why = lead_in
-            lead_in = why if why.startswith("logistics") and piece.items and \
-                piece.items[-1].endswith(":") else ""
-            if why == WEAK:
-                weak.append(piece)
-            elif why:
-                reading.passed.append((piece, why))
-            else:
-                content.append(piece)
+    reading = Reading(title=front_title or title)
+    content, weak = _sorted_blocks(blocks, new, reading.passed)
     content = joined(content)
     dated = _DATED.search(path) is not None
     if not dated and len(content) > 1 and content[0].kind == "quote" \
@@ -251,30 +156,7 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     if not content:
         reading.passed += [(b, STATUS_LINE) for b in weak]
         return reading
-    subject = subject_of_title(clean_heading(title)) if title else ""
-    site = site_of(blocks, path)
-    said = [i for b in content for i in b.items]
-    language = language_of(" ".join(said[:20]))
-    if subject and not site and is_generic(subject) and not dated:
-        site = salient_name(said)  # "Getting started" of what: "React"
-    if subject:
-        stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
-        name = first_sound([qualified(subject, site, language)], title=True) or qualified(
-            clean_heading(stem), site, language)
-        if front_title and name.lower() == front_title.lower():
-            name = front_title  # as its author wrote it: "npm-ci" is a command
-        reading.subjects = _document(content, name,
-                                     _aspect_level(blocks, level), "", split=dated)
-    elif not dated and not (title and is_event(title)):  # a page: one subject all the same
-        page, top, opening = page_title(blocks, path)
-        name = first_sound([qualified(clean_heading(page), site, language)],
-                           title=True) or qualified(
-            clean_heading(path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")), site,
-            language)
-        reading.title = reading.title or page
-        reading.subjects = _document(content, name, top, opening, split=False)
-    else:
-        reading.subjects = _sections(content, level)
+    reading.subjects = _subjects(reading, blocks, path, content, level, front_title, dated)
     for slight in [s for s in reading.subjects if count_words(s.text()) < TOO_SHORT
                    and not CUE.search(s.text())]:
         reading.subjects.remove(slight)
@@ -288,6 +170,63 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
             reading.passed.append((block, STATUS_LINE))
     reading.passed.sort(key=lambda p: p[0].start)
     return reading
+
+
+def _sorted_blocks(blocks: list[Block], new: set[int] | None,
+                   passed: list[tuple[Block, str]]) -> tuple[list[Block], list[Block]]:
+    """The new blocks as content and weak status lines; the rest go to ``passed``, with
+    why. A list of a status or logistics section is judged item by item."""
+    content: list[Block] = []
+    weak: list[Block] = []
+    lead_in = ""  # a passed logistics lead-in ("Personal admin:") passes its list too
+    for block in blocks:
+        if block.kind == "heading" or (new is not None and block.start not in new):
+            continue
+        if block.kind == "banner":
+            passed.append((block, passed_reason(block)))
+            continue
+        pieces = split_items(block) if any(slug_of(h) in STATUS | LOGISTICS
+                                           for h in block.heads[-1:]) else [block]
+        for piece in pieces:
+            why = passed_reason(piece)
+            if not why and lead_in and piece.kind in ("list", "steps"):
+                why = lead_in
+            lead_in = why if why.startswith("logistics") and piece.items and \
+                piece.items[-1].endswith(":") else ""
+            if why == WEAK:
+                weak.append(piece)
+            elif why:
+                passed.append((piece, why))
+            else:
+                content.append(piece)
+    return content, weak
+
+
+def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Block],
+              level: int, front_title: str, dated: bool) -> list[Subject]:
+    """The subjects of a note's content: one for a document whose title names it (or a
+    page with no such title), else one per section (a day note, a meeting)."""
+    title = reading.title
+    subject = subject_of_title(clean_heading(title)) if title else ""
+    site = site_of(blocks, path)
+    said = [i for b in content for i in b.items]
+    language = language_of(" ".join(said[:20]))
+    if subject and not site and is_generic(subject) and not dated:
+        site = salient_name(said)  # "Getting started" of what: "React"
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+    if subject:
+        name = first_sound([qualified(subject, site, language)], title=True) or qualified(
+            clean_heading(stem), site, language)
+        if front_title and name.lower() == front_title.lower():
+            name = front_title  # as its author wrote it: "npm-ci" is a command
+        return _document(content, name, _aspect_level(blocks, level), "", split=dated)
+    if not dated and not (title and is_event(title)):  # a page: one subject all the same
+        page, top, opening = page_title(blocks, path)
+        name = first_sound([qualified(clean_heading(page), site, language)],
+                           title=True) or qualified(clean_heading(stem), site, language)
+        reading.title = reading.title or page
+        return _document(content, name, top, opening, split=False)
+    return _sections(content, level)
 
 
 def joined(blocks: list[Block]) -> list[Block]:

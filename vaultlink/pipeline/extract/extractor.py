@@ -31,10 +31,10 @@ from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.pipeline.integrate.session import Usage
 from vaultlink.pipeline.prompts import prompt
 from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.pages import note_title, page_facts
 from vaultlink.prose.phrase_names import subject_name as said_subject
 from vaultlink.prose.sentences import split_sentences
 from vaultlink.prose.subject_names import clean_heading, name_flaw
-from vaultlink.prose.subjects import note_title, page_facts
 from vaultlink.prose.units import BUCKETS, Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)

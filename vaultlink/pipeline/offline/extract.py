@@ -27,9 +27,10 @@ from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import Block, parse_blocks
+from vaultlink.prose.pages import page_facts
 from vaultlink.prose.sentences import STEP_MARK, split_sentences, words
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
-from vaultlink.prose.subjects import Subject, page_facts, read_note
+from vaultlink.prose.subjects import Subject, read_note
 from vaultlink.prose.units import MAX_CONTEXT, Unit, slugify
 from vaultlink.prose.wording import wording_of
 

@@ -1,0 +1,84 @@
+"""A note read as a page: its title, the site it belongs to, and what its frontmatter
+says of it. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vaultlink.errors import FrontmatterError
+from vaultlink.markdown.frontmatter import read_frontmatter
+from vaultlink.markdown.names import numbered_name
+from vaultlink.prose.blocks import PROSE_KINDS, Block
+
+
+def note_title(blocks: list[Block]) -> tuple[str, int]:
+    """The note's title and its level: its one top-level heading when it opens the note."""
+    heads = [b for b in blocks if b.kind == "heading"]
+    if not heads:
+        return "", 0
+    top = min(b.level for b in heads)
+    tops = [b for b in heads if b.level == top]
+    before = [b for b in blocks if b.start < heads[0].start and b.kind in PROSE_KINDS]
+    if len(tops) == 1 and tops[0] is heads[0] and not before:
+        return heads[0].info, top
+    return "", 0
+
+
+def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
+    """A page with no single title (several top headings): its first heading when it
+    opens the page, else its file name; the level its sections sit at, and the section
+    that is the page's opening ('' if none)."""
+    heads = [b for b in blocks if b.kind == "heading"]
+    top = min((b.level for b in heads), default=1)
+    before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in PROSE_KINDS]
+    if heads and heads[0].level == top and not before:
+        return heads[0].info, top, heads[0].info
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
+        return heads[0].info, top, ""
+    return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
+
+
+# Folders that hold pages of any site (the Web Clipper's default is Clippings/)
+_NOT_SITES = frozenset("""clippings clipping clips clipped docs doc notes articles article
+web inbox resources resource reading pages bookmarks read-later later saved papers copies
+imports imported archive""".split())
+
+
+def site_of(blocks: list[Block], path: str) -> str:
+    """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
+    banner = next((b for b in blocks if b.kind == "banner"), None)
+    if banner is not None and banner.info:
+        return banner.info
+    parts = path.split("/")
+    folder = parts[-2] if len(parts) > 2 else ""
+    if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
+            and folder.lower() not in _NOT_SITES \
+            and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
+        return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
+    return ""
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """What a page's frontmatter says of it, as Web Clipper, Hugo, Jekyll and Docusaurus
+    write it: its title and one line on what it is."""
+
+    title: str = ""
+    description: str = ""
+
+
+def page_facts(text: str) -> PageFacts:
+    """The ``title`` and ``description`` (or ``summary``) of a note's frontmatter; empty
+    for a note without them or with a block that does not parse."""
+    try:
+        meta, _ = read_frontmatter(text)
+    except FrontmatterError:
+        return PageFacts()
+
+    def line(key: str) -> str:
+        value = meta.get(key)
+        return " ".join(value.split()) if isinstance(value, str) else ""
+    return PageFacts(line("title")[:200], (line("description") or line("summary"))[:400])
