@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.dreamkit import offline_dream
+from tests.vaults import SAMPLE_VAULT, copy_sample_vault
 from vaultlink.cli.settings import DEFAULTS
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.embed import MiniLMEmbedder
@@ -40,7 +41,6 @@ from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 
-SAMPLE = Path(__file__).parent.parent / "sample_vault"
 SAME = float(DEFAULTS["integrate"]["same_threshold"])
 RELATED = float(DEFAULTS["integrate"]["related_threshold"])
 
@@ -52,7 +52,7 @@ def flat(text: str) -> str:
 
 def only_section(path: str, heading: str) -> SourceNote:
     """A sample note with only the section under ``heading`` marked new."""
-    note = Vault(SAMPLE).read_note(path)
+    note = Vault(SAMPLE_VAULT).read_note(path)
     src = source_note(note, frozenset())[0]
     sections = [(c, t, c.rsplit(" > ", 1)[-1] == heading) for c, t, _ in src.sections]
     assert any(new for _, _, new in sections), heading
@@ -68,11 +68,6 @@ def extract_one(path: str, heading: str) -> Unit:
 # -- the policy in a real session ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 @dataclass
 class World:
     vault: Vault
@@ -83,14 +78,11 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[World]:
-    root = tmp_path / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"),
-                    copy_function=shutil.copy)  # fresh notes: inside backfill.days
-    vault = Vault(root)
+def world(sample_vault: Path, minilm: MiniLMEmbedder) -> Iterator[World]:
+    vault = Vault(sample_vault)
     state = vault.state_dir
     state.mkdir()
-    index = NodeIndex(vault, state / "state.sqlite", None, embedder)
+    index = NodeIndex(vault, state / "state.sqlite", None, minilm)
     index.sync()
     yield World(vault, index)
     index.close()
@@ -278,14 +270,14 @@ def test_a_refused_link_is_dropped_and_the_write_retried(world: World) -> None:
 
 
 def test_a_vault_with_another_digest_folder_learns_it_from_the_guard(
-        tmp_path: Path, embedder: MiniLMEmbedder) -> None:
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     (tmp_path / "daily").mkdir()
     (tmp_path / "daily/2026-07-01.md").write_text("## Tea\n\nGreen tea wants 80 degrees.\n")
     (tmp_path / "memory").mkdir()
     vault = Vault(tmp_path, digest="memory")
     state = tmp_path / ".vaultlink"
     state.mkdir()
-    index = NodeIndex(vault, state / "s.sqlite", None, embedder)
+    index = NodeIndex(vault, state / "s.sqlite", None, minilm)
     try:
         unit = Unit("green-tea", "wiki", "Green tea wants water at 80 degrees, not boiling.",
                     ["daily/2026-07-01.md"])
@@ -454,9 +446,7 @@ def dream_offline(root: Path) -> Any:
 
 @pytest.mark.slow  # end to end on a whole vault: the fast tier stays under 60 s
 def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".vaultlink"),
-                    copy_function=shutil.copy)  # fresh notes: inside backfill.days
+    root = copy_sample_vault(tmp_path / "vault")
     before = snapshot(root)
     run = dream_offline(root)
     assert run.failed_units == [] and run.counts()["integrated"] >= 10

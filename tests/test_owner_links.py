@@ -22,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.dreamkit import offline_dream
+from tests.vaults import write_note, write_notes
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS
 from vaultlink.errors import GuardRefusal, Refusal
@@ -190,12 +191,6 @@ def test_a_chinese_name_is_words_of_the_text_never_pairs_of_characters() -> None
 # -- both integrators choose a free name, in a real vault ----------------------------------
 
 
-def write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 OWNER_NOTES = {
     "resource/CoPP.md": "# CoPP\n\nControl plane policing (CoPP) limits the traffic "
     "that reaches a router's route processor. Each class of control traffic gets its own "
@@ -223,11 +218,10 @@ def dream(root: Path) -> RunState:
 @pytest.fixture(scope="module")
 def dreamed(tmp_path_factory: pytest.TempPathFactory) -> Dreamed:
     root = tmp_path_factory.mktemp("owner") / "vault"
-    for rel, text in OWNER_NOTES.items():
-        write(root, rel, text)
-    write(root, "digest/wiki/linear-algebra-diagonalization.md",
-          "---\nname: Linear algebra diagonalization\ndescription: Diagonalizing a matrix.\n"
-          "---\nA matrix with a basis of eigenvectors is diagonalizable.\n")
+    write_notes(root, OWNER_NOTES)
+    write_note(root, "digest/wiki/linear-algebra-diagonalization.md",
+               "---\nname: Linear algebra diagonalization\ndescription: Diagonalizing a matrix.\n"
+               "---\nA matrix with a basis of eigenvectors is diagonalizable.\n")
     return Dreamed(root, dream(root))
 
 
@@ -276,13 +270,8 @@ def test_a_carried_link_resolves_from_the_notes_folder() -> None:
 # -- the sixth unit called Exercise ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def embedder() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 @pytest.fixture
-def gym(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[Vault, NodeIndex]]:
+def gym(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[tuple[Vault, NodeIndex]]:
     root = tmp_path / "vault"
     subjects = ["Ran five kilometres along the canal before breakfast.",
                 "Lifted weights at the gym, three sets of squats.",
@@ -291,15 +280,15 @@ def gym(tmp_path: Path, embedder: MiniLMEmbedder) -> Iterator[tuple[Vault, NodeI
                 "Climbed at the bouldering hall with Sam for two hours."]
     for n, said in enumerate(subjects, start=1):
         slug = "exercise" if n == 1 else f"exercise-{n}"
-        write(root, f"digest/personal/{slug}.md",
-              f"---\nname: Exercise\ndescription: {said}\n---\n{said}\n\n## Sources\n\n"
-              f"- Exercise: taken from [[daily/2026-06-0{n}.md|the 2026-06-0{n} note]].\n")
-        write(root, f"daily/2026-06-0{n}.md", f"## Exercise\n\n{said}\n")
-    write(root, "daily/2026-07-02.md", "## Exercise\n\nSwam forty lengths at the lido "
-          "before work; the water was cold.\n")
+        write_note(root, f"digest/personal/{slug}.md",
+                   f"---\nname: Exercise\ndescription: {said}\n---\n{said}\n\n## Sources\n\n"
+                   f"- Exercise: taken from [[daily/2026-06-0{n}.md|the 2026-06-0{n} note]].\n")
+        write_note(root, f"daily/2026-06-0{n}.md", f"## Exercise\n\n{said}\n")
+    write_note(root, "daily/2026-07-02.md", "## Exercise\n\nSwam forty lengths at the lido "
+               "before work; the water was cold.\n")
     vault = Vault(root)
     vault.state_dir.mkdir()
-    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, embedder)
+    index = NodeIndex(vault, vault.state_dir / "state.sqlite", None, minilm)
     index.sync()
     yield vault, index
     index.close()
@@ -343,13 +332,13 @@ DAY = "## Network\n\nRead about [[CoPP]] today: routers police their control pla
 
 
 def shadowed_vault(root: Path) -> Path:
-    write(root, "resource/net/CoPP.md", OWNER_NOTES["resource/CoPP.md"])
-    write(root, "resource/net/access-lists.md",
-          "---\naliases: [ACL]\n---\n# Access lists\n\nFilters.\n")
-    write(root, "daily/2026-07-01.md", DAY)
-    write(root, "digest/wiki/copp.md", COPP_NODE)
-    write(root, "digest/wiki/acl.md", COPP_NODE.replace("name: CoPP", "name: ACL"))
-    write(root, "digest/wiki/routing.md", ROUTING_NODE)
+    write_note(root, "resource/net/CoPP.md", OWNER_NOTES["resource/CoPP.md"])
+    write_note(root, "resource/net/access-lists.md",
+               "---\naliases: [ACL]\n---\n# Access lists\n\nFilters.\n")
+    write_note(root, "daily/2026-07-01.md", DAY)
+    write_note(root, "digest/wiki/copp.md", COPP_NODE)
+    write_note(root, "digest/wiki/acl.md", COPP_NODE.replace("name: CoPP", "name: ACL"))
+    write_note(root, "digest/wiki/routing.md", ROUTING_NODE)
     return root
 
 
@@ -408,7 +397,7 @@ def test_the_upgrade_repair_runs_once_on_the_first_dream(tmp_path: Path) -> None
         assert {e.target for e in renames} >= {"digest/wiki/copp.md", "digest/wiki/acl.md"}
     finally:
         state.close()
-    write(root, "digest/wiki/copp.md", COPP_NODE)  # by hand, after the upgrade
+    write_note(root, "digest/wiki/copp.md", COPP_NODE)  # by hand, after the upgrade
     dream(root)
     assert (root / "digest/wiki/copp.md").read_text() == COPP_NODE  # once only
 
