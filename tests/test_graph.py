@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.vaults import SAMPLE_VAULT, vault_with
 from vaultlink.vault.graph import ParseCache, Problem, build_graph, check_vault
 from vaultlink.vault.notes import Vault
 
@@ -36,22 +37,9 @@ def node(body: str, sources: str = "- Decided in [[daily/2026-06-20.md]] at the 
     return f"{head}{body}\n{tail}"
 
 
-def make_vault(root: Path, files: dict[str, str | bytes]) -> Vault:
-    for folder in ("daily", "resource", "digest"):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return Vault(root)
-
-
 @pytest.fixture
 def clean(tmp_path: Path) -> Vault:
-    return make_vault(tmp_path, {
+    return Vault(vault_with(tmp_path, {
         "daily/2026-06-20.md": (
             "# June 20\n"
             "\n"
@@ -64,7 +52,7 @@ def clean(tmp_path: Path) -> Vault:
         "digest/wiki/hybrid-search.md": GOOD_NODE,
         "digest/procedure/rebuild-index.md": node(
             "Rebuild it; ranking in [[hybrid-search]]."),
-    })
+    }))
 
 
 def messages(problems: list[Problem], level: str) -> list[str]:
@@ -103,11 +91,11 @@ def test_a_clean_vault_has_no_broken_links_and_no_problems(clean: Vault) -> None
 
 
 def test_broken_links_carry_source_line_and_reason(tmp_path: Path) -> None:
-    v = make_vault(tmp_path, {
+    v = Vault(vault_with(tmp_path, {
         "daily/a.md": "one\n\n[[2026-06-31]] and [[dup]]\n",
         "daily/x/dup.md": "x\n",
         "resource/y/dup.md": "y\n",
-    })
+    }))
     broken = build_graph(v).broken()
     assert [(e.source, e.line, e.raw) for e in broken] == [
         ("daily/a.md", 3, "[[2026-06-31]]"), ("daily/a.md", 3, "[[dup]]")]
@@ -116,21 +104,21 @@ def test_broken_links_carry_source_line_and_reason(tmp_path: Path) -> None:
 
 
 def test_links_in_frontmatter_and_code_make_no_edges(tmp_path: Path) -> None:
-    v = make_vault(tmp_path, {
+    v = Vault(vault_with(tmp_path, {
         "daily/a.md": "---\nrelated: '[[b]]'\n---\n```\n[[b]]\n```\n`[[b]]`\n",
         "daily/b.md": "b\n",
-    })
+    }))
     graph = build_graph(v)
     assert graph.outlinks["daily/a.md"] == []
     assert "daily/b.md" not in graph.backlinks
 
 
 def test_unreadable_notes_are_collected_not_raised(tmp_path: Path) -> None:
-    v = make_vault(tmp_path, {
+    v = Vault(vault_with(tmp_path, {
         "daily/yaml.md": "---\nname: [unclosed\n---\nx\n",
         "daily/latin1.md": b"caf\xe9\n",
         "daily/ok.md": "[[yaml]]\n",
-    })
+    }))
     graph = build_graph(v)
     assert set(graph.unreadable) == {"daily/yaml.md", "daily/latin1.md"}
     assert "YAML" in graph.unreadable["daily/yaml.md"]
@@ -261,15 +249,14 @@ def test_check_ignores_links_in_a_yaml_comment_heading(clean: Vault) -> None:
 
 # -- the sample vault -----------------------------------------------------------
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 CASES = Path(__file__).resolve().parent / "fixtures" / "sample_vault_cases.json"
 
 
 @pytest.fixture(scope="module")
 def sample() -> tuple[Vault, dict[str, Any]]:
-    if not SAMPLE.is_dir():  # pragma: no cover - the sample vault ships with the repo
+    if not SAMPLE_VAULT.is_dir():  # pragma: no cover - the sample vault ships with the repo
         pytest.fail("sample_vault/ is missing")
-    return Vault(SAMPLE), json.loads(CASES.read_text(encoding="utf-8"))
+    return Vault(SAMPLE_VAULT), json.loads(CASES.read_text(encoding="utf-8"))
 
 
 def test_sample_vault_digest_has_no_errors(sample: tuple[Vault, dict[str, Any]]) -> None:
@@ -289,7 +276,7 @@ def test_sample_vault_broken_link_and_broken_yaml_are_warnings(
     link_warnings = [p for p in warnings if p.path == broken["source"]]
     assert len(link_warnings) == 1
     assert f"broken link [[{broken['link']}]]" in link_warnings[0].message
-    lines = (SAMPLE / broken["source"]).read_text(encoding="utf-8").split("\n")
+    lines = (SAMPLE_VAULT / broken["source"]).read_text(encoding="utf-8").split("\n")
     assert f"[[{broken['link']}]]" in lines[link_warnings[0].line - 1]
     assert len(warnings) == 2
 

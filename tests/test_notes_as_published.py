@@ -13,10 +13,11 @@ import pytest
 
 from tests.test_offline_extract import extract
 from tests.test_offline_runs import dream
+from tests.vaults import vault_with
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, language_of, subject_words, tokens
 from vaultlink.markdown.sections import bare_link_lines
-from vaultlink.pipeline.extract.extractor import extract_prompt, language_hint
+from vaultlink.pipeline.extract.prompt import extract_prompt, language_hint
 from vaultlink.prose.sentences import split_sentences
 from vaultlink.prose.subject_names import GENERIC, is_event, name_flaw
 from vaultlink.prose.units import is_slug, slugify
@@ -24,15 +25,6 @@ from vaultlink.prose.wording import WORDINGS
 from vaultlink.vault.state import State
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
-
-
-def vault_with(root: Path, notes: dict[str, str]) -> Path:
-    for folder in ("daily", "resource", "digest"):
-        (root / folder).mkdir(exist_ok=True)
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return root
 
 
 def page(name: str) -> str:

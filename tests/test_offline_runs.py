@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.ports import HeldPort
+from tests.vaults import vault_with
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import ModelUnavailable
@@ -24,14 +25,6 @@ from vaultlink.vault.state import State
 LOGISTICS = "## TODO\n\n- [ ] Book the dentist\n\n## Lunch\n\nNoodles with Sam.\n"
 FACT = ("## Backups\n\nThe backup job copies the vault to the NAS every night at two and "
         "keeps thirty days of copies.\n\n```sh\nrestic backup ~/vault\n```\n")
-
-
-def vault_with(tmp_path: Path, notes: dict[str, str]) -> Path:
-    for folder in ("daily", "resource", "digest"):
-        (tmp_path / folder).mkdir(exist_ok=True)
-    for rel, text in notes.items():
-        (tmp_path / rel).write_text(text)
-    return tmp_path
 
 
 def dream(root: Path, provider: str = "offline") -> RunState:

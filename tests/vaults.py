@@ -36,6 +36,14 @@ def write_notes(root: Path, notes: Mapping[str, str | bytes]) -> Path:
     return root
 
 
+def vault_with(root: Path, notes: Mapping[str, str | bytes]) -> Path:
+    """A vault at ``root``: the folders a default configuration reads (``daily``,
+    ``resource``, ``digest``), even empty, and ``notes``."""
+    for folder in ("daily", "resource", "digest"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    return write_notes(root, notes)
+
+
 def node_text(name: str, description: str, body: str) -> str:
     """A digest node: its frontmatter (``name``, ``description``) and ``body``."""
     return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
