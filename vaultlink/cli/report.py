@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.context import RunState, UnitStatus
 
 
 class ProgressPrinter:
@@ -73,16 +73,22 @@ class ProgressPrinter:
         elif event == "unit_started":
             self._start(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...")
         elif event == "unit_finished":
-            if detail.get("status") == "integrated":
-                note = f": {detail['note']}" if detail.get("note") else ""
-                self._end(f"{detail['action']} {detail['target']}{note}" + _spent(detail))
-            elif detail.get("status") == "held":
-                self._end(f"HELD {detail['action']} {detail['target']}: {detail['note']}")
-            elif detail.get("status") == "failed":
-                self._end(("PARKED" if detail.get("parked") else "FAILED (retried next run)")
-                          + f": {detail.get('error', '')}")
-            else:
-                self._end(f"{detail['status'].upper()}: {detail.get('error', '')}")
+            self._end(_finished(detail))
+
+
+def _finished(detail: dict[str, Any]) -> str:
+    """The end of a unit's progress line: what became of it."""
+    match detail.get("status"):
+        case UnitStatus.INTEGRATED:
+            note = f": {detail['note']}" if detail.get("note") else ""
+            return f"{detail['action']} {detail['target']}{note}" + _spent(detail)
+        case UnitStatus.HELD:
+            return f"HELD {detail['action']} {detail['target']}: {detail['note']}"
+        case UnitStatus.FAILED:
+            return (("PARKED" if detail.get("parked") else "FAILED (retried next run)")
+                    + f": {detail.get('error', '')}")
+        case _:
+            return f"{detail['status'].upper()}: {detail.get('error', '')}"
 
 
 def _spent(detail: dict[str, Any]) -> str:
@@ -102,18 +108,18 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
     if dry_run:  # nothing was recorded
         counts["would checkpoint"] = counts.pop("checkpointed")
     lines = ["", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())]
-    results = [r for r in run.results if r.status == "integrated"]
+    results = [r for r in run.results if r.status == UnitStatus.INTEGRATED]
     if results and not progress_shown:
         lines.append("changes:" if not dry_run else "would change:")
         lines += [f"  {r.target} [{r.action}]: {r.note}" for r in results]
     for r in run.results:
-        if r.status in ("failed", "skipped"):
+        if r.status in (UnitStatus.FAILED, UnitStatus.SKIPPED):
             state = "PARKED" if r.parked else r.status.upper()
             lines.append(f"  {r.unit.name} [{state}]: {r.error}")
     for path, error in run.failed_notes.items():
         state = "PARKED" if path in run.parked_paths else "FAILED"
         lines.append(f"  {path} [EXTRACT {state}]: {error}")
-    held = [r for r in run.results if r.status == "held"]
+    held = [r for r in run.results if r.status == UnitStatus.HELD]
     if held and not dry_run:
         lines.append(f"{len(held)} held for review (review.mode): nothing of them is written "
                      "until you say; `vaultlink review list` shows them, `vaultlink review "
@@ -161,9 +167,9 @@ def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
     return {
         "run_id": run.run_id, "dry_run": dry_run, "counts": run.counts(),
         "changes": run.changes, "topics": run.topics_written, "warnings": run.warnings,
-        "skipped": run.skipped,
+        UnitStatus.SKIPPED: run.skipped,
         "passed_over": [asdict(p) for p in run.passed_over], "yields": run.yields,
-        "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action,
+        "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action or "",
                      "target": r.target, "note": r.note, "error": r.error, "diff": r.diff,
                      "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens,
                      "parked": r.parked, "proposal_id": r.proposal_id,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.daemon.client import iso
@@ -18,7 +19,7 @@ from vaultlink.markdown.frontmatter import split_frontmatter, text_value
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.pipeline import history
-from vaultlink.prose.units import ACTIONS
+from vaultlink.vault.actions import DECISIONS
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
 from vaultlink.vault.notes import DESCRIPTION_CHARS, NAME_CHARS, Vault
 from vaultlink.vault.proposals import ProposalState
@@ -29,6 +30,16 @@ if TYPE_CHECKING:  # a type only: the API never opens parts itself
     from vaultlink.pipeline.compose import Parts
 
 SEARCH_KINDS = ("nodes", "sections")
+
+
+class SourceState(StrEnum):
+    """Where a source note stands (``GET /notes/...``'s ``state``)."""
+
+    SETTLING = "settling"  # queued, still changing
+    QUEUED = "queued"
+    FAILED = "failed"  # a unit of it, or its reading, failed
+    INTEGRATED = "integrated"  # checkpointed
+    UNSEEN = "unseen"
 
 
 class ServedDaemon(Protocol):
@@ -177,18 +188,18 @@ class Views:
         settles: float | None = None
         if item is not None:
             settles = round(max(0.0, item.ready_at - now), 1)
-            status = "settling" if item.ready_at > now else "queued"
+            status = SourceState.SETTLING if item.ready_at > now else SourceState.QUEUED
             error = item.last_error or error
         elif failed:
-            status = "failed"
+            status = SourceState.FAILED
         elif rel in state.checkpoints():
-            status = "integrated"
+            status = SourceState.INTEGRATED
         else:
-            status = "unseen"
+            status = SourceState.UNSEEN
         graph = self.graph()
         fed: list[str] = []
         for entry in state.journal(limit=200, path=rel):
-            if (entry.action in ACTIONS and entry.undone_by is None and entry.target
+            if (entry.action in DECISIONS and entry.undone_by is None and entry.target
                     and rel in entry.unit.get("paths", []) and entry.target in graph.meta):
                 fed.append(entry.target)
         for edge in graph.backlinks.get(rel, []):
@@ -264,8 +275,8 @@ class Views:
             raise ApiError(400, 'send {"path": "daily/..."} or {"failed": true}')
         rel = vault.rel(raw)
         if vault.folder_of(rel) not in ("daily", "resource") or not rel.endswith(".md"):
-            raise ApiError(400, f"{rel} is not a daily/ or resource/ note; only those are "
-                                "integrated")
+            raise ApiError(400, f"{rel} is not a daily/ or resource/ note; only those "
+                                "are integrated")
         if not vault.exists(rel):
             raise NoteNotFound(rel)
         return {"queued": self.daemon.rerun([rel])}

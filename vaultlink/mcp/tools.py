@@ -29,12 +29,13 @@ from vaultlink.markdown.sections import sections
 from vaultlink.mcp import answers as a
 from vaultlink.options import AssistOptions
 from vaultlink.pipeline.integrate.review import proposal_view
+from vaultlink.vault.actions import DECISIONS, Action
 from vaultlink.vault.graph import resolve_note
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
 # The journal rows recent() shows: what changed a node (not a note's reading, SKIP).
-SHOWN_ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT", "UNDO", "REDO", "RELINK")
+SHOWN_ACTIONS = frozenset((*DECISIONS, Action.UNDO, Action.REDO, Action.RELINK))
 DAEMON_TIMEOUT = 600.0  # a section search after many changed notes embeds them first
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from vaultlink.llm.chat import ChatModel
 from vaultlink.prose.units import Unit
+from vaultlink.vault.actions import Action
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
@@ -182,7 +183,7 @@ class UnitResult:
 
     unit: Unit
     status: UnitStatus
-    action: str = ""
+    action: Action | None = None  # None: no decision (a failed unit)
     target: str = ""
     note: str = ""
     diff: str = ""
@@ -240,11 +241,11 @@ class RunState:
             "scanned": self.scanned,
             "changed": len(self.changed),
             "extracted": len(self.units),
-            "integrated": sum(r.status == "integrated" for r in self.results),
-            "skipped": len(self.skipped),
-            "failed": len(self.failed_units) + len(self.failed_notes),
+            UnitStatus.INTEGRATED: sum(r.status == UnitStatus.INTEGRATED for r in self.results),
+            UnitStatus.SKIPPED: len(self.skipped),
+            UnitStatus.FAILED: len(self.failed_units) + len(self.failed_notes),
             "checkpointed": len(self.checkpointed),
-            "held": sum(r.status == UnitStatus.HELD for r in self.results),
+            UnitStatus.HELD: sum(r.status == UnitStatus.HELD for r in self.results),
         }
 
 

@@ -37,6 +37,7 @@ from vaultlink.errors import (
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.names import name_key
 from vaultlink.pipeline.topics import without_nodes
+from vaultlink.vault.actions import Action
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.graph import LinkGraph, build_graph
@@ -120,7 +121,7 @@ def undo(vault: Vault, state: State, entry_id: int, cascade: bool = False) -> Ou
 def redo(vault: Vault, state: State, entry_id: int, cascade: bool = False) -> Outcome:
     """Bring back what an undo removed: ``entry_id`` is the undone decision or its UNDO."""
     entry = _get(state, entry_id)
-    if entry.action != "UNDO":
+    if entry.action != Action.UNDO:
         if entry.undone_by is None:
             raise StateError(f"decision #{entry_id} is not undone: there is nothing to redo")
         entry = _get(state, entry.undone_by)
@@ -176,7 +177,7 @@ def plan(vault: Vault, state: State, entry: JournalEntry,
     when it cannot be done without losing an edit or breaking a link."""
     planner = _Planner(vault, state, graph or build_graph(vault))
     members = planner.group_of(entry)
-    result = Plan(members, redo=entry.action == "UNDO")
+    result = Plan(members, redo=entry.action == Action.UNDO)
     planner.revert(entry, "asked for")
     planner.fix_links()
     result.steps = planner.steps
@@ -239,7 +240,7 @@ class _Planner:
                     f"Undo it by hand (`vaultlink log --diff --note {e.target}`)")
             self.revert(later[-1], f"it changed {e.target} after #{e.id}")
         self.reverted.add(e.id)
-        if e.action == "RENAME" and e.before_text is not None and e.after_text is None:
+        if e.action == Action.RENAME and e.before_text is not None and e.after_text is None:
             self.shadowing.add(name_key(e.target))
         self.sim[e.target] = e.before_text
         self.steps.append(Step(e.target, e.after_text, e.before_text, e, why))
@@ -359,7 +360,7 @@ def apply(vault: Vault, state: State, p: Plan) -> Outcome:
                                f"{', '.join(sorted(stuck))} yet; the next vaultlink "
                                "command puts it back") from None
         raise UndoConflict(f"{exc}: nothing was changed; fix that and try again") from None
-    action = "REDO" if p.redo else "UNDO"
+    action = Action.REDO if p.redo else Action.UNDO
     rows = [_row(s, action) for s in p.steps]
     ids = state.journal_add_group(rows)
     reverted = {s.reverts.id: i for s, i in zip(p.steps, ids, strict=True) if s.reverts}
@@ -368,13 +369,13 @@ def apply(vault: Vault, state: State, p: Plan) -> Outcome:
     return Outcome(ids, p.paths, reverted)
 
 
-def _row(s: Step, action: str) -> Row:
+def _row(s: Step, action: Action) -> Row:
     e = s.reverts
     if e is None:
         return Row(None, {"name": "topics"}, action, s.path,
                    f"dropped what no longer exists from the topics ({s.why})",
                    diff_of(s.path, s.old, s.new), s.old, s.new)
-    verb = "redid" if e.action == "UNDO" else "undid"
+    verb = "redid" if e.action == Action.UNDO else "undid"
     return Row(e.run_id, e.unit, action, s.path, f"{verb} #{e.id} ({e.action}): {s.why}",
                diff_of(s.path, s.old, s.new), s.old, s.new, undo_of=e.id)
 

@@ -26,6 +26,7 @@ from vaultlink.pipeline.history import mark_of, write_or_delete
 from vaultlink.prose.phrase_names import subject_name
 from vaultlink.prose.sentences import summary_lines
 from vaultlink.prose.units import slugify
+from vaultlink.vault.actions import Action
 from vaultlink.vault.graph import LinkGraph, build_graph
 from vaultlink.vault.names import NameIndex, owner_aliases, shadowing_nodes
 from vaultlink.vault.notes import Vault
@@ -149,7 +150,7 @@ def apply_renames(vault: Vault, state: State, renames: list[Rename],
         state.settle(firsts)
         raise UndoConflict(f"{exc}: nothing was renamed; try again") from None
     rows = [Row(None, {"name": "rename-shadowing", "paths": [r.old for r in renames]},
-                "RENAME", step[0], step[3], diff_of(step[0], step[1], step[2]), step[1],
+                Action.RENAME, step[0], step[3], diff_of(step[0], step[1], step[2]), step[1],
                 step[2]) for step in steps]
     ids = state.journal_add_group(rows)
     for r in renames:

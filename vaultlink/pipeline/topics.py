@@ -36,17 +36,20 @@ from vaultlink.markdown.language import STOP_WORDS
 from vaultlink.markdown.links import render_link
 from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.pipeline.context import DreamContext, RunState, UnitResult
+from vaultlink.pipeline.context import DreamContext, RunState, UnitResult, UnitStatus
 from vaultlink.pipeline.prompts import prompt
+from vaultlink.vault.actions import Action
 from vaultlink.vault.notes import Vault, parse_note, render_note
 
 log = logging.getLogger(__name__)
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 # What each action did, in words for the reader of the topics note.
-_ACTION_WORDS = {"CREATE": "New in the digest:", "CORROBORATE": "Confirmed again:",
-                 "REFINE": "Added detail:", "CORRECT": "Corrected:"}
-_ACTION_WEIGHT = {"CORRECT": 4, "CREATE": 3, "REFINE": 2, "CORROBORATE": 1}
+_ACTION_WORDS: dict[str, str] = {
+    Action.CREATE: "New in the digest:", Action.CORROBORATE: "Confirmed again:",
+    Action.REFINE: "Added detail:", Action.CORRECT: "Corrected:"}
+_ACTION_WEIGHT: dict[str, int] = {
+    Action.CORRECT: 4, Action.CREATE: 3, Action.REFINE: 2, Action.CORROBORATE: 1}
 
 
 def normalize_title(title: str) -> str:
@@ -96,7 +99,8 @@ def topic_of(result: UnitResult) -> dict[str, Any]:
     sentences = re.split(r"(?<=[.!?])\s+", " ".join(prose.split()))
     first = unit.description or next((s for s in sentences if len(s.split()) >= 3),
                                      sentences[0])
-    said = _ACTION_WORDS.get(result.action, f"{result.action.capitalize()}:")
+    action = result.action or ""
+    said = _ACTION_WORDS.get(action, f"{action.capitalize()}:")
     title = shown(unit.title) or unit.name.replace("-", " ").capitalize()
     return {"title": title, "reason": f"{said} {shown(first)[:300]}",
             "evidence": list(unit.paths), "keywords": keywords(unit.summary, first=title),
@@ -204,7 +208,7 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
 def topics_step(ctx: DreamContext, run: RunState) -> None:
     """Write the day's topics for every day the run touched; a day whose topics fail
     is left as it was and said in the run's warnings."""
-    done = [r for r in run.results if r.status == "integrated" and r.target]
+    done = [r for r in run.results if r.status == UnitStatus.INTEGRATED and r.target]
     by_day: dict[dt.date, list[UnitResult]] = {}
     for r in done:
         by_day.setdefault(day_of(r.unit.paths, ctx.today), []).append(r)
@@ -232,7 +236,7 @@ def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
     the day yet (so one call per day at most). Otherwise each unit is a candidate topic,
     no call: in the daemon, where a run takes one or two notes, a call per run cost a
     third of a 1.5B's time to name one unit's topic."""
-    results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action, 0))
+    results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action or "", 0))
     candidates = [topic_of(r) for r in results]
     recent = recent_titles(ctx.vault, day, ctx.lookback_days)
     try:

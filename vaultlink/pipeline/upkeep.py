@@ -24,6 +24,7 @@ import logging
 from vaultlink.errors import VaultError, WriteConflict
 from vaultlink.markdown.links import relinked
 from vaultlink.pipeline.history import ABSENT, write_or_delete
+from vaultlink.vault.actions import Action
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import build_graph
 from vaultlink.vault.notes import Vault
@@ -84,7 +85,7 @@ def relink(vault: Vault, state: State, old: str, new: str) -> list[str]:
             log.warning("could not follow the rename of %s in %s: %s", old, source, exc)
             continue
         changed.append(source)
-        rows.append(Row(None, {"name": "rename", "paths": [new]}, "RELINK", source,
+        rows.append(Row(None, {"name": "rename", "paths": [new]}, Action.RELINK, source,
                         f"followed the rename of {old} to {new}",
                         diff_of(source, text, fresh), text, fresh))
     if rows:

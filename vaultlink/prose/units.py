@@ -11,9 +11,9 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vaultlink.vault.actions import Action, decision_of
+
 BUCKETS = ("procedure", "personal", "wiki")
-ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
-UPDATE_ACTIONS = ("CORROBORATE", "REFINE", "CORRECT")
 CLASSES = ("same_abstraction", "related", "unrelated")
 
 
@@ -90,7 +90,7 @@ class Unit:
 class Receipt:
     """What an integrate session says it did: one action on one digest node."""
 
-    action: str
+    action: Action
     target_path: str
     note: str = ""
     classification: dict[str, str] = field(default_factory=dict)
@@ -100,9 +100,9 @@ def parse_receipt(data: Any) -> Receipt | None:
     """A receipt from the model's final answer, or None when it is unusable."""
     if not isinstance(data, dict):
         return None
-    action = str(data.get("action", "")).strip().upper()
+    action = decision_of(data.get("action", ""))
     target = str(data.get("target_path", "") or data.get("target", "")).strip()
-    if action not in ACTIONS or not target:
+    if action is None or not target:
         return None
     cls = data.get("classification")
     classification = ({str(k): str(v) for k, v in cls.items() if str(v) in CLASSES}

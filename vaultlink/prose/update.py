@@ -34,6 +34,7 @@ from vaultlink.prose.writing import (
     source_sentence,
     weave,
 )
+from vaultlink.vault.actions import Action
 
 COVERED = 0.7  # share of a sentence's words the node must hold to already say it
 _TOKEN = re.compile(r"`[^`]*`|\d+(?:[.,]\d+)*|[^\W\d_][\w'-]*")
@@ -44,7 +45,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 class Plan:
     """What an update writes: its action, the new body, and what it says it did."""
 
-    action: str
+    action: Action
     body: str
     did: str
     corrected: list[str] = field(default_factory=list)
@@ -166,10 +167,10 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     inserted, made = _insert(lines, main_end, fresh, source, linkable,
                              max(0, MAX_MENTIONS - woven))
     main_end += inserted
-    action = "CORRECT" if corrections else "REFINE" if fresh else "CORROBORATE"
-    if action == "CORRECT":
+    action = Action.CORRECT if corrections else Action.REFINE if fresh else Action.CORROBORATE
+    if action == Action.CORRECT:
         what, extra = corrections[0], ""
-    elif action == "REFINE":
+    elif action == Action.REFINE:
         into_old = [ln for heading, ln in fresh if heading not in made]
         phrase = phrase_of([ln for _, ln in fresh]) if into_old else ""
         parts = [words.more_on.format(what=phrase or title)] if into_old else []
@@ -181,7 +182,7 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     else:
         what, extra = title, ""
     sentence = source_sentence(action, what, [source], extra, words,
-                               as_written=action == "CORROBORATE")
+                               as_written=action == Action.CORROBORATE)
     new_body = _with_source_line(lines, sentence)
     did = (f"corrected: {'; '.join(corrections)}" if corrections else "") + \
         (f"{'; ' if corrections else ''}added {len(fresh)} sentence(s) where they belong"

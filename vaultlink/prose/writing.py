@@ -19,6 +19,7 @@ from vaultlink.prose.phrase_names import key_phrase, opening_phrase
 from vaultlink.prose.sentences import STEP_MARK, delink, readable, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, GENERIC, capitalized, name_words
 from vaultlink.prose.wording import WORDINGS, Wording, wording_of
+from vaultlink.vault.actions import Action
 
 ENGLISH = WORDINGS["en"]
 MAX_MENTIONS = 5      # links woven into one node's text by mention
@@ -129,7 +130,7 @@ def what_it_backs(title: str, summary: str) -> str:
     return title
 
 
-def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
+def source_sentence(action: Action, what: str, paths: list[str], extra: str = "",
                     words: Wording = ENGLISH, as_written: bool = False) -> str:
     """One ``## Sources`` line that says what its source backs, opening with it:
     "Candidate depth is now 200 (was 100): corrected in [[daily/2026-06-20.md|...]]."
@@ -137,7 +138,7 @@ def source_sentence(action: str, what: str, paths: list[str], extra: str = "",
     name in lower case is a command: "npm-ci"); a phrase gets a capital."""
     links = listing([cite(p, words) for p in paths], words) + extra
     what = what if as_written else capitalized(what)
-    said = {"CORROBORATE": words.confirmed, "CORRECT": words.corrected}.get(
+    said = {Action.CORROBORATE: words.confirmed, Action.CORRECT: words.corrected}.get(
         action, words.taken)
     return "- " + said.format(what=what, links=links)
 

@@ -26,6 +26,8 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from vaultlink.vault.actions import DECISIONS, FOLLOW_UPS, REVERSALS, Action
+
 JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, run_id INTEGER, unit TEXT NOT NULL,
@@ -40,10 +42,8 @@ CREATE TABLE IF NOT EXISTS inflight (
 """
 
 # Actions that change a file (their rows hold the text before and after): decisions,
-# their reversals, and links following a renamed source note (``pipeline/upkeep.py``).
-DECISIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
-REVERSALS = ("UNDO", "REDO")
-FOLLOW_UPS = ("RELINK", "RENAME")  # RENAME: a node that shadowed an owner's name moved
+# their reversals, and follow-ups (links after a renamed source note, a moved node).
+CHANGES_FILE = frozenset((*DECISIONS, *REVERSALS, *FOLLOW_UPS))
 
 
 @dataclass
@@ -56,7 +56,7 @@ class JournalEntry:
     unit: dict[str, Any]
     queries: list[Any]
     candidates: list[Any]
-    action: str
+    action: Action
     target: str
     note: str
     diff: str
@@ -75,7 +75,7 @@ class JournalEntry:
     @property
     def changes_file(self) -> bool:
         """True for a row that changed its target (a decision, an undo or a redo)."""
-        return (self.action in DECISIONS + REVERSALS + FOLLOW_UPS and bool(self.target)
+        return (self.action in CHANGES_FILE and bool(self.target)
                 and self.before_text != self.after_text)
 
     def public(self) -> dict[str, Any]:
@@ -106,7 +106,7 @@ class Row:
 
     run_id: int | None
     unit: dict[str, Any]
-    action: str
+    action: Action
     target: str = ""
     note: str = ""
     diff: str = ""
@@ -145,7 +145,7 @@ class JournalTables:
 
     # -- journal ---------------------------------------------------------------
 
-    def journal_add(self, run_id: int | None, unit: dict[str, Any], action: str,
+    def journal_add(self, run_id: int | None, unit: dict[str, Any], action: Action,
                     target: str = "", note: str = "", diff: str = "",
                     queries: list[Any] | None = None, candidates: list[Any] | None = None,
                     before_text: str | None = None, after_text: str | None = None,
@@ -257,7 +257,7 @@ _SELECT = ("SELECT journal.*, COALESCE(NULLIF(journal.integrator, ''), runs.prov
 
 def _entry(r: sqlite3.Row) -> JournalEntry:
     return JournalEntry(r["id"], r["at"], r["run_id"], json.loads(r["unit"]),
-                        json.loads(r["queries"]), json.loads(r["candidates"]), r["action"],
+                        json.loads(r["queries"]), json.loads(r["candidates"]), Action(r["action"]),
                         r["target"], r["note"], r["diff"], r["before_text"], r["after_text"],
                         r["undone_by"], r["undo_of"], r["group_id"], r["run_integrator"],
                         r["prompt_tokens"], r["answer_tokens"], r["model_seconds"],

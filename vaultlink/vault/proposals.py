@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from vaultlink.vault.actions import Action
+
 PROPOSALS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (
     id INTEGER PRIMARY KEY, at REAL NOT NULL, run_id INTEGER, unit TEXT NOT NULL,
@@ -56,7 +58,7 @@ class Proposal:
     at: float
     run_id: int | None
     unit: dict[str, Any]
-    action: str
+    action: Action
     target: str
     old_hash: str | None  # the node's hash the change was made against (None: absent)
     before_text: str | None
@@ -88,7 +90,7 @@ class ProposalTables:
     def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         raise NotImplementedError
 
-    def proposal_add(self, run_id: int | None, unit: dict[str, Any], action: str,
+    def proposal_add(self, run_id: int | None, unit: dict[str, Any], action: Action,
                      target: str, old_hash: str | None, before_text: str | None,
                      after_text: str, reason: str, note: str, integrator: str) -> int:
         """Hold one decision for review; returns the proposal's id."""
@@ -150,7 +152,7 @@ class ProposalTables:
 
 
 def _proposal(r: sqlite3.Row) -> Proposal:
-    return Proposal(r["id"], r["at"], r["run_id"], json.loads(r["unit"]), r["action"],
+    return Proposal(r["id"], r["at"], r["run_id"], json.loads(r["unit"]), Action(r["action"]),
                     r["target"], r["old_hash"], r["before_text"], r["after_text"], r["reason"],
                     r["note"], r["integrator"], ProposalState(r["state"]), r["decided_at"],
                     r["journal_id"], json.loads(r["marks"]))

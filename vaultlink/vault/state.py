@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import StateError
+from vaultlink.vault.actions import DECISIONS
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.journal import (
     JOURNAL_SCHEMA,
@@ -322,10 +323,10 @@ class State(JournalTables, ProposalTables):
 
     def model_has_written(self) -> bool:
         """Whether a decision of a model (not the offline integrator) changed the digest."""
+        marks = ", ".join("?" * len(DECISIONS))
         rows = self._all(
             "SELECT 1 FROM journal JOIN runs ON runs.id = journal.run_id WHERE runs.provider "
-            "NOT IN ('', 'offline') AND journal.action IN ('CREATE', 'CORROBORATE', 'REFINE', "
-            "'CORRECT') LIMIT 1")
+            f"NOT IN ('', 'offline') AND journal.action IN ({marks}) LIMIT 1", DECISIONS)
         return bool(rows)
 
     def last_run(self) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from dataclasses import asdict
 
 from vaultlink.pipeline.context import DreamContext, PassedOver, RunState, SourceNote
 from vaultlink.prose.units import slugify
+from vaultlink.vault.actions import Action
 
 
 def reasons_text(passed: Sequence[PassedOver]) -> str:
@@ -40,5 +41,5 @@ def record_readings(ctx: DreamContext, run: RunState, notes: Sequence[SourceNote
         detail = "\n".join(f"line {p.line}: {p.reason}: {p.excerpt}" for p in passed)
         stem = note.path.rsplit("/", 1)[-1].removesuffix(".md")
         ctx.state.journal_add(run.run_id, {"name": slugify(stem), "bucket": "", "summary": detail,
-                                           "paths": [note.path]}, "SKIP", "",
+                                           "paths": [note.path]}, Action.SKIP, "",
                               f"{head}: {reasons_text(passed)}")

@@ -20,7 +20,8 @@ from vaultlink.markdown.names import numbered_name
 from vaultlink.markdown.remote import RemoteKind, RemoteRef, remote_refs, strip_remote, url_in
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.prose.units import BUCKETS, UPDATE_ACTIONS, Receipt, Unit, is_slug
+from vaultlink.prose.units import BUCKETS, Receipt, Unit, is_slug
+from vaultlink.vault.actions import DECISIONS, UPDATE_ACTIONS, Action
 from vaultlink.vault.names import NameIndex, shadow_advice
 from vaultlink.vault.notes import Note, normalize_rel, parse_note
 
@@ -46,8 +47,8 @@ class Guard:
     files: frozenset[str] | None = field(default=None, repr=False)
     read_source: Callable[[str], str] | None = field(default=None, repr=False)
     aliases: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
-    target: str | None = None
     links: Callable[[], Mapping[str, list[str]]] | None = field(default=None, repr=False)
+    target: str | None = None
     created: bool = False
     _resolver: LinkResolver | None = field(default=None, repr=False)
     _resolver_for: str = field(default="", repr=False)
@@ -215,14 +216,14 @@ class Guard:
         # Judged from the text the node had before the unit's first write: a session
         # that writes twice must not launder a change through its own second write.
         before = self._started.get(receipt.target_path, before)
-        if before is None and receipt.action != "CREATE":
+        if before is None and receipt.action != Action.CREATE:
             raise GuardRefusal(Refusal.WRONG_ACTION,
                                f"{receipt.action} needs a node that existed; the session "
                                "created a new one, so the action is CREATE")
-        if before is not None and receipt.action == "CREATE":
+        if before is not None and receipt.action == Action.CREATE:
             raise GuardRefusal(Refusal.WRONG_ACTION,
-                               "CREATE needs a new node, but the target existed; "
-                               f"use one of {', '.join(UPDATE_ACTIONS)}")
+                               "CREATE needs a new node, but the target existed; use one "
+                               f"of {', '.join(a for a in DECISIONS if a in UPDATE_ACTIONS)}")
         if before == after:
             raise GuardRefusal(Refusal.NO_CHANGE, "the session changed nothing")
         cited = cited_sources(after)
@@ -231,7 +232,7 @@ class Guard:
                 Refusal.NO_SOURCE,
                 "the node must cite the unit's source under ## Sources, in a sentence: "
                 + ", ".join(f"[[{p}]]" for p in self.unit.paths))
-        if before is not None and receipt.action == "CORRECT":
+        if before is not None and receipt.action == Action.CORRECT:
             _check_correction(before, after, self.unit.paths)
         elif before is not None:
             _check_kept(before, after, receipt.action)
@@ -303,7 +304,7 @@ def _sentences(body: str) -> Iterator[str]:
                     if text)
 
 
-def _check_kept(before: str, after: str, action: str) -> None:
+def _check_kept(before: str, after: str, action: Action) -> None:
     """REFINE and CORROBORATE only add: every sentence of the old body is still there as
     written (whitespace aside, anywhere), and not struck through. Changing what a node
     says ("Never" to "Always") is a CORRECT, which keeps the old claim visible."""

@@ -33,7 +33,7 @@ from vaultlink.markdown.sections import (
     without_sources,
 )
 from vaultlink.pipeline.integrate.guard import Guard
-from vaultlink.pipeline.integrate.session import MAX_CORRECTIONS, SessionOutcome
+from vaultlink.pipeline.integrate.session import MAX_CORRECTIONS, Ending, SessionOutcome
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.node_text import (
     SENTENCE,
@@ -51,9 +51,10 @@ from vaultlink.prose.node_text import (
     without_dangling_lead,
 )
 from vaultlink.prose.shared_subject import shared_subject, subject_names
-from vaultlink.prose.units import ACTIONS, Receipt, Unit, slugify
+from vaultlink.prose.units import Receipt, Unit, slugify
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import cite, listing, phrase_of, source_sentence
+from vaultlink.vault.actions import DECISIONS, Action, decision_of
 from vaultlink.vault.notes import parse_note
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ _S = {"type": "string"}
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "target": _S, "action": {"type": "string", "enum": list(ACTIONS)}, "old": _S,
+        "target": _S, "action": {"type": "string", "enum": list(DECISIONS)}, "old": _S,
     },
     "required": ["target", "action", "old"],
 }
@@ -103,10 +104,10 @@ def decision_schema(targets: list[str]) -> dict[str, Any]:
     copying a paragraph into ``old``."""
     target = {"type": "string", "enum": ["", *targets]}
     plain = {"type": "object", "required": ["target", "action"], "properties": {
-        "target": target, "action": {"type": "string", "enum": [a for a in ACTIONS
-                                                                if a != "CORRECT"]}}}
+        "target": target, "action": {"type": "string", "enum": [a for a in DECISIONS
+                                                                if a != Action.CORRECT]}}}
     fix = {"type": "object", "required": ["target", "action", "old"], "properties": {
-        "target": target, "action": {"type": "string", "enum": ["CORRECT"]}, "old": _S}}
+        "target": target, "action": {"type": "string", "enum": [Action.CORRECT]}, "old": _S}}
     return {"anyOf": [plain, fix]}
 
 
@@ -114,7 +115,7 @@ def decision_schema(targets: list[str]) -> dict[str, Any]:
 class Decision:
     """One parsed one-shot answer."""
 
-    action: str
+    action: Action
     target: str
     title: str
     description: str
@@ -139,9 +140,9 @@ def parse_decision(data: Any) -> Decision | str:
     """The decision in ``data``, or what is wrong with it, in words for the model."""
     if not isinstance(data, dict):
         return "the answer is not a JSON object with the fields asked for"
-    action = str(data.get("action", "")).strip().upper()
-    if action not in ACTIONS:
-        return f"action must be one of {', '.join(ACTIONS)}"
+    action = decision_of(data.get("action", ""))
+    if action is None:
+        return f"action must be one of {', '.join(DECISIONS)}"
     links = data.get("links")
     return Decision(action, str(data.get("target") or "").strip(),
                     str(data.get("title") or "").strip(),
@@ -236,7 +237,7 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
 
     ``same`` and ``related`` are the similarity thresholds (``integrate.*_threshold``)
     by which each listed node is called very close, related or distant."""
-    outcome = SessionOutcome("error")
+    outcome = SessionOutcome(Ending.ERROR)
     usage = outcome.usage
     floor = min(TARGET_FLOOR, same)
     candidates = recall(toolbox, unit, floor)
@@ -257,11 +258,11 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
             candidates = [*candidates, candidate_at(toolbox, own, best)]
         targets.append(own)
     if not targets:  # nothing close enough to update: CREATE (linked where it names one)
-        problem = carry_out(toolbox, unit, Decision("CREATE", "", "", "", "", "", [], ""),
+        problem = carry_out(toolbox, unit, Decision(Action.CREATE, "", "", "", "", "", [], ""),
                             candidates, outcome)
         usage.refusals += toolbox.refusals
         if problem:
-            outcome.status, outcome.error = "error", problem
+            outcome.status, outcome.error = Ending.ERROR, problem
         return outcome
     schema = decision_schema(targets)
     messages: list[dict[str, Any]] = [
@@ -297,7 +298,7 @@ def run_oneshot(model: ChatModel, toolbox: Toolbox, system: str, unit: Unit, foc
                      {"role": "user", "content": f"Not accepted: {problem}. Answer again "
                                                  "with the corrected JSON object."}]
     usage.refusals += toolbox.refusals
-    outcome.status = "unusable" if toolbox.guard.target is None else "error"
+    outcome.status = Ending.UNUSABLE if toolbox.guard.target is None else Ending.ERROR
     return outcome
 
 
@@ -311,15 +312,15 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     listed = [c.path for c in candidates]
     targets = listed if targets is None else targets
     why = ""
-    if d.action != "CREATE" and (near := _target(d.target, listed)) in targets:
+    if d.action != Action.CREATE and (near := _target(d.target, listed)) in targets:
         why = unshared(toolbox, unit, d, near)
         if why:  # no evidence of a shared subject: a node of its own, linked by mention
             outcome.warnings.append(why)
-            d = replace(d, action="CREATE", target="", old="")
-    if d.action == "CREATE" and d.target in listed and d.target in guard.existed:
+            d = replace(d, action=Action.CREATE, target="", old="")
+    if d.action == Action.CREATE and d.target in listed and d.target in guard.existed:
         return (f"CREATE makes a new node, but you named {d.target} as the target: to add "
                 "to it answer CORROBORATE, REFINE or CORRECT; for a new node the target is \"\"")
-    if d.action == "CREATE":
+    if d.action == Action.CREATE:
         # a name from what the note says, that no file of the vault nor an alias of the
         # owner's notes has (never a date or an id): else qualified by its subject
         path, title = "", ""
@@ -333,7 +334,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
                     "REFINE or CORROBORATE with its path; else choose another title")
         body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
                               _mentionable(candidates, path, ""))
-        text = compose(body, _source_line(d, unit, "CREATE", title, body))
+        text = compose(body, _source_line(d, unit, Action.CREATE, title, body))
         answer = toolbox.call("write", {"path": path, "name": title,
                                         "description": d.description or clip(
                                             lead_sentence(unit.summary), 200),
@@ -350,19 +351,19 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         # 1.5B also answered CORRECT, with a real `old`, for plain restatements). Else it
         # is judged like the other updates.
         evident = says_correction(unit.summary) or (
-            d.action == "CORRECT" and bool(d.old) and strike(old_body, d.old, "") is not None
+            d.action == Action.CORRECT and bool(d.old) and strike(old_body, d.old, "") is not None
             and new_values(unit.summary, old_body))
-        if d.action != "CORRECT" or not evident:
+        if d.action != Action.CORRECT or not evident:
             held = coverage(unit.summary, without_sources(old_body))
             # a value the node lacks ("25 minutes") is news, however many words it shares
             repeats = held >= HOLDS and not new_values(unit.summary, old_body)
-            action = "CORROBORATE" if repeats else "REFINE"
+            action = Action.CORROBORATE if repeats else Action.REFINE
             if evident:
-                action, held = "CORRECT", 0.0  # the unit says so: it corrects the node
+                action, held = Action.CORRECT, 0.0  # the unit says so: it corrects the node
             if action != d.action:
                 outcome.warnings.append(
                     f"the model said {d.action}; the unit says it corrects {path}: CORRECT"
-                    if action == "CORRECT" else f"the model said {d.action}; {path} holds "
+                    if action == Action.CORRECT else f"the model said {d.action}; {path} holds "
                     f"{held:.0%} of the unit's words: {action}")
                 d = replace(d, action=action)
         old_text = toolbox.text_of(path)
@@ -373,12 +374,12 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
         if action != d.action:
             outcome.warnings.append(f"{path} holds every sentence of the unit: {action}")
             d = replace(d, action=action)
-        if (action == "CORROBORATE" and _adds_no_line(note.body, body)
+        if (action == Action.CORROBORATE and _adds_no_line(note.body, body)
                 and coverage(unit.summary, old_text) >= HOLDS):
             # One page whose units confirm a node twice gave it the same "confirmed
             # again by" line twice: the node says it already, citing this very note.
-            outcome.status = "unchanged"
-            outcome.receipt = Receipt("CORROBORATE", path,
+            outcome.status = Ending.UNCHANGED
+            outcome.receipt = Receipt(Action.CORROBORATE, path,
                                       f"corroborate: {clip(unit.summary, 100)}", {})
             return ""
         answer = toolbox.call("write", {"path": path, "name": title,
@@ -398,7 +399,7 @@ def carry_out(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candid
     except GuardRefusal as exc:
         outcome.usage.refusals.append(exc.code.value)
         return str(exc)
-    outcome.status = "done"
+    outcome.status = Ending.DONE
     return ""
 
 
@@ -418,7 +419,7 @@ def unshared(toolbox: Toolbox, unit: Unit, d: Decision, path: str) -> str:
         return ""
     return (f"the model said {d.action} {path}, but the unit neither names its subject "
             f"({', '.join(subject_names(note.frontmatter)) or path}) nor states its facts: "
-            "CREATE")
+            f"{Action.CREATE}")
 
 
 def tamed(guard: Guard, d: Decision, unit: Unit) -> tuple[Decision, Unit]:
@@ -443,21 +444,21 @@ def _mentionable(candidates: list[Candidate], path: str, body: str) -> list[tupl
 
 
 def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, title: str,
-             mentionable: list[tuple[str, str]]) -> tuple[str, str]:
+             mentionable: list[tuple[str, str]]) -> tuple[str, Action]:
     """The node's body after an update (additive, the source line last) and the action
     it carries out: a REFINE whose every sentence the node holds is a CORROBORATE."""
     new = weave_mentions(_prose(toolbox, d.body or unit.summary, path, body), mentionable)
-    if d.action == "REFINE" and not new:
-        d = replace(d, action="CORROBORATE")
+    if d.action == Action.REFINE and not new:
+        d = replace(d, action=Action.CORROBORATE)
     cited = cited_by(body, unit.paths)
     # A corroboration from a note the node cites already says which part it confirms
     # (three units of one page gave three identical "confirmed again by" lines).
     line = _source_line(d, unit, d.action, title, unit.summary if cited else new)
-    if d.action == "REFINE":
+    if d.action == Action.REFINE:
         body = insert_before_sources(body, new)
         if cited:  # the note is credited already: one Sources line per note
             return body, d.action
-    elif d.action == "CORRECT":
+    elif d.action == Action.CORRECT:
         fixed = clip(new or unit.summary, 500)
         said = f"Corrected: {fixed} ({listing([cite(p) for p in unit.paths])})."
         struck = (strike(body, d.old, said) if d.old
@@ -473,7 +474,7 @@ def _adds_no_line(old: str, new: str) -> bool:
     return all(line in have for line in new.splitlines())
 
 
-def _source_line(d: Decision, unit: Unit, action: str, title: str, added: str) -> str:
+def _source_line(d: Decision, unit: Unit, action: Action, title: str, added: str) -> str:
     """A source list item saying what the source backs: the model's sentence about it
     when it wrote one, else the node's subject (what a new or confirmed node rests on)
     or the words of what an update added ("Reciprocal rank fusion paper: taken from

@@ -33,7 +33,8 @@ from vaultlink.errors import NoteNotFound
 from vaultlink.markdown.sections import cited_sources, without_sources
 from vaultlink.pipeline.context import DreamContext, ReviewMode, RunState, UnitResult, UnitStatus
 from vaultlink.prose.shared_subject import names_node, same_facts
-from vaultlink.prose.units import UPDATE_ACTIONS, Receipt, Unit
+from vaultlink.prose.units import Receipt, Unit
+from vaultlink.vault.actions import UPDATE_ACTIONS, Action
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault, parse_note
 from vaultlink.vault.proposals import Proposal, ProposalState
@@ -53,7 +54,7 @@ class Decided:
     :func:`uncertain` judges. ``before`` is None for a new node."""
 
     unit: Unit
-    action: str
+    action: Action
     target: str
     before: str | None
     after: str
@@ -83,7 +84,7 @@ def uncertain(d: Decided) -> str | None:
     A REFINE or CORROBORATE that rewrites or removes a sentence never gets here: the
     guard refuses it outright (only a CORRECT may change a sentence).
     """
-    if d.action == "CORRECT":
+    if d.action == Action.CORRECT:
         return "a correction: it changes what the node says"
     if d.action not in UPDATE_ACTIONS or d.before is None:
         return None
@@ -168,7 +169,7 @@ def waiting_or_rejected(ctx: DreamContext, unit: Unit) -> UnitResult | None:
         return None
     why = (f"rejected in review (proposal #{rejected.id}: {rejected.action} "
            f"{rejected.target}); not proposed again")
-    return UnitResult(unit, UnitStatus.SKIPPED, "SKIP", rejected.target, why, error=why)
+    return UnitResult(unit, UnitStatus.SKIPPED, Action.SKIP, rejected.target, why, error=why)
 
 
 def requeue_stale(vault: Vault, state: State) -> list[Proposal]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
 from vaultlink.llm.chat import MALFORMED, ChatModel, ChatReply, extract_json
 from vaultlink.markdown.sections import cited_sources
 from vaultlink.prose.units import Receipt, parse_receipt
+from vaultlink.vault.actions import Action
 
 if TYPE_CHECKING:  # the session drives a toolbox it is handed, whatever its tools
     from vaultlink.pipeline.integrate.tools import Toolbox
@@ -62,16 +64,20 @@ class Usage:
         self.corrections += other.corrections
 
 
+class Ending(StrEnum):
+    """How a session ended."""
+
+    DONE = "done"  # a checked receipt
+    UNCHANGED = "unchanged"  # the model says the node holds the unit: the caller checks
+    UNUSABLE = "unusable"  # no usable receipt and nothing written
+    ERROR = "error"
+
+
 @dataclass
 class SessionOutcome:
-    """How a session ended.
+    """How a session ended, with its receipt and what it spent."""
 
-    ``status`` is ``done`` (a checked receipt), ``unchanged`` (the model says the node
-    already holds the unit; the caller verifies that), ``unusable`` (no usable receipt
-    and nothing written) or ``error``.
-    """
-
-    status: str
+    status: Ending
     receipt: Receipt | None = None
     error: str = ""
     warnings: list[str] = field(default_factory=list)
@@ -89,7 +95,7 @@ def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
     """Drive one unit's session to a receipt, within ``max_steps`` model turns."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                       {"role": "user", "content": user}]
-    outcome = SessionOutcome("error")
+    outcome = SessionOutcome(Ending.ERROR)
     usage = outcome.usage
     for step in range(1, max_steps + 1):
         outcome.steps = step
@@ -123,13 +129,13 @@ def run_session(model: ChatModel, toolbox: Toolbox, system: str, user: str,
             return outcome
         if not _correct(outcome, messages, feedback):
             if toolbox.guard.target is None:
-                outcome.status = "unusable"
+                outcome.status = Ending.UNUSABLE
                 # the offline integrator runs this loop too: no word of a model here
                 outcome.error = (f"nothing was written after {usage.corrections} "
                                  f"correction(s): {(reply.content or '')[:120]!r}")
                 return outcome
             break
-    outcome.status = "error"
+    outcome.status = Ending.ERROR
     outcome.error = outcome.error or f"no valid receipt after {outcome.steps} steps"
     return outcome
 
@@ -149,15 +155,15 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
     guard = toolbox.guard
     receipt = parse_receipt(extract_json(content))
     if guard.target is None:
-        if receipt is not None and receipt.action != "CREATE" and _already_holds(toolbox,
+        if receipt is not None and receipt.action != Action.CREATE and _already_holds(toolbox,
                                                                                  receipt):
-            outcome.status, outcome.receipt = "unchanged", receipt
+            outcome.status, outcome.receipt = Ending.UNCHANGED, receipt
             return True, ""
         return False, NOTHING_WRITTEN.replace("{bucket}", guard.unit.bucket)
     before = toolbox.before.get(guard.target)
     after = toolbox.current[guard.target]
     if receipt is None or receipt.target_path != guard.target:
-        inferred = Receipt("CREATE" if before is None else "REFINE", guard.target,
+        inferred = Receipt(Action.CREATE if before is None else Action.REFINE, guard.target,
                            "receipt missing or wrong; inferred from the one file written")
         outcome.warnings.append(f"bad receipt {content[:120]!r}; accepted the one changed "
                                 f"file {guard.target} as {inferred.action}")
@@ -168,7 +174,7 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
         outcome.usage.refusals.append(exc.code.value)
         return False, (f"Not accepted: {exc}. Fix the node with the tools, then answer "
                        'again with {"action": ..., "target_path": ..., "note": ...}.')
-    outcome.status = "done"
+    outcome.status = Ending.DONE
     return True, ""
 
 

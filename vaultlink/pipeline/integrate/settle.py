@@ -22,7 +22,7 @@ from vaultlink.pipeline.context import Hit
 from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.integrate.oneshot import Decision, carry_out
 from vaultlink.pipeline.integrate.review import Settled, hash_now, mark_stale
-from vaultlink.pipeline.integrate.session import SessionOutcome
+from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.actions import Action
@@ -66,7 +66,7 @@ def reject(vault: Vault, state: State, proposal_id: int) -> Settled:
     p = _open(state, proposal_id)
     why = (f"rejected in review (proposal #{p.id}): it would have made {p.action} of "
            f"{p.target} ({p.reason})")
-    jid = state.journal_add(None, p.unit, "SKIP", p.target, why, integrator=p.integrator)
+    jid = state.journal_add(None, p.unit, Action.SKIP, p.target, why, integrator=p.integrator)
     return _settle(state, p, ProposalState.REJECTED, jid, [],
                    f"rejected: nothing written; unit {p.unit.get('name', '')} is not "
                    "proposed again")
@@ -78,9 +78,9 @@ def create_new(vault: Vault, state: State, proposal_id: int) -> Settled:
     p = _open(state, proposal_id)
     unit = Unit.from_dict(p.unit)
     box = _toolbox(vault, state, unit)
-    outcome = SessionOutcome("error")
+    outcome = SessionOutcome(Ending.ERROR)
     try:
-        problem = carry_out(box, unit, Decision("CREATE", "", unit.title, unit.description,
+        problem = carry_out(box, unit, Decision(Action.CREATE, "", unit.title, unit.description,
                                                 "", "", [], ""), [], outcome)
     except VaultlinkError as exc:
         problem = str(exc)
@@ -91,7 +91,7 @@ def create_new(vault: Vault, state: State, proposal_id: int) -> Settled:
     path = outcome.receipt.target_path
     after = box.current[path]
     note = f"created in review (proposal #{p.id}) instead of {p.action} {p.target}"
-    jid = state.journal_add(None, p.unit, "CREATE", path, note, diff_of(path, None, after),
+    jid = state.journal_add(None, p.unit, Action.CREATE, path, note, diff_of(path, None, after),
                             before_text=None, after_text=after, integrator=p.integrator)
     return _settle(state, p, ProposalState.CREATED, jid, [path],
                    f"CREATE {path} written (journal #{jid}; `vaultlink undo {jid}` reverts "

@@ -40,14 +40,15 @@ from vaultlink.pipeline.context import (
 from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.integrate.oneshot import HOLDS, run_oneshot
 from vaultlink.pipeline.integrate.review import hold, mark, waiting_or_rejected
-from vaultlink.pipeline.integrate.session import SessionOutcome, Usage, run_session
+from vaultlink.pipeline.integrate.session import Ending, SessionOutcome, Usage, run_session
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.prompts import prompt
 from vaultlink.prose.node_names import carried_unit
 from vaultlink.prose.node_text import coverage
-from vaultlink.prose.units import ACTIONS, Receipt, Unit
+from vaultlink.prose.units import Receipt, Unit
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import source_sentence
+from vaultlink.vault.actions import DECISIONS, Action
 from vaultlink.vault.journal import JournalEntry
 from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
@@ -95,17 +96,18 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
             ctx.state.remove_pending([pending])  # decided: journaled, or in failed_units
         run.results.append(result)
         mark(ctx, run, result)  # held for review: its notes as read, for its checkpoint
-        if result.status == "failed":
-            run.failed_units.append(unit)
-            (run.parked_paths if result.parked else run.failed_paths).update(unit.paths)
-        elif result.status == "skipped":
-            run.skipped[unit.name] = result.error
-        if result.action and result.status == "integrated":
-            run.changes.append({"target": result.target, "action": result.action,
-                                "note": result.note})
+        match result.status:
+            case UnitStatus.FAILED:
+                run.failed_units.append(unit)
+                (run.parked_paths if result.parked else run.failed_paths).update(unit.paths)
+            case UnitStatus.SKIPPED:
+                run.skipped[unit.name] = result.error
+            case UnitStatus.INTEGRATED if result.action:
+                run.changes.append({"target": result.target, "action": result.action,
+                                    "note": result.note})
         spent = result.usage
         ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
-                   status=result.status, action=result.action, target=result.target,
+                   status=result.status, action=result.action or "", target=result.target,
                    note=result.note, error=result.error, parked=result.parked,
                    tokens=[sum(spent.prompt_tokens), spent.answer_tokens] if spent else None,
                    seconds=spent.seconds if spent else 0.0)
@@ -126,7 +128,7 @@ def decided_before(ctx: DreamContext, unit: Unit) -> JournalEntry | None:
     if ctx.dry_run or not unit.paths:
         return None
     for e in ctx.state.journal(limit=50, path=unit.paths[0]):
-        if (e.action in ACTIONS and e.undone_by is None and e.unit.get("name") == unit.name
+        if (e.action in DECISIONS and e.undone_by is None and e.unit.get("name") == unit.name
                 and e.unit.get("paths") == unit.paths
                 and e.unit.get("summary") == unit.summary):
             return e
@@ -156,8 +158,8 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                           journal_id=earlier.id)
     if (waits := waiting_or_rejected(ctx, unit)) is not None:  # review: open or rejected
         return waits if waits.status == UnitStatus.HELD else _record(
-            ctx, run_id, unit, None, "SKIP", waits.target, waits.note, "skipped", Usage(),
-            ctx.integrator_name, error=waits.error)
+            ctx, run_id, unit, None, Action.SKIP, waits.target, waits.note,
+            UnitStatus.SKIPPED, Usage(), ctx.integrator_name, error=waits.error)
     if unit.corroborates:
         return _confirm_repeat(ctx, run_id, unit, retry)
     errors: list[str] = []
@@ -182,14 +184,14 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             toolbox.rollback()
             raise  # the server is gone: the run stops, nothing of this unit is lost
         except (ModelError, VaultlinkError) as exc:
-            outcome = SessionOutcome("error", error=str(exc))
+            outcome = SessionOutcome(Ending.ERROR, error=str(exc))
             # the server failed or timed out: not the model's answer, not a try
             served_badly += isinstance(exc, ModelError) and not isinstance(exc,
                                                                           ModelOutputError)
         except Exception as exc:  # a unit vaultlink cannot handle fails alone
             log.exception("unit %s, attempt %d (%s): unexpected error", unit.name, attempt,
                           mode)
-            outcome = SessionOutcome("error", error=unexpected(exc))
+            outcome = SessionOutcome(Ending.ERROR, error=unexpected(exc))
         if mode != "oneshot":
             outcome.usage.refusals += toolbox.refusals
         usage.merge(outcome.usage)
@@ -197,22 +199,23 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             log.warning("%s: %s", unit.name, warning)
         name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == "ollama" \
             else ctx.integrator_name
-        if outcome.status == "done" and outcome.receipt is not None:
+        if outcome.status == Ending.DONE and outcome.receipt is not None:
             try:  # review.mode: an uncertain decision is held, a sure one lands now
                 held = hold(ctx, run_id, unit, toolbox, outcome.receipt, name)
             except VaultlinkError as exc:  # the node changed while the unit was decided
-                held, outcome = None, SessionOutcome("error", error=str(exc))
-            if outcome.status == "done":
+                held, outcome = None, SessionOutcome(Ending.ERROR, error=str(exc))
+            if outcome.status == Ending.DONE:
                 if retry is not None and not ctx.dry_run:
                     ctx.state.resolve_failure([retry.id])
                 return held or _record_done(ctx, run_id, unit, toolbox, outcome, usage, name)
-        if outcome.status == "unchanged" and outcome.receipt is not None:
+        if outcome.status == Ending.UNCHANGED and outcome.receipt is not None:
             target = outcome.receipt.target_path
             if _replay(ctx, unit, toolbox, target):
                 if retry is not None and not ctx.dry_run:
                     ctx.state.resolve_failure([retry.id])
-                return _record(ctx, run_id, unit, toolbox, "SKIP", target,
-                               "already integrated: the node cites this source", "skipped",
+                return _record(ctx, run_id, unit, toolbox, Action.SKIP, target,
+                               "already integrated: the node cites this source",
+                               UnitStatus.SKIPPED,
                                usage, name, error="already integrated",
                                classification=outcome.receipt.classification)
             outcome.error = (f"the model says {target} already holds the unit, but it "
@@ -234,7 +237,7 @@ def _failed(ctx: DreamContext, run_id: int, unit: Unit, message: str, usage: Usa
         parked = ctx.state.record_failure(
             run_id, unit.to_dict(), message, attempts=int(counts), codes=usage.refusals,
             failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
-    result = _record(ctx, run_id, unit, None, "FAILED", "", message, "failed", usage,
+    result = _record(ctx, run_id, unit, None, Action.FAILED, "", message, UnitStatus.FAILED, usage,
                      integrator, error=message)
     result.parked = parked
     return result
@@ -251,13 +254,13 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
         cited = set(unit.paths) <= cited_sources(body)
         if not cited:
             title = toolbox.guard.without_remote(unit.title)  # a clipped page's title
-            line = source_sentence("CORROBORATE", title or unit.name, unit.paths,
+            line = source_sentence(Action.CORROBORATE, title or unit.name, unit.paths,
                                    words=wording_of(body), as_written=True)
             answer = json.loads(toolbox.call("edit", {
                 "path": target, "old": body, "new": append_source_sentence(body, line)}))
             if "error" in answer:
                 raise VaultlinkError(str(answer["error"]))
-        receipt = Receipt("CORROBORATE", target, note)
+        receipt = Receipt(Action.CORROBORATE, target, note)
         held = None if cited else hold(ctx, run_id, unit, toolbox, receipt, "repeat")
     except VaultlinkError as exc:
         toolbox.rollback()
@@ -268,10 +271,10 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
     if held is not None:
         return held
     if cited:
-        return _record(ctx, run_id, unit, toolbox, "SKIP", target,
-                       "already integrated: the node cites this source", "skipped",
+        return _record(ctx, run_id, unit, toolbox, Action.SKIP, target,
+                       "already integrated: the node cites this source", UnitStatus.SKIPPED,
                        Usage(), "repeat", error="already integrated")
-    outcome = SessionOutcome("done", receipt)
+    outcome = SessionOutcome(Ending.DONE, receipt)
     return _record_done(ctx, run_id, unit, toolbox, outcome, Usage(), "repeat")
 
 
@@ -295,7 +298,7 @@ def _replay(ctx: DreamContext, unit: Unit, toolbox: Toolbox, target: str) -> boo
     there, or the node holds most of the unit's words (a replay after state was lost)."""
     if not ctx.dry_run:
         for entry in ctx.state.journal(50, target):
-            if (entry.target == target and entry.action in ACTIONS
+            if (entry.target == target and entry.action in DECISIONS
                     and entry.undone_by is None and entry.unit.get("name") == unit.name):
                 return True
     return coverage(unit.summary, toolbox.text_of(target)) >= HOLDS
@@ -313,16 +316,17 @@ def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
         except VaultlinkError as exc:  # the file is written; a later sync indexes it
             log.warning("could not index %s now: %s", target, exc)
     return _record(ctx, run_id, unit, toolbox, receipt.action, target, receipt.note,
-                   "integrated", usage, integrator, before=before, after=after,
+                   UnitStatus.INTEGRATED, usage, integrator, before=before, after=after,
                    classification=receipt.classification)
 
 
-def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None, action: str,
-            target: str, note: str, status: str, usage: Usage, integrator: str,
+def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None,
+            action: Action, target: str, note: str, status: UnitStatus, usage: Usage,
+            integrator: str,
             error: str = "", before: str | None = None, after: str | None = None,
             classification: dict[str, str] | None = None) -> UnitResult:
-    diff = diff_of(target, before, after) if status == "integrated" else ""
-    result = UnitResult(unit, UnitStatus(status), action, target, note, diff, error, None,
+    diff = diff_of(target, before, after) if status == UnitStatus.INTEGRATED else ""
+    result = UnitResult(unit, status, action, target, note, diff, error, None,
                         usage.prompt_tokens, usage=usage)
     if ctx.dry_run:
         return result

@@ -74,6 +74,7 @@ from vaultlink.prose.writing import (
     weave,
     what_it_backs,
 )
+from vaultlink.vault.actions import Action
 from vaultlink.vault.notes import parse_note
 
 log = logging.getLogger(__name__)
@@ -273,7 +274,7 @@ class OfflinePolicy:
                                     frozenset(self._context(unit))))
         sim = hits[path]["similarity"]
         if plan is None:
-            return self._receipt("CORROBORATE", path, "offline: already integrated; the node "
+            return self._receipt(Action.CORROBORATE, path, "offline: already integrated; the node "
                                  "cites this source and holds its sentences", classes)
         writes = [t for t in turns if t.name in ("edit", "write") and t.args.get("path") == path]
         if writes and writes[-1].ok:
@@ -301,7 +302,7 @@ class OfflinePolicy:
             path = str(writes[-1].args.get("path"))
             linked = {w.target for w in find_wikilinks(str(writes[-1].args.get("content")))
                       if w.target.startswith(f"{path.split('/')[0]}/")}
-            return self._receipt("CREATE", path, f"offline: new {unit.bucket} node; "
+            return self._receipt(Action.CREATE, path, f"offline: new {unit.bucket} node; "
                                  f"{len(linked)} related node(s) linked", classes)
         last = writes[-1] if writes else None
         error, code = (last.error, last.code) if last is not None else ("", "")
@@ -309,7 +310,7 @@ class OfflinePolicy:
         # vault may call it something else, and an empty vault has no hits to tell).
         folder = str(last.answer.get("digest", "")) if last is not None and last.answer else ""
         if len(writes) >= 2 or (error and code not in _RETRY_CREATE):
-            return self._give_up("CREATE", str(writes[-1].args.get("path")), error, classes)
+            return self._give_up(Action.CREATE, str(writes[-1].args.get("path")), error, classes)
         digest = folder or next((p.split("/")[0] for p in hits), self.digest)
         # A name no other file of the vault has, nor an alias of the owner's notes, never
         # a date or an id; qualified by the unit's subject when a node on another subject
@@ -334,7 +335,7 @@ class OfflinePolicy:
                 path, title = candidate, name        # answer to the write names the digest
                 break
         if not path:
-            return self._give_up("CREATE", f"{digest}/{unit.bucket}/{names[0][1]}.md",
+            return self._give_up(Action.CREATE, f"{digest}/{unit.bucket}/{names[0][1]}.md",
                                  "every name tried is taken", classes)
         linkable = [] if code in _LINK_TROUBLE else [h for p, h in hits.items() if p != path]
         return ToolCall("write", {"path": path, "name": title,
@@ -364,7 +365,7 @@ class OfflinePolicy:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
             blocks.insert(lead, also)
         title = name or unit.title or title_of(unit.name)
-        source = source_sentence("CREATE", what_it_backs(title, unit.summary), unit.paths,
+        source = source_sentence(Action.CREATE, what_it_backs(title, unit.summary), unit.paths,
                                  words=wording_of(unit.summary), as_written=True)
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
@@ -383,10 +384,10 @@ class OfflinePolicy:
     # -- endings -------------------------------------------------------------------------
 
     @staticmethod
-    def _receipt(action: str, path: str, note: str, classes: dict[str, str]) -> dict[str, Any]:
+    def _receipt(action: Action, path: str, note: str, classes: dict[str, str]) -> dict[str, Any]:
         return {"action": action, "target_path": path, "note": note, "classification": classes}
 
-    def _give_up(self, action: str, path: str, error: str,
+    def _give_up(self, action: Action, path: str, error: str,
                  classes: dict[str, str]) -> dict[str, Any]:
         log.warning("offline integrator gives up on %s: %s", path, error)
         return self._receipt(action, path, f"offline: nothing written; the tools refused "
