@@ -25,13 +25,9 @@ from tests.fakes.competent import (
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.cli import app
-from vaultlink.pipeline.extract.extractor import (
-    example_of,
-    subject_name,
-    summary_text,
-    with_code_restored,
-    without_echoes,
-)
+from vaultlink.pipeline.extract.answer import summary_text, with_code_restored, without_echoes
+from vaultlink.pipeline.extract.prompt import example_of
+from vaultlink.pipeline.extract.unit_names import subject_name
 from vaultlink.prose.node_text import lead_sentence
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault

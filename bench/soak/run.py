@@ -39,7 +39,7 @@ from bench.soak.week import EDIT_LINE, REPO, Write, clipped_pages, schedule
 from vaultlink.daemon.client import live_status
 from vaultlink.errors import ModelError
 from vaultlink.llm.ollama import OllamaChat
-from vaultlink.pipeline.extract.extractor import EXTRACT_SCHEMA, extract_prompt
+from vaultlink.pipeline.extract.prompt import EXTRACT_SCHEMA, extract_prompt
 
 TICK = 1.0  # seconds between the bench's own looks (checkpoints, the edit, the clock)
 

@@ -1,0 +1,186 @@
+"""From the model's answer to units: items merged by name, summaries kept to what the
+note says (not the prompt's example), code put back as code.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import textwrap
+from typing import Any
+
+from vaultlink.markdown.language import subject_words
+from vaultlink.markdown.links import RAW_WIKILINK
+from vaultlink.markdown.text import FENCED_BLOCK
+from vaultlink.pipeline.context import SourceNote
+from vaultlink.pipeline.extract.unit_names import (
+    named_by_title,
+    subject_name,
+)
+from vaultlink.prose.sentences import split_sentences
+from vaultlink.prose.units import Unit, normalize_bucket, slugify
+
+log = logging.getLogger(__name__)
+
+
+# Share of a summary's content words (stemmed) that must occur in the note. Every unit
+# the 1.5B extracted on sample_vault and realdocs kept 0.75 or more; the six the 0.5B
+# copied from the prompt's example ("To rotate the API key: ...", "To vacuum the table:
+# create the new key ...") into notes that say nothing of it kept 0 to 0.33.
+# A short summary is held to it too: in a week's soak the 0.5B wrote "To preserve the
+# backup-keep期 for the vault." and "To document the notes of the vault." (0 and 1 of 3)
+# from a Hatch page that says neither, and both became nodes.
+GROUNDED = 0.4
+# A sentence is the example's, not the note's, when this many of its subject words (and
+# a quarter of them) are the example's and not the note's. In a week's soak the 0.5B
+# ended a Hatch page's unit and an incident's with "create the new key, deploy it, wait
+# an hour, then revoke the old one" (3 and 4 such words); the note's own sentences of
+# the 1.5B's sample_vault and realdocs units had at most one.
+ECHOED_WORDS = 3
+def merged_items(items: list[Any]) -> list[dict[str, Any]]:
+    """Answer items with one name are one subject: their summaries joined (small models
+    cut one procedure into a unit per step); a summary given twice counts once."""
+    out: dict[str, dict[str, Any]] = {}
+    for raw in items:
+        if not isinstance(raw, dict):
+            continue
+        key = slugify(str(raw.get("name") or "")).removesuffix("-md")
+        summary = summary_text(str(raw.get("summary") or ""))
+        if key not in out:
+            out[key] = {**raw, "summary": summary}
+        elif summary and summary not in out[key]["summary"]:
+            joined = out[key]["summary"].rstrip()
+            out[key]["summary"] = f"{joined}{'' if joined.endswith('.') else '.'} {summary}"
+    return list(out.values())
+
+
+def unit_of(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
+    """A unit from one answer item, its source the note, its name made specific."""
+    # A summary is plain words: a link copied from the note ([[2026-06-31]]) may name no
+    # note, and links are the integrator's to write (checked by the guard).
+    summary = RAW_WIKILINK.sub(_label, summary_text(str(raw.get("summary") or "")))
+    if not summary:
+        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
+        return None
+    return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
+                normalize_bucket(raw.get("bucket")), summary, [path])
+
+
+def summary_text(text: str) -> str:
+    """A summary's prose on one line, its fenced code blocks kept line by line as
+    paragraphs of their own: a model that copies a page's commands with their line
+    breaks gets them in the node as code, not as one line that is neither code nor a
+    sentence."""
+    parts, at = [], 0
+    for m in FENCED_BLOCK.finditer(text):
+        parts.append(" ".join(text[at:m.start()].split()))
+        block = m.group(0).rstrip()
+        fence = m.group(1)
+        if not block.endswith(fence):
+            block += "\n" + fence  # an answer cut inside its block: closed
+        parts.append("\n".join(line.rstrip() for line in block.split("\n")))
+        at = m.end()
+    parts.append(" ".join(text[at:].split()))
+    return "\n\n".join(p for p in parts if p)
+
+
+_INLINE_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def with_code_restored(summary: str, source: str) -> str:
+    """``summary`` with each inline code span that is a code block of ``source`` run onto
+    one line put back as that block. The 1.5B copies a page's examples into a summary
+    as one line of inline code ("`from hatchling.plugin import hookimpl from .plugin
+    import SpecialEnvironment @hookimpl def hatch_register_environment(): ...`"), which
+    reads as neither code nor prose in the node; the note still has the block."""
+    blocks = []
+    for m in FENCED_BLOCK.finditer(source):
+        lines = m.group(0).rstrip().split("\n")
+        closed = len(lines) > 1 and lines[-1].strip().startswith(m.group(1))
+        body = textwrap.dedent("\n".join(lines[1:-1] if closed else lines[1:])).strip("\n")
+        if body.strip():
+            info = lines[0].strip()[len(m.group(1)):].split()
+            blocks.append((" ".join(body.split()), m.group(1) + (info[0] if info else ""),
+                           m.group(1), body))
+
+    def restore(m: re.Match[str]) -> str:
+        span = " ".join(m.group(1).split())
+        cut = span.removesuffix("...").rstrip()  # "`some lines ...`": the rest left out
+        words = len(cut.split())
+        if words < 3:
+            return m.group(0)  # a name or a command of a word or two stays inline
+        for flat, opening, fence, body in blocks:
+            # most of one block: a command quoted from a long block stays inline
+            if flat == span or (cut in flat and 2 * words >= len(flat.split())):
+                return f"\n\n{opening}\n{body}\n{fence}\n\n"
+        return m.group(0)
+
+    restored = _INLINE_CODE.sub(restore, summary)
+    return summary if restored == summary else summary_text(restored)
+
+
+def _label(m: re.Match[str]) -> str:
+    """A wikilink's words: its alias, else its target's last part without ``.md``."""
+    body = m.group(2)
+    target, _, alias = body.partition("|")
+    return alias.strip() or target.split("#")[0].rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def grounded(summary: str, source: str) -> float:
+    """The share of ``summary``'s subject words that ``source`` holds (1.0 for a summary
+    with none)."""
+    want = set(subject_words(summary))
+    return len(want & set(subject_words(source))) / len(want) if want else 1.0
+
+
+def without_echoes(summary: str, example: str, source: str) -> str:
+    """``summary`` without the sentences the model took from the prompt's worked
+    ``example`` rather than from ``source`` (see ``ECHOED_WORDS``); '' if all were.
+    Lines with code, list items and headings are kept as they are."""
+    shown = set(subject_words(example)) - set(subject_words(source))
+    if not shown:
+        return summary
+
+    def echoed(sentence: str) -> bool:
+        words = set(subject_words(sentence))
+        copied = words & shown
+        return len(copied) >= ECHOED_WORDS and 4 * len(copied) >= len(words)
+
+    kept: list[str] = []
+    for paragraph in summary.split("\n\n"):
+        if "`" in paragraph or "\n" in paragraph.strip():
+            kept.append(paragraph)
+            continue
+        sentences = [s for s in split_sentences(paragraph) if not echoed(s)]
+        if sentences:
+            kept.append(" ".join(sentences))
+    return "\n\n".join(kept).strip()
+
+
+def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int,
+               example: str, title: str | None) -> list[Unit]:
+    """The units of an answer worth keeping, at most ``most``; ``title`` is the page's
+    own title when the note is a page the person keeps (None for their own notes)."""
+    units = []
+    for raw in merged_items(items)[:most]:
+        unit = unit_of(raw, note.path, headings)
+        if unit is None:
+            continue
+        if grounded(unit.summary, note.new_text()) < GROUNDED:
+            log.info("dropping unit %r of %s: its summary is not in the note (%s)",
+                     unit.name, note.path, unit.summary[:80])
+            continue
+        unit.summary = without_echoes(unit.summary, example, note.new_text())
+        if not unit.summary:
+            log.info("dropping unit %r of %s: its summary is the prompt's example",
+                     unit.name, note.path)
+            continue
+        unit.summary = with_code_restored(unit.summary, note.new_text())
+        if title is not None:
+            # A document the person keeps is general knowledge: the 1.5B put pages of
+            # the Hatch docs under "personal" (this person's facts and preferences).
+            if unit.bucket == "personal":
+                unit.bucket = "wiki"
+            named_by_title(unit, title)
+        units.append(unit)
+    return units
