@@ -367,7 +367,7 @@ def test_the_daemon_heals_the_node_index_of_a_server_restarted_empty(
         own_server: ChromaServer, sample_vault: Path, minilm: MiniLMEmbedder) -> None:
     from types import SimpleNamespace
 
-    from vaultlink.daemon.repair import heal_index
+    from vaultlink.daemon.indexes import heal_index
 
     vault = Vault(sample_vault)
     options = load_settings(sample_vault, environ={}).with_overrides(

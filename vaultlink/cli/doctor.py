@@ -55,7 +55,7 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
       vaultlink doctor --json
     """
     from vaultlink.cli.serverchecks import server_checks  # chromadb, in http mode only
-    from vaultlink.llm.probe import probe
+    from vaultlink.llm.probe import probe  # ollama, httpx, pydantic: ~0.2 s
 
     v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
     provider, host = settings.get("llm.provider"), settings.get("llm.host")
@@ -84,6 +84,7 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
 def _model_call_checks(report: ProbeReport, provider: str, host: str,
                        options: PipelineOptions) -> list[Check]:
     """A tool call and a timed prompt, when the model is pulled and may be used."""
+    # ollama, httpx, pydantic: ~0.2 s that only doctor pays
     from vaultlink.llm.ollama import OllamaChat
     from vaultlink.llm.probe import speed_check, tool_call_check
 
@@ -136,7 +137,7 @@ def _embedding_checks(settings: Settings, options: PipelineOptions) -> list[Chec
 
 def _index_check(db: Path) -> Check:
     """state.sqlite passes SQLite's integrity check (read-only)."""
-    from vaultlink.llm.probe import Check
+    from vaultlink.llm.probe import Check  # ollama, httpx, pydantic: ~0.2 s
 
     if not db.exists():
         return Check("index", "index healthy", False, "not built yet: `vaultlink "
@@ -158,7 +159,7 @@ def _index_check(db: Path) -> Check:
 def _rows(checks: list[Check], report: ProbeReport, provider: str,
           options: PipelineOptions) -> list[dict[str, Any]]:
     """Each check with its level: ok, fail (it matters here), warn or skip."""
-    from vaultlink.llm.probe import Check
+    from vaultlink.llm.probe import Check  # ollama, httpx, pydantic: ~0.2 s
 
     reachable = report.check("reachable").ok
     if not reachable and provider != "ollama":  # the fix for ollama is no fix here

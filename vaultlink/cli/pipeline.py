@@ -73,7 +73,7 @@ def dream(
 
       vaultlink dream --ollama-host http://192.168.1.5:11434 --model qwen3:4b
     """
-    from vaultlink.cli.report import run_json, run_summary
+    from vaultlink.cli.report import run_json, run_summary  # pipeline.context: ~0.1 s
 
     v, settings = open_vault(vault, {**model_overrides(llm, ollama_host, model),
                                      "auto_dream.max_units": max_units})

@@ -231,7 +231,7 @@ def _backlog_asker(v: Vault, settings: Settings, start: float | None, daemon: bo
                    ) -> tuple[Callable[[bool], dict[str, Any]], Callable[[], None]]:
     """Who estimates and queues the backlog: the running daemon, or this command on the
     state it opens (adopting the backlog first, as a first start would); and its closer."""
-    from vaultlink.daemon.backfill import backfill_request  # state only: ~20 ms
+    from vaultlink.daemon.backlog import backfill_request  # state only: ~20 ms
     from vaultlink.daemon.client import ask_daemon
     from vaultlink.pipeline.backfill import adopt
     from vaultlink.vault.state import State

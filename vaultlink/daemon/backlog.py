@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from vaultlink.daemon.queue import with_waiting_units
 from vaultlink.errors import ModelUnavailable
 from vaultlink.llm.gate import ModelGate
 from vaultlink.pipeline.backfill import batch_size, estimate, next_batch
@@ -43,10 +44,8 @@ class BacklogWorker:
              provider: str, max_units: int, now: float) -> None:
         """One run over the oldest queued notes, about ``max_units`` units' worth."""
         batch = next_batch(state, batch_size(state, provider, max_units))
-        # Notes whose units wait over the cap join, so the run can checkpoint them.
-        waiting = {p for _, u in state.pending_units() for p in u.get("paths", [])}
         try:
-            run = run_notes(frozenset(batch) | waiting)
+            run = run_notes(with_waiting_units(state, batch))
         except ModelUnavailable as exc:
             gate.down(now, str(exc))  # the backlog waits with the queue
             return

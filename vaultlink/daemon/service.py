@@ -1,16 +1,14 @@
 """The daemon: the composition root of ``vaultlink watch``.
 
-One writer per vault: the daemon holds ``.vaultlink/writer.lock`` (waiting for a CLI
-command that holds it) for its life; meanwhile the CLI's search and undo go through the
-API. Start-up reconciles the vault with the checkpoint (notes changed while the daemon
-was off are queued, ready at once; the first start holds older notes in the backlog;
-the node index catches up with the user's digest edits), then a watchdog thread feeds
-the durable queue in ``state.sqlite`` and one worker thread integrates notes once they
-have been quiet for ``watch.quiet_seconds``, and queued backlog notes when none is
+One writer per vault: the daemon holds ``.vaultlink/writer.lock`` for its life (after
+waiting for a CLI command that holds it); meanwhile the CLI's search and undo go through
+the API. Start-up reconciles the vault (``daemon/reconcile.py``), then a watchdog thread
+feeds the durable queue in ``state.sqlite`` and one worker thread integrates notes once
+they have been quiet for ``watch.quiet_seconds``, and queued backlog notes when none is
 ready. The worker sleeps on an event until the next item settles: idle means no
-wake-ups. Failures never lose work: a failed unit's notes are requeued with exponential backoff;
-with ``llm.provider: ollama`` and no server answering, the queue waits (up to five
-minutes between tries) and resumes by itself.
+wake-ups. Failures never lose work: a failed unit's notes are requeued with exponential
+backoff; with ``llm.provider: ollama`` and no server answering, the queue waits (the
+model gate's backoff) and resumes by itself.
 """
 
 from __future__ import annotations
@@ -26,8 +24,10 @@ from typing import Any
 
 from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
-from vaultlink.daemon.backfill import BacklogWorker, backfill_request
+from vaultlink.daemon.backlog import BacklogWorker, backfill_request
 from vaultlink.daemon.client import durable_status, iso
+from vaultlink.daemon.digest_edits import DigestEdits
+from vaultlink.daemon.indexes import heal_index, keep_sections_current
 from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
@@ -35,7 +35,9 @@ from vaultlink.daemon.process import (
     release_after_run,
     serve_until_signal,
 )
-from vaultlink.daemon.repair import follow_moves, heal_index, keep_sections_current
+from vaultlink.daemon.progress import RunProgress, model_view
+from vaultlink.daemon.queue import drop_settled, requeue_each, settle_after_run, with_waiting_units
+from vaultlink.daemon.reconcile import follow_renames, reconcile_at_start
 from vaultlink.daemon.watch import Change, RecordingVault, Watcher, current_hash
 from vaultlink.errors import (
     DaemonError,
@@ -47,8 +49,7 @@ from vaultlink.index.minilm_graph import hold_heap_steady
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
-from vaultlink.options import DaemonOptions, redact_url
-from vaultlink.pipeline.backfill import changed_notes
+from vaultlink.options import DaemonOptions
 from vaultlink.pipeline.compose import (
     Parts,
     choose_provider,
@@ -56,18 +57,15 @@ from vaultlink.pipeline.compose import (
     dream_context,
     open_parts,
 )
+from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.integrate import review, settle
 from vaultlink.pipeline.run import build_steps, run_dream
-from vaultlink.pipeline.upkeep import recover
-from vaultlink.vault.atomic import recover_work_files
-from vaultlink.vault.notes import STATE_DIR
 from vaultlink.vault.proposals import ProposalState
 from vaultlink.vault.state import QueueItem, State
 
 log = logging.getLogger(__name__)
 
 BATCH_PATHS = 50  # notes per run: a burst is worked off in runs the status can show
-DIGEST_SETTLE = 2.0  # seconds a user-edited digest node waits before re-indexing
 
 
 class Daemon:
@@ -96,11 +94,9 @@ class Daemon:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._mu = threading.Lock()
-        self._digest_due: dict[str, float] = {}
-        self._digest_all: float | None = None
-        self._moves: list[tuple[str, str]] = []  # renamed source notes (old, new)
-        self._working = False
-        self._current: dict[str, Any] | None = None
+        self._digest_edits = DigestEdits()
+        self._renames: list[tuple[str, str]] = []  # renamed source notes (old, new)
+        self._progress = RunProgress()
         self._last_provider = self.provider
         self._next_full = next_schedule(options.schedule, time.time())
         self.backlog = BacklogWorker(self._backoff)
@@ -192,22 +188,8 @@ class Daemon:
 
     def reconcile(self) -> None:
         """Queue notes changed while the daemon was off (ready now); catch the index up."""
-        parts = self._parts
-        assert parts is not None
-        recover_work_files(self.vault.root, [self.vault.digest, STATE_DIR])
-        recover(self.vault, parts.state)  # writes a killed run never journaled
-        try:
-            if (report := parts.index.sync()).changed:
-                log.info("node index caught up with digest/: %s", report)
-        except VaultlinkError as exc:
-            log.warning("node index sync failed: %s", exc)
-        now, queued = time.time(), {i.path for i in parts.state.queue()}
-        changed = changed_notes(self.vault, parts.state, now, self.options.backfill_days)
-        for path in changed:
-            parts.state.enqueue(path, now, 0.0)
-        if changed:
-            log.info("start-up: %d note(s) changed while the daemon was off (%d new to the "
-                     "queue)", len(changed), len(set(changed) - queued))
+        assert self._parts is not None
+        reconcile_at_start(self.vault, self._parts, self.options.backfill_days)
 
     def on_changes(self, changes: list[Change]) -> None:
         """The watcher's sink: queue source notes, mark user-edited digest nodes."""
@@ -218,11 +200,9 @@ class Daemon:
                 self.generation += 1
             if ch.folder == "digest":
                 if ch.is_dir:
-                    with self._mu:
-                        self._digest_all = now + DIGEST_SETTLE
+                    self._digest_edits.folder_changed(now)
                 elif not self.vault.own.is_own(ch.path, current_hash(self.vault.root, ch.path)):
-                    with self._mu:
-                        self._digest_due[ch.path] = now + DIGEST_SETTLE
+                    self._digest_edits.edited(ch.path, now)
                 continue
             if ch.is_dir:
                 if not ch.gone:
@@ -232,7 +212,7 @@ class Daemon:
                 continue
             if ch.moved_from:  # the worker carries its checkpoint and digest links
                 with self._mu:
-                    self._moves.append((ch.moved_from, ch.path))
+                    self._renames.append((ch.moved_from, ch.path))
             state.enqueue(ch.path, now, self.quiet)
         self._wake.set()
 
@@ -291,9 +271,9 @@ class Daemon:
     def _tick(self, now: float) -> float | None:
         """Do what is due; return seconds until something else is (None: nothing)."""
         with self._mu:
-            moves, self._moves = self._moves, []
-        if moves and self._parts is not None:
-            follow_moves(self.vault, self.state, self._parts.index, moves)
+            renames, self._renames = self._renames, []
+        if renames and self._parts is not None:
+            follow_renames(self.vault, self.state, self._parts.index, renames)
         dues = [self._sync_digest(now)]
         queue = self.state.queue(now)  # also undoes a clock jump back
         ready = [i for i in queue if i.ready_at <= now]
@@ -323,14 +303,7 @@ class Daemon:
         return max(min(pending), 0.01) if pending else None
 
     def _sync_digest(self, now: float) -> float | None:
-        with self._mu:
-            due = [p for p, t in self._digest_due.items() if t <= now]
-            for p in due:
-                del self._digest_due[p]
-            full = self._digest_all is not None and self._digest_all <= now
-            if full:
-                self._digest_all = None
-            later = [t for t in (*self._digest_due.values(), self._digest_all) if t is not None]
+        due, full, later = self._digest_edits.take_due(now)
         assert self._parts is not None
         # Decided after the settle, not at the event: a write that renames the old file
         # aside leaves the name absent for an instant, which looks like a user's delete.
@@ -344,34 +317,17 @@ class Daemon:
                 self._parts.index.upsert(due)
         except VaultlinkError as exc:
             log.warning("could not re-index %s: %s", due or "digest/", exc)
-        return min(later) if later else None
+        return later
 
     def _process(self, items: list[QueueItem]) -> None:
         """Integrate settled notes; notes gone or unchanged leave the queue without a run."""
         state = self.state
-        checkpoints = state.checkpoints()
-        gone, unchanged, todo = [], [], []
-        for item in items:
-            digest = current_hash(self.vault.root, item.path)
-            cp = checkpoints.get(item.path)
-            if digest is None and not (self.vault.root / item.path).exists():
-                gone.append(item)
-            elif digest is not None and cp is not None and cp.hash == digest:
-                unchanged.append(item)
-            else:
-                todo.append(item)
-        if gone:
-            state.drop_checkpoints(i.path for i in gone)
-        state.note_unread({}, settled=[i.path for i in gone + unchanged])  # read, or gone
-        state.dequeue(gone + unchanged)
+        todo = drop_settled(self.vault.root, state, items)
         if not todo:
             return
         now = time.time()
-        # Notes whose units wait in pending_units join the run, so the run that takes up
-        # their last unit can checkpoint them (else they would be extracted again).
-        waiting = {p for _, u in state.pending_units() for p in u.get("paths", [])}
         try:
-            run = self._run(frozenset(i.path for i in todo) | waiting)
+            run = self._run(with_waiting_units(state, [i.path for i in todo]))
         except ModelUnavailable as exc:
             self.gate.down(now, str(exc))
             # with ollama the gate holds them; with auto they wait out the same backoff
@@ -380,24 +336,14 @@ class Daemon:
             return
         except IndexServerUnavailable as exc:  # said in full; no traceback to add
             log.warning("%s; %d note(s) requeued", exc, len(todo))
-            for item in todo:
-                state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
+            requeue_each(state, todo, now, self._backoff, str(exc))
             return
         except Exception as exc:  # any failure: nothing lost, retried with backoff
             log.exception("run failed; %d note(s) requeued", len(todo))
-            for item in todo:
-                state.requeue([item.path], now, self._backoff(item.attempts), str(exc))
+            requeue_each(state, todo, now, self._backoff, str(exc))
             return
         self.gate.up()
-        for item in todo:
-            if item.path in run.failed_paths:
-                state.requeue([item.path], now, self._backoff(item.attempts),
-                              "a unit of this note failed; see `vaultlink status`")
-            elif item.path not in run.deferred_paths:
-                state.dequeue([item])  # integrated, unreadable (reported) or unchanged
-            elif not run.units:  # nothing can be taken up (auto_dream.max_units: 0?)
-                state.requeue([item.path], now, self._backoff(item.attempts),
-                              "no unit could be integrated; see auto_dream.max_units")
+        settle_after_run(state, todo, run, now, self._backoff)
 
     def backfill(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /backfill``: estimate (and with ``queue``, queue) backlog notes."""
@@ -412,7 +358,7 @@ class Daemon:
         first, longest = self.retry_backoff
         return float(min(first * 2 ** attempts, longest))
 
-    def _run(self, only: frozenset[str] | None) -> Any:
+    def _run(self, only: frozenset[str] | None) -> RunState:
         assert self._parts is not None
         heal_index(self._parts, self.options)  # its store deleted or damaged meanwhile?
         provider = choose_provider(self.options, self._parts.state)
@@ -420,37 +366,19 @@ class Daemon:
         ctx = dream_context(self._parts, self.options, provider, only=only,
                             progress=self._progress)
         ctx.should_stop = self._stop.is_set
-        self._working = True
+        self._progress.working = True
         try:
             run = run_dream(ctx, self.steps)
             self.arbiter.turn(INDEX)  # a search's embedding or a model call goes first
             keep_sections_current(self._parts, self._stop.is_set)
         finally:
-            self._working, self._current = False, None
+            self._progress.finished()
             close_models(ctx)
             release_after_run()
         self.runs += 1
         log.info("run %d (%s, %d note(s)): %s", run.run_id, provider,
                  len(only) if only is not None else -1, run.counts())
         return run
-
-    def _progress(self, event: str, detail: dict[str, Any]) -> None:
-        if event == "unit_started":
-            self._current = {"unit": detail.get("unit"), "paths": list(detail.get("paths", [])),
-                             "stage": "integrate", "tokens": None, "seconds": None}
-        elif event == "note_started":
-            self._current = {"unit": "", "paths": [detail.get("path")], "stage": "extract",
-                             "tokens": None, "seconds": None}
-        elif event == "model_progress" and self._current is not None:
-            # tokens the model has written so far and seconds since the call began
-            self._current = {**self._current, "tokens": detail.get("tokens"),
-                             "seconds": detail.get("seconds")}
-        elif event in ("note_finished", "note_failed"):
-            self._current = None
-        elif event == "unit_finished":
-            self._current = None
-            log.info("unit %s: %s %s %s", detail.get("unit"), detail.get("status"),
-                     detail.get("action") or "", detail.get("target") or detail.get("error"))
 
     # -- status ----------------------------------------------------------------------
 
@@ -459,19 +387,12 @@ class Daemon:
         now = time.time()
         durable = durable_status(self.state, now, self._last_provider)
         reachable = self.gate.reachable()
-        state = ("stopping" if self._stop.is_set() else "working" if self._working
+        state = ("stopping" if self._stop.is_set() else "working" if self._progress.working
                  else "waiting-for-model" if self.gate.waiting(now) else "idle")
-        # served to any holder of the token, and logged by clients: no credentials
-        provider, host, model = (self._last_provider, redact_url(self.llm_host),
-                                 str(self.options.model))
-        if self.provider == "auto":
-            provider = "ollama" if reachable else "offline"
-        elif self.provider == "offline":
-            host, model = "", ""  # no model is configured to be used
         return {
             "api_version": 1, "version": __version__, "vault": str(self.vault.root),
             "pid": os.getpid(), "started_at": iso(self.started_at), "state": state,
-            "model": {"provider": provider, "configured": self.provider, "host": host,
-                      "model": model, "reachable": reachable},
-            "current": self._current, **durable,
+            "model": model_view(self.provider, self._last_provider, self.llm_host,
+                                str(self.options.model), reachable),
+            "current": self._progress.current, **durable,
         }
