@@ -10,7 +10,6 @@ import http.client
 import json
 import os
 import re
-import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -20,13 +19,13 @@ from typing import Any
 import pytest
 
 from tests.test_daemon import wait_for
+from tests.vaults import copy_sample_vault
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
 from vaultlink.vault.graph import build_graph, check_vault
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 NODE_REF = {"path", "name", "description"}
 DECISION = {"id", "at", "run_id", "unit", "action", "target", "note", "diff", "undone",
@@ -35,8 +34,7 @@ DECISION = {"id", "at", "run_id", "unit", "action", "target", "note", "diff", "u
 
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    root = tmp_path_factory.mktemp("api") / "vault"
-    shutil.copytree(SAMPLE, root, copy_function=shutil.copy)  # fresh: inside backfill.days
+    root = copy_sample_vault(tmp_path_factory.mktemp("api") / "vault")
     (root / "notes").mkdir()
     (root / "notes/readme.md").write_text("# Not a daily note\n")
     settings = load_settings(root, environ={}).with_overrides(

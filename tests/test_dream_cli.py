@@ -13,11 +13,10 @@ from typer.testing import CliRunner
 
 from tests.fakes.competent import CompetentModel
 from tests.fakes.ollama_server import FakeOllama, down_url
+from tests.vaults import SAMPLE_VAULT
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 
 
 @pytest.fixture()
@@ -112,7 +111,7 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
     # and no Ollama answering, so the offline integrator runs and says so.
     monkeypatch.setenv("VAULTLINK_LLM__HOST", down_url())
     dest = tmp_path / "demo"
-    before = _snapshot(SAMPLE)
+    before = _snapshot(SAMPLE_VAULT)
     result = CliRunner().invoke(app, ["demo", "--to", str(dest)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "dreaming with the offline integrator" in result.output
@@ -124,7 +123,7 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
     assert len(decided) > 20
     assert not re.search(r"^\s+digest/\S+ \[(CREATE|REFINE|CORROBORATE)\]", result.output,
                          re.M)
-    assert _snapshot(SAMPLE) == before  # the checkout is never touched
+    assert _snapshot(SAMPLE_VAULT) == before  # the checkout is never touched
     assert any((dest / "digest").rglob("*.md"))
 
 

@@ -11,7 +11,6 @@ fenced with an id a note cannot guess. The stdio process, the daemon and HTTP ar
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import anyio
 import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from tests.vaults import copy_sample_vault
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import DaemonError, VaultlinkError
 from vaultlink.mcp import answers as a
@@ -30,7 +30,6 @@ from vaultlink.mcp.tools import Assistant
 from vaultlink.options import AssistOptions
 from vaultlink.vault.notes import Vault
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 TOOLS = {"node_search", "search", "read", "recent", "status", "integrate_now"}
 VACUUM = "digest/procedure/postgres-vacuum.md"
 
@@ -44,8 +43,7 @@ def assistant_for(root: Path) -> Assistant:
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("mcp")
-    root = base / "vault"
-    shutil.copytree(SAMPLE, root)
+    root = copy_sample_vault(base / "vault")
     (base / "secret.md").write_text("# Outside\n\nnot the vault's to show\n")
     (root / "digest/wiki/escape.md").symlink_to(base / "secret.md")
     sections = "".join(f"## Part {i}\n\n" + f"Line {i} of a long runbook.\n" * 120 + "\n"

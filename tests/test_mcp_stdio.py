@@ -10,7 +10,6 @@ vault's writer lock) and integrate_now queues a note.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.test_daemon import wait_for
+from tests.vaults import copy_sample_vault
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.process import lock_holder
 from vaultlink.daemon.service import Daemon
@@ -34,7 +34,6 @@ from vaultlink.daemon.service import Daemon
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_vault"
 QUESTION = "How do we vacuum the bloated documents table?"  # README, "Ask your assistant"
 SEARCH_EXAMPLE = "why does autovacuum fall behind"  # `vaultlink search --help`, bench
 TOOLS = {"node_search", "search", "read", "recent", "status", "integrate_now"}
@@ -42,8 +41,7 @@ VACUUM = "digest/procedure/postgres-vacuum.md"
 
 
 def copy_sample(base: Path) -> Path:
-    root = base / "vault"
-    shutil.copytree(SAMPLE, root, copy_function=shutil.copy)
+    root = copy_sample_vault(base / "vault")
     (root / ".vaultlink").mkdir()
     (root / ".vaultlink/config.yaml").write_text("llm:\n  provider: offline\napi:\n  port: 0\n")
     (base / "secret.md").write_text("# Outside the vault\n")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vaults import SAMPLE_VAULT
 from vaultlink.errors import NoteUnreadable
 from vaultlink.pipeline.context import SourceNote
 from vaultlink.pipeline.extract.step import source_note
@@ -22,7 +23,6 @@ from vaultlink.prose.subject_names import name_flaw
 from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
 
-SAMPLE = Path(__file__).parent.parent / "sample_vault"
 CASES = json.loads((Path(__file__).parent / "fixtures" / "sample_vault_cases.json").read_text())
 
 
@@ -43,7 +43,7 @@ def flat(text: str) -> str:
 
 
 def sample_notes() -> list[tuple[str, SourceNote]]:
-    vault = Vault(SAMPLE)
+    vault = Vault(SAMPLE_VAULT)
     out = []
     for info in vault.scan(["daily", "resource"]):
         try:
@@ -56,7 +56,7 @@ def sample_notes() -> list[tuple[str, SourceNote]]:
 
 def only_section(path: str, heading: str) -> SourceNote:
     """A sample note with only the section under ``heading`` marked new."""
-    n = Vault(SAMPLE).read_note(path)
+    n = Vault(SAMPLE_VAULT).read_note(path)
     src = source_note(n, frozenset())[0]
     sections = [(c, t, c.rsplit(" > ", 1)[-1] == heading) for c, t, _ in src.sections]
     assert any(new for _, _, new in sections), heading
@@ -81,7 +81,7 @@ def test_every_unit_line_is_the_notes_own_words_and_opens_on_a_sentence() -> Non
 def test_a_page_is_one_unit_whose_headings_are_its_aspects() -> None:
     """"Key formula" and "What the paper claims" name no subject: they are parts of the
     paper's one node, named by its title."""
-    n = Vault(SAMPLE).read_note("resource/rrf-paper-notes.md")
+    n = Vault(SAMPLE_VAULT).read_note("resource/rrf-paper-notes.md")
     (unit,) = OfflineExtractor().extract([source_note(n, frozenset())[0]])
     assert unit.title == "Reciprocal rank fusion"  # "(Cormack et al., 2009)" dropped
     assert unit.description.startswith("Reciprocal rank fusion (RRF) is a very simple way")
@@ -199,7 +199,7 @@ def test_a_name_says_the_subject(path: str, text: str, title: str) -> None:
 
 
 def test_the_checkpoint_known_sections_are_not_extracted_again() -> None:
-    n = Vault(SAMPLE).read_note("daily/2026-06-18/standup.md")
+    n = Vault(SAMPLE_VAULT).read_note("daily/2026-06-18/standup.md")
     src = source_note(n, frozenset(source_note(n, frozenset())[1]))[0]
     assert not any(new for _, _, new in src.sections)
     assert OfflineExtractor().extract([src]) == []

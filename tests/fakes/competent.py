@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.ollama_server import reply
+from tests.vaults import SAMPLE_VAULT
 
 CASES = Path(__file__).resolve().parent.parent / "fixtures" / "sample_vault_cases.json"
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_vault"
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def sample_plans() -> list[Plan]:
 
 def _name(target: str) -> str:
     """The target node's name, as its front matter gives it."""
-    text = (SAMPLE / target).read_text(encoding="utf-8")
+    text = (SAMPLE_VAULT / target).read_text(encoding="utf-8")
     found = re.search(r"^name: (.*)$", text, flags=re.MULTILINE)
     assert found, target
     return found.group(1).strip()
@@ -68,7 +68,7 @@ def _name(target: str) -> str:
 
 def _restated(target: str) -> str:
     """What a corroborating note says again: the target node's own description."""
-    text = (SAMPLE / target).read_text(encoding="utf-8")
+    text = (SAMPLE_VAULT / target).read_text(encoding="utf-8")
     found = re.search(r"^description: (.*)$", text, flags=re.MULTILINE)
     assert found, target
     return found.group(1).strip()
