@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from vaultlink.vault.backlog import Backlog, BacklogItem
+from vaultlink.vault.checkpoints import unchanged_since
 from vaultlink.vault.notes import NoteInfo, Vault
 from vaultlink.vault.state import State
 
@@ -67,7 +68,7 @@ def changed_notes(vault: Vault, state: State, now: float, days: int | None) -> l
     held = Backlog(state).hashes()
     checkpoints = state.checkpoint_hashes()
     return [i.path for i in infos if held.get(i.path) != i.hash
-            and checkpoints.get(i.path) != i.hash]
+            and not unchanged_since(checkpoints.get(i.path), i.hash)]
 
 
 def held_back(state: State, only: frozenset[str] | None, batch: int) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from vaultlink.pipeline.context import DreamContext, RunState
+from vaultlink.vault.checkpoints import waiting_paths
 from vaultlink.vault.state import Checkpoint
 
 log = logging.getLogger(__name__)
@@ -26,9 +27,7 @@ def checkpoint_paths(run: RunState, waiting: set[str] | None = None) -> list[str
 
 def finish_step(ctx: DreamContext, run: RunState) -> None:
     """Write the checkpoint and the run record (not in a dry run)."""
-    waiting = {p for f in ctx.state.open_failures() for p in f.paths}
-    waiting |= {p for _, u in ctx.state.pending_units() for p in u.get("paths", [])}
-    waiting |= ctx.state.proposal_paths()  # held for review: checkpointed once settled
+    waiting = waiting_paths(ctx.state)  # held for review too: checkpointed once settled
     paths = checkpoint_paths(run, waiting)
     run.checkpointed = paths
     if ctx.dry_run:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from vaultlink.errors import (
     IndexServerUnavailable,
@@ -38,8 +39,9 @@ from vaultlink.pipeline.extract.repeats import fingerprint, repeat_units, twin_o
 from vaultlink.pipeline.extract.template import NO_TEMPLATE, DayTemplate, day_template
 from vaultlink.pipeline.integrate.review import requeue_stale
 from vaultlink.prose.units import Unit
-from vaultlink.vault.notes import Note
-from vaultlink.vault.state import Failure
+from vaultlink.vault.checkpoints import unchanged_since, waiting_paths
+from vaultlink.vault.notes import Note, NoteInfo
+from vaultlink.vault.state import Checkpoint, Failure
 
 log = logging.getLogger(__name__)
 
@@ -60,63 +62,13 @@ def source_note(note: Note, known: frozenset[str], template: DayTemplate = NO_TE
 
 def extract_step(ctx: DreamContext, run: RunState) -> None:
     """Find changed notes, extract units, apply the per-run cap."""
-    vault, state = ctx.vault, ctx.state
+    state, vault = ctx.state, ctx.vault
     infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
     run.scanned = len(infos)
-    # The first start holds back older notes (dream.backfill); they wait while unchanged.
-    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
-    if held:
-        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
-    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
+    held = _held_back(ctx, infos)
     checkpoints = state.checkpoints()
-    # Files the walk left out (a symlink leading out of the vault) are notes not read:
-    # the summary and `vaultlink status` say so, with why.
-    left_out = vault.skipped_in([vault.daily, vault.resource])
-    for path, why in left_out.items():
-        run.skipped[path] = run.unread[path] = why
-    present = {i.path for i in infos} | set(left_out)
-    unread = {u["path"] for u in state.unread_notes()}
-    run.gone = sorted(p for p in {*checkpoints, *unread} if p not in present)
-    if run.gone and not ctx.dry_run:
-        state.drop_checkpoints(run.gone)
-        state.forget_readings(run.gone)
-    yields = state.note_yields()
-    notes: list[SourceNote] = []
-    template: DayTemplate | None = None  # found once, when a note is read
-    for info in infos:
-        cp = checkpoints.get(info.path)
-        if held.get(info.path) == info.hash:
-            continue
-        gave, rules = yields.get(info.path, (1, ""))
-        if cp is not None and cp.hash == info.hash and (gave or rules == ctx.extractor.rules):
-            if info.path in unread:  # broken, then put back as it was when integrated
-                run.readable.append(info.path)
-            continue
-        if cp is not None and cp.hash == info.hash:
-            cp = None  # it gave nothing under other rules (or without a model): read it again
-        if ctx.only is not None and info.path not in ctx.only:
-            continue
-        # A note no wikilink can name would give units that cannot cite it: it waits,
-        # not checkpointed, until the user renames it.
-        reason, note = unlinkable_reason(info.path), None
-        if reason is None:
-            try:
-                note = vault.read_note(info.path)
-            except (NoteUnreadable, VaultError) as exc:
-                reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
-        if note is None:
-            run.skipped[info.path] = run.unread[info.path] = reason or "unreadable"
-            log.info("skipping %s: %s", info.path, reason)  # progress shows it; status too
-            ctx.report("note_skipped", path=info.path, reason=reason)
-            continue
-        if template is None:
-            template = day_template(vault, [i for i in infos
-                                            if i.path.startswith(f"{vault.daily}/")])
-        src, prints = source_note(note, frozenset(cp.sections if cp else ()), template)
-        run.changed[info.path] = note.hash
-        run.sections[info.path] = prints
-        if src.new_text().strip():
-            notes.append(src)
+    present, unread = _drop_gone(ctx, run, set(checkpoints), {i.path for i in infos})
+    notes, template = _changed_notes(ctx, run, infos, checkpoints, held, unread)
     if not ctx.dry_run:  # a proposal whose node changed since: its unit is decided again
         for stale in requeue_stale(vault, state):
             ctx.report("proposal_stale", id=stale.id, unit=stale.unit.get("name", ""),
@@ -127,28 +79,114 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     if gone and not ctx.dry_run:  # its source was deleted: nothing left to integrate
         state.resolve_failure(f.id for f in gone)
     failures = [f for f in failures if f not in gone]
-    unit_failures = [f for f in failures if f.kind == "unit"]
     note_failures = {f.paths[0]: f for f in failures if f.kind == "note" and f.paths}
     # Notes whose units wait (pending, failed, or held for review) are not extracted
     # again: their units are taken up as they are, and the run that integrates the last
     # one (or settling its last proposal, ``pipeline/integrate/review.py``) checkpoints them.
-    run.held_paths = ({p for _, u in pending for p in u.get("paths", [])}
-                      | {p for f in unit_failures for p in f.paths} | state.proposal_paths())
+    run.held_paths = waiting_paths(state, failed_notes=False, failures=failures)
     sent = [n for n in notes if n.path not in run.held_paths
             and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
     run.parked_paths.update(n.path for n in notes if n not in sent
                             and n.path not in run.held_paths)
-    retries = [f for f in unit_failures if not f.parked
+    retries = [f for f in failures if f.kind == "unit" and not f.parked
                and (ctx.only is None or set(f.paths) & ctx.only)]
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
     room = max(ctx.max_units - len(retries) - len(pending), 0)
-    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints),
-                           template or NO_TEMPLATE)
+    fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints), template)
     sizes = {i.path: i.size for i in infos}
     read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
     run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
     record_readings(ctx, run, read)
+    _take_units(ctx, run, retries, pending, fresh)
+
+
+def _held_back(ctx: DreamContext, infos: list[NoteInfo]) -> dict[str, str]:
+    """Path -> hash of the backlog notes this run passes over while unchanged."""
+    state = ctx.state
+    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
+    if held:
+        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+    held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
+    return held
+
+
+def _drop_gone(ctx: DreamContext, run: RunState, checkpointed: set[str],
+               scanned: set[str]) -> tuple[set[str], set[str]]:
+    """The paths present (scanned or left out by the walk) and the notes recorded
+    unread; the checkpoints and readings of notes gone are dropped."""
+    vault, state = ctx.vault, ctx.state
+    # Files the walk left out (a symlink leading out of the vault) are notes not read:
+    # the summary and `vaultlink status` say so, with why.
+    left_out = vault.skipped_in([vault.daily, vault.resource])
+    for path, why in left_out.items():
+        run.skipped[path] = run.unread[path] = why
+    present = scanned | set(left_out)
+    unread = {u["path"] for u in state.unread_notes()}
+    run.gone = sorted(p for p in checkpointed | unread if p not in present)
+    if run.gone and not ctx.dry_run:
+        state.drop_checkpoints(run.gone)
+        state.forget_readings(run.gone)
+    return present, unread
+
+
+def _changed_notes(ctx: DreamContext, run: RunState, infos: list[NoteInfo],
+                   checkpoints: dict[str, Checkpoint], held: dict[str, str],
+                   unread: set[str]) -> tuple[list[SourceNote], DayTemplate]:
+    """The notes to extract: changed since their checkpoint (or read under other rules
+    and given nothing), not ``held`` back in the backlog, readable, with new text."""
+    yields = ctx.state.note_yields()
+    notes: list[SourceNote] = []
+    template: DayTemplate | None = None  # found once, when a note is read
+    for info in infos:
+        cp = checkpoints.get(info.path)
+        if held.get(info.path) == info.hash:
+            continue
+        if unchanged_since(cp, info.hash):
+            gave, rules = yields.get(info.path, (1, ""))
+            if gave or rules == ctx.extractor.rules:
+                if info.path in unread:  # broken, then put back as it was when integrated
+                    run.readable.append(info.path)
+                continue
+            cp = None  # it gave nothing under other rules (or without a model): read it again
+        if ctx.only is not None and info.path not in ctx.only:
+            continue
+        note = _read(ctx, run, info.path)
+        if note is None:
+            continue
+        if template is None:
+            template = day_template(ctx.vault, [i for i in infos
+                                                if i.path.startswith(f"{ctx.vault.daily}/")])
+        src, prints = source_note(note, frozenset(cp.sections if cp else ()), template)
+        run.changed[info.path] = note.hash
+        run.sections[info.path] = prints
+        if src.new_text().strip():
+            notes.append(src)
+    return notes, template or NO_TEMPLATE
+
+
+def _read(ctx: DreamContext, run: RunState, path: str) -> Note | None:
+    """The note at ``path``, or None when it cannot be read or cited (reported)."""
+    # A note no wikilink can name would give units that cannot cite it: it waits,
+    # not checkpointed, until the user renames it.
+    reason, note = unlinkable_reason(path), None
+    if reason is None:
+        try:
+            note = ctx.vault.read_note(path)
+        except (NoteUnreadable, VaultError) as exc:
+            reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
+    if note is None:
+        run.skipped[path] = run.unread[path] = reason or "unreadable"
+        log.info("skipping %s: %s", path, reason)  # progress shows it; status too
+        ctx.report("note_skipped", path=path, reason=reason)
+    return note
+
+
+def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
+                pending: list[tuple[int, dict[str, Any]]], fresh: list[Unit]) -> None:
+    """The run's units: failed ones first, then pending, then fresh, up to the cap; the
+    rest wait (their notes are not checkpointed)."""
     queued: list[tuple[Unit, int | None, Retry | None]] = [
         (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
     if ctx.dry_run:
@@ -157,8 +195,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     else:
         # Every unit waits in pending_units until integrate decides it, so a run killed
         # midway loses none: the notes of pending units are not extracted again.
-        state.add_pending(u.to_dict() for u in fresh)
-        queued += [(Unit.from_dict(u), i, None) for i, u in state.pending_units()]
+        ctx.state.add_pending(u.to_dict() for u in fresh)
+        queued += [(Unit.from_dict(u), i, None) for i, u in ctx.state.pending_units()]
     taken = queued[:ctx.max_units]
     run.units = [u for u, _, _ in taken]
     run.pending_ids = [i for _, i, _ in taken]  # aligned with run.units
@@ -198,9 +236,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             break
         ctx.report("note_started", index=i, total=len(notes), path=note.path)
         failure = failures.get(note.path)
-        usage = getattr(ctx.extractor, "usage", None)  # a model extractor counts its calls
-        before = (sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds) if usage \
-            else (0, 0, 0.0)
+        before = _spent(ctx)
         try:
             # a note that repeats an integrated one corroborates its nodes, with no model
             twin = twin_of(ctx, note, checkpointed, template) \
@@ -220,8 +256,8 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             continue
         if failure is not None and not ctx.dry_run:
             ctx.state.resolve_failure([failure.id])
-        spent = ((sum(usage.prompt_tokens) - before[0], usage.answer_tokens - before[1],
-                  usage.seconds - before[2]) if usage else (0, 0, 0.0))
+        after = _spent(ctx)
+        spent = (after[0] - before[0], after[1] - before[1], after[2] - before[2])
         run.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
                                         "answer_tokens": spent[1],
                                         "model_seconds": round(spent[2], 2)}
@@ -239,6 +275,15 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
                        reason=reasons_text(passed) or ctx.extractor.passes_over)
         fresh.extend(units)
     return fresh
+
+
+def _spent(ctx: DreamContext) -> tuple[int, int, float]:
+    """Prompt and answer tokens and model seconds the extractor has spent so far (a model
+    extractor counts its calls; the others spend nothing)."""
+    usage = getattr(ctx.extractor, "usage", None)
+    if usage is None:
+        return 0, 0, 0.0
+    return sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds
 
 
 def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Failure | None,

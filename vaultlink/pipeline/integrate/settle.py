@@ -26,6 +26,7 @@ from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.actions import Action
+from vaultlink.vault.checkpoints import waiting_paths
 from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.proposals import Proposal, ProposalState
@@ -131,9 +132,7 @@ def _settled_stale(state: State, p: Proposal, why: str) -> Settled:
 def _checkpoint(state: State, p: Proposal) -> None:
     """Checkpoint the proposal's notes as its run read them, unless a unit of theirs
     still waits (another proposal, a pending or failed unit)."""
-    waiting = state.proposal_paths()
-    waiting |= {x for _, u in state.pending_units() for x in u.get("paths", [])}
-    waiting |= {x for f in state.open_failures() for x in f.paths}
+    waiting = waiting_paths(state)
     state.set_checkpoints(Checkpoint(path, str(m[0]), tuple(m[1]))
                           for path, m in p.marks.items() if path not in waiting)
 
