@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.vaults import write_note
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
@@ -41,9 +42,8 @@ def text_of(topic: str) -> str:
 
 
 def put(root: Path, rel: str, text: str, days_ago: float = 0.0) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    """``write_note``, its mtime set ``days_ago``: backfill picks notes by age."""
+    path = write_note(root, rel, text)
     if days_ago:
         when = time.time() - days_ago * DAY
         os.utime(path, (when, when))

@@ -14,6 +14,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from tests.vaults import vault_with
 from vaultlink.cli import app, main
 from vaultlink.cli.settings import DEFAULT_CONFIG_YAML, config_path
 
@@ -41,17 +42,11 @@ def _no_vaultlink_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    files = {
+    return vault_with(tmp_path / "vault", {
         "daily/2026-06-20.md": "# June 20\n\nHybrid search, see [[hybrid-search]].\n",
         "daily/2026-06-21.md": "Back to [[2026-06-20]].\n",
         "digest/wiki/hybrid-search.md": GOOD_NODE,
-    }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    (root / "resource").mkdir()
-    return root
+    })
 
 
 def run_main(*args: str) -> subprocess.CompletedProcess[str]:

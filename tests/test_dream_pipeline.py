@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from tests.fakes.competent import is_topics_request
 from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from tests.vaults import write_notes
 from vaultlink.cli import app
 from vaultlink.errors import ConfigError, UndoConflict
 from vaultlink.llm.chat import estimate_tokens
@@ -24,9 +25,8 @@ from vaultlink.vault.state import State
 
 
 def make_vault(root: Path, notes: dict[str, str]) -> Path:
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    """The notes, and an empty ``digest/wiki`` for the nodes the model writes."""
+    write_notes(root, notes)
     (root / "digest/wiki").mkdir(parents=True, exist_ok=True)
     return root
 

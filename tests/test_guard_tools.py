@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vaults import write_notes
 from vaultlink.errors import GuardRefusal
 from vaultlink.pipeline.context import Hit
 from vaultlink.pipeline.integrate.guard import Guard
@@ -38,13 +39,10 @@ class NoRecall:
 
 @pytest.fixture()
 def vault(tmp_path: Path) -> Vault:
-    for rel, text in {SOURCE: "## A\n\nDepth is now 200.\n", "daily/2026-06-01.md": "x\n",
-                      NODE: NODE_TEXT,
-                      "digest/wiki/ranking.md": "---\nname: R\ndescription: d\n---\nr\n",
-                      ".vaultlink/token": "secret\n"}.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    return Vault(tmp_path)
+    return Vault(write_notes(tmp_path, {
+        SOURCE: "## A\n\nDepth is now 200.\n", "daily/2026-06-01.md": "x\n", NODE: NODE_TEXT,
+        "digest/wiki/ranking.md": "---\nname: R\ndescription: d\n---\nr\n",
+        ".vaultlink/token": "secret\n"}))
 
 
 def toolbox(vault: Vault, bucket: str = "wiki") -> Toolbox:

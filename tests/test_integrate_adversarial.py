@@ -15,6 +15,7 @@ import pytest
 
 from tests.fakes.dreamkit import dream, snapshot, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
+from tests.vaults import write_notes
 from vaultlink.errors import ModelUnavailable
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -37,18 +38,14 @@ Stop the service, rebuild, start it again. See [[digest/wiki/search.md]].
 
 @pytest.fixture()
 def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "v"
-    (root / "daily").mkdir(parents=True)
-    (root / "digest/procedure").mkdir(parents=True)
-    (root / "digest/wiki").mkdir(parents=True)
-    (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nWe stopped the service.\n")
-    (root / SOURCE).write_text("## Decisions\n\nSince v2.3 the index rebuild runs online, "
-                               "the service stays up during the rebuild.\n")
-    (root / NODE).write_text(NODE_TEXT)
-    (root / "digest/wiki/search.md").write_text(
-        "---\nname: Search\ndescription: How search works.\n---\nSearch finds notes.\n\n"
-        "## Sources\n\n- Described first in [[daily/2026-06-01.md]].\n")
-    return root
+    return write_notes(tmp_path / "v", {
+        "daily/2026-06-01.md": "## Rebuild\n\nWe stopped the service.\n",
+        SOURCE: "## Decisions\n\nSince v2.3 the index rebuild runs online, "
+                "the service stays up during the rebuild.\n",
+        NODE: NODE_TEXT,
+        "digest/wiki/search.md":
+            "---\nname: Search\ndescription: How search works.\n---\nSearch finds notes.\n\n"
+            "## Sources\n\n- Described first in [[daily/2026-06-01.md]].\n"})
 
 
 def assert_vault_sound(root: Path, before: dict[str, bytes]) -> None:

@@ -19,6 +19,7 @@ from tests.fakes.competent import extract_request
 from tests.fakes.dreamkit import creator, offline_dream, with_extract
 from tests.fakes.dreamkit import dream as model_dream
 from tests.fakes.ollama_server import FakeOllama
+from tests.vaults import vault_with
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.llm.chat import ChatReply
 from vaultlink.markdown.sections import chunk_note
@@ -44,8 +45,7 @@ def vault_of(tmp_path: Path, *names: str, leave_out: tuple[str, ...] = ()) -> Pa
     root = tmp_path / "vault"
     for name in names:
         shutil.copytree(FIXTURES / name, root, dirs_exist_ok=True)
-    for folder in ("daily", "resource", "digest"):
-        (root / folder).mkdir(parents=True, exist_ok=True)
+    vault_with(root, {})
     for rel in leave_out:
         path = root / rel
         shutil.rmtree(path) if path.is_dir() else path.unlink()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vaults import write_note
 from vaultlink.cli.settings import load_settings
 from vaultlink.pipeline.compose import Parts, close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
@@ -33,13 +34,6 @@ class CountingVault(Vault):
         return super().read_bytes(raw)
 
 
-def put(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def age(state: State) -> None:
     """Make the stored hashes look taken well after the notes were written, as they are
     in use (a note hashed in the clock tick it was written is hashed again)."""
@@ -59,8 +53,8 @@ def state(tmp_path: Path) -> Iterator[State]:
 def vault(tmp_path: Path) -> CountingVault:
     root = tmp_path / "vault"
     for i in range(5):
-        put(root, f"daily/2026-06-0{i + 1}.md", f"# Day {i}\n\nNote number {i}.\n")
-    put(root, "resource/paper.md", "# Paper\n\nA paper.\n")
+        write_note(root, f"daily/2026-06-0{i + 1}.md", f"# Day {i}\n\nNote number {i}.\n")
+    write_note(root, "resource/paper.md", "# Paper\n\nA paper.\n")
     return CountingVault(root)
 
 
@@ -72,7 +66,7 @@ def test_a_scan_with_a_cache_reads_only_the_notes_whose_stat_moved(
     vault.reads.clear()
     assert vault.scan(["daily", "resource"], cache=state) == first
     assert vault.reads == []
-    put(vault.root, "daily/2026-06-02.md", "# Day 1\n\nEdited.\n")
+    write_note(vault.root, "daily/2026-06-02.md", "# Day 1\n\nEdited.\n")
     again = {i.path: i.hash for i in vault.scan(["daily", "resource"], cache=state)}
     assert vault.reads == ["daily/2026-06-02.md"]
     assert again["daily/2026-06-02.md"] == content_hash(b"# Day 1\n\nEdited.\n")
@@ -138,7 +132,7 @@ def test_a_dream_with_nothing_changed_reads_no_note_and_one_change_reads_one(
         idle = one_run(parts, vault.root)
         assert (idle.counts()["scanned"], idle.counts()["changed"]) == (6, 0)
         assert [r for r in vault.reads if not r.startswith("digest/")] == []
-        put(vault.root, "resource/paper.md", "# Paper\n\nA paper on hybrid search.\n")
+        write_note(vault.root, "resource/paper.md", "# Paper\n\nA paper on hybrid search.\n")
         vault.reads.clear()
         one = one_run(parts, vault.root)
         assert one.counts()["changed"] == 1

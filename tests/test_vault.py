@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vaults import vault_with, write_note
 from vaultlink.errors import (
     BinaryNote,
     BrokenFrontmatter,
@@ -31,20 +32,7 @@ NODE = "digest/wiki/hybrid-search.md"
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
-    root = tmp_path / "vault"
-    for folder in ("daily", "resource", "digest"):
-        (root / folder).mkdir(parents=True)
-    return Vault(root)
-
-
-def put(vault: Vault, rel: str, data: str | bytes) -> Path:
-    path = vault.root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, str):
-        path.write_text(data, encoding="utf-8")
-    else:
-        path.write_bytes(data)
-    return path
+    return Vault(vault_with(tmp_path / "vault", {}))
 
 
 def leftovers(root: Path) -> list[str]:
@@ -84,7 +72,7 @@ def test_paths_are_normalised_to_nfc_and_forward_slashes() -> None:
 
 
 def test_nfd_path_reads_the_nfc_file(vault: Vault) -> None:
-    put(vault, unicodedata.normalize("NFC", "daily/Café.md"), "hello\n")
+    write_note(vault.root, unicodedata.normalize("NFC", "daily/Café.md"), "hello\n")
     note = vault.read_note(unicodedata.normalize("NFD", "daily/Café.md"))
     assert note.body == "hello"
     assert note.path == unicodedata.normalize("NFC", "daily/Café.md")
@@ -126,7 +114,7 @@ def test_a_file_leading_out_is_recorded_with_why_not_warned_about_at_every_walk(
 
 
 def test_symlink_inside_pointing_inside_is_fine(vault: Vault) -> None:
-    put(vault, "resource/paper.md", "paper\n")
+    write_note(vault.root, "resource/paper.md", "paper\n")
     (vault.root / "daily" / "alias.md").symlink_to(vault.root / "resource" / "paper.md")
     assert vault.abs("daily/alias.md") == vault.root / "daily" / "alias.md"
     assert vault.read_note("daily/alias.md").body == "paper"
@@ -134,7 +122,7 @@ def test_symlink_inside_pointing_inside_is_fine(vault: Vault) -> None:
 
 
 def test_vault_root_reached_through_a_symlink_still_works(tmp_path: Path, vault: Vault) -> None:
-    put(vault, "daily/a.md", "a\n")
+    write_note(vault.root, "daily/a.md", "a\n")
     link = tmp_path / "vault-link"
     link.symlink_to(vault.root, target_is_directory=True)
     linked = Vault(link)
@@ -146,7 +134,7 @@ def test_symlink_loops_are_refused_and_skipped_not_crashing(vault: Vault) -> Non
     (vault.root / "daily" / "loop.md").symlink_to(vault.root / "daily" / "loop.md")
     (vault.root / "daily" / "a.md").symlink_to(vault.root / "daily" / "b.md")
     (vault.root / "daily" / "b.md").symlink_to(vault.root / "daily" / "a.md")
-    put(vault, "daily/ok.md", "ok\n")
+    write_note(vault.root, "daily/ok.md", "ok\n")
     assert [i.path for i in vault.scan()] == ["daily/ok.md"]
     assert not vault.exists("daily/loop.md")
     with pytest.raises(PathRefused, match="loop"):
@@ -155,7 +143,7 @@ def test_symlink_loops_are_refused_and_skipped_not_crashing(vault: Vault) -> Non
 
 def test_a_fifo_named_like_a_note_does_not_block(vault: Vault) -> None:
     os.mkfifo(vault.root / "daily" / "pipe.md")
-    put(vault, "daily/ok.md", "ok\n")
+    write_note(vault.root, "daily/ok.md", "ok\n")
     result: list[object] = []
 
     def scan_and_read() -> None:
@@ -175,7 +163,7 @@ def test_a_fifo_named_like_a_note_does_not_block(vault: Vault) -> None:
 def test_a_note_that_cannot_be_read_is_note_unreadable(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    put(vault, "daily/locked.md", "secret\n")
+    write_note(vault.root, "daily/locked.md", "secret\n")
     real_read = Path.read_bytes
 
     def read_bytes(self: Path) -> bytes:
@@ -213,8 +201,8 @@ def test_missing_vault_folder_raises(tmp_path: Path) -> None:
 )
 def test_editor_and_sync_conflict_files_are_skipped(vault: Vault, name: str) -> None:
     assert is_skipped_name(name)
-    put(vault, f"daily/{name}", "copy\n")
-    put(vault, "daily/real.md", "real\n")
+    write_note(vault.root, f"daily/{name}", "copy\n")
+    write_note(vault.root, "daily/real.md", "real\n")
     assert [i.path for i in vault.scan()] == ["daily/real.md"]
 
 
@@ -232,23 +220,23 @@ def test_user_notes_that_merely_mention_conflicts_are_not_skipped(
     vault: Vault, name: str
 ) -> None:
     assert not is_skipped_name(name)
-    put(vault, f"daily/{name}", "mine\n")
+    write_note(vault.root, f"daily/{name}", "mine\n")
     assert [i.path for i in vault.scan()] == [f"daily/{name}"]
 
 
 @pytest.mark.parametrize("folder", [".obsidian", ".trash", ".vaultlink", ".git"])
 def test_tool_folders_are_skipped(vault: Vault, folder: str) -> None:
-    put(vault, f"{folder}/x.md", "tool\n")
-    put(vault, f"daily/{folder}/y.md", "tool\n")
-    put(vault, "daily/real.md", "real\n")
+    write_note(vault.root, f"{folder}/x.md", "tool\n")
+    write_note(vault.root, f"daily/{folder}/y.md", "tool\n")
+    write_note(vault.root, "daily/real.md", "real\n")
     assert list(vault.iter_files()) == ["daily/real.md"]
 
 
 def test_scan_reports_size_mtime_and_sha256(vault: Vault) -> None:
     data = "# Day\n\nCafé ☕\n".encode()
-    path = put(vault, "daily/2026-06-20.md", data)
+    path = write_note(vault.root, "daily/2026-06-20.md", data)
     os.utime(path, (1_750_000_000, 1_750_000_000))
-    put(vault, "resource/figure.png", b"\x89PNG\x00")
+    write_note(vault.root, "resource/figure.png", b"\x89PNG\x00")
     [info] = vault.scan()
     assert info.path == "daily/2026-06-20.md"
     assert info.size == len(data)
@@ -259,7 +247,7 @@ def test_scan_reports_size_mtime_and_sha256(vault: Vault) -> None:
 def test_scan_covers_only_the_configured_folders_sorted(vault: Vault) -> None:
     for rel in ("resource/b.md", "daily/2026/z.md", "daily/a.md", "digest/wiki/n.md",
                 "elsewhere/x.md", "root.md"):
-        put(vault, rel, "x\n")
+        write_note(vault.root, rel, "x\n")
     assert [i.path for i in vault.scan()] == [
         "daily/2026/z.md", "daily/a.md", "digest/wiki/n.md", "resource/b.md"]
     assert "root.md" in list(vault.iter_files())
@@ -289,7 +277,7 @@ def test_scan_reports_oversized_notes_without_hashing(tmp_path: Path) -> None:
 def test_bad_notes_raise_typed_errors_with_path_and_reason(
     vault: Vault, data: bytes, error: type[NoteUnreadable]
 ) -> None:
-    put(vault, "daily/bad.md", data)
+    write_note(vault.root, "daily/bad.md", data)
     with pytest.raises(error) as info:
         vault.read_note("daily/bad.md")
     exc = info.value
@@ -324,7 +312,7 @@ def test_a_folder_is_not_a_note(vault: Vault) -> None:
 
 def test_utf8_bom_is_fine(vault: Vault) -> None:
     data = b"\xef\xbb\xbf---\nname: Caf\xc3\xa9\n---\nbody [[x]]\n"
-    put(vault, "daily/bom.md", data)
+    write_note(vault.root, "daily/bom.md", data)
     note = vault.read_note("daily/bom.md")
     assert note.frontmatter == {"name": "Café"}
     assert note.body == "body [[x]]"
@@ -333,21 +321,22 @@ def test_utf8_bom_is_fine(vault: Vault) -> None:
 
 
 def test_frontmatter_that_is_not_a_mapping_is_broken(vault: Vault) -> None:
-    put(vault, "daily/list.md", "---\n- a\n- b\n---\nbody\n")
+    write_note(vault.root, "daily/list.md", "---\n- a\n- b\n---\nbody\n")
     with pytest.raises(BrokenFrontmatter):
         vault.read_note("daily/list.md")
 
 
 def test_empty_frontmatter_and_no_frontmatter_are_fine(vault: Vault) -> None:
-    put(vault, "daily/empty.md", "---\n---\nbody\n")
-    put(vault, "daily/none.md", "just text\n")
+    write_note(vault.root, "daily/empty.md", "---\n---\nbody\n")
+    write_note(vault.root, "daily/none.md", "just text\n")
     assert vault.read_note("daily/empty.md").frontmatter == {}
     assert vault.read_note("daily/none.md").body == "just text"
 
 
 def test_note_name_and_description_fall_back(vault: Vault) -> None:
-    put(vault, "digest/wiki/a.md", "---\nname: A node\ndescription: What it is.\n---\nx\n")
-    put(vault, "digest/wiki/b-slug.md", "x\n")
+    write_note(vault.root, "digest/wiki/a.md",
+               "---\nname: A node\ndescription: What it is.\n---\nx\n")
+    write_note(vault.root, "digest/wiki/b-slug.md", "x\n")
     a, b = vault.read_note("digest/wiki/a.md"), vault.read_note("digest/wiki/b-slug.md")
     assert (a.name, a.description) == ("A node", "What it is.")
     assert (b.name, b.description) == ("b-slug", "")
@@ -374,7 +363,7 @@ def test_write_creates_when_expected_hash_is_none(vault: Vault) -> None:
 
 
 def test_create_over_an_existing_file_is_a_conflict(vault: Vault) -> None:
-    put(vault, NODE, "the user's node\n")
+    write_note(vault.root, NODE, "the user's node\n")
     with pytest.raises(WriteConflict):
         vault.write(NODE, "ours\n", None)
     assert (vault.root / NODE).read_text() == "the user's node\n"
@@ -471,7 +460,7 @@ def test_delete_of_a_missing_file_is_a_conflict(vault: Vault) -> None:
 
 
 def test_delete_outside_digest_is_refused(vault: Vault) -> None:
-    put(vault, "daily/x.md", "mine\n")
+    write_note(vault.root, "daily/x.md", "mine\n")
     with pytest.raises(PathRefused):
         vault.delete("daily/x.md", content_hash(b"mine\n"))
     assert (vault.root / "daily/x.md").read_text() == "mine\n"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.vaults import write_notes
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import PathRefused, Refusal, VaultlinkError
 from vaultlink.mcp.tools import Assistant
@@ -36,12 +37,11 @@ SECRETS = {
 
 @pytest.fixture()
 def vault(tmp_path: Path) -> Vault:
-    root = tmp_path / "v"
-    for rel, text in {**SECRETS, SOURCE: "# Rebuild\n\nThe rebuild runs online now.\n",
-                      "digest/wiki/search.md": "---\nname: Search\ndescription: How "
-                      "search works.\n---\nSearch finds notes.\n"}.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    # besides the notes, the secrets a reader must never see and links that point at them
+    root = write_notes(tmp_path / "v", {
+        **SECRETS, SOURCE: "# Rebuild\n\nThe rebuild runs online now.\n",
+        "digest/wiki/search.md": "---\nname: Search\ndescription: How "
+                                 "search works.\n---\nSearch finds notes.\n"})
     (root / "resource").mkdir()
     (root / "resource/t.md").symlink_to(root / ".vaultlink/token")
     (root / "resource/pin.md").symlink_to(root / "private/secret.md")
