@@ -19,8 +19,9 @@ from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions, redact_url
 from vaultlink.pipeline.context import DreamContext, Extractor, Progress, ReviewMode
 from vaultlink.pipeline.extract.extractor import ModelExtractor
-from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.pipeline.offline.extract import OfflineExtractor
 from vaultlink.pipeline.offline.policy import MIN_STEPS as OFFLINE_MIN_STEPS
+from vaultlink.pipeline.offline.policy import OfflinePolicy
 from vaultlink.pipeline.topics import ModelTopicPicker
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State

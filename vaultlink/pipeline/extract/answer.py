@@ -1,10 +1,10 @@
-"""From the model's answer to units: items merged by name, summaries kept to what the
-note says (not the prompt's example), code put back as code.
+"""The model's answer read: items merged by name, summaries as plain text with their
+code kept as code, and how much of a summary the note (not the prompt's example) says.
+The extractor builds its units from these. Pure functions.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import textwrap
 from typing import Any
@@ -12,16 +12,8 @@ from typing import Any
 from vaultlink.markdown.language import subject_words
 from vaultlink.markdown.links import RAW_WIKILINK
 from vaultlink.markdown.text import FENCED_BLOCK
-from vaultlink.pipeline.context import SourceNote
-from vaultlink.pipeline.extract.unit_names import (
-    named_by_title,
-    subject_name,
-)
 from vaultlink.prose.sentences import split_sentences
-from vaultlink.prose.units import Unit, normalize_bucket, slugify
-
-log = logging.getLogger(__name__)
-
+from vaultlink.prose.units import slugify
 
 # Share of a summary's content words (stemmed) that must occur in the note. Every unit
 # the 1.5B extracted on sample_vault and realdocs kept 0.75 or more; the six the 0.5B
@@ -37,6 +29,8 @@ GROUNDED = 0.4
 # an hour, then revoke the old one" (3 and 4 such words); the note's own sentences of
 # the 1.5B's sample_vault and realdocs units had at most one.
 ECHOED_WORDS = 3
+
+
 def merged_items(items: list[Any]) -> list[dict[str, Any]]:
     """Answer items with one name are one subject: their summaries joined (small models
     cut one procedure into a unit per step); a summary given twice counts once."""
@@ -54,16 +48,10 @@ def merged_items(items: list[Any]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def unit_of(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
-    """A unit from one answer item, its source the note, its name made specific."""
-    # A summary is plain words: a link copied from the note ([[2026-06-31]]) may name no
-    # note, and links are the integrator's to write (checked by the guard).
-    summary = RAW_WIKILINK.sub(_label, summary_text(str(raw.get("summary") or "")))
-    if not summary:
-        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
-        return None
-    return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
-                normalize_bucket(raw.get("bucket")), summary, [path])
+def plain_summary(text: str) -> str:
+    """A summary as plain words: a link copied from the note ([[2026-06-31]]) may name no
+    note, and links are the integrator's to write (checked by the guard)."""
+    return RAW_WIKILINK.sub(_label, summary_text(text))
 
 
 def summary_text(text: str) -> str:
@@ -156,31 +144,3 @@ def without_echoes(summary: str, example: str, source: str) -> str:
             kept.append(" ".join(sentences))
     return "\n\n".join(kept).strip()
 
-
-def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int,
-               example: str, title: str | None) -> list[Unit]:
-    """The units of an answer worth keeping, at most ``most``; ``title`` is the page's
-    own title when the note is a page the person keeps (None for their own notes)."""
-    units = []
-    for raw in merged_items(items)[:most]:
-        unit = unit_of(raw, note.path, headings)
-        if unit is None:
-            continue
-        if grounded(unit.summary, note.new_text()) < GROUNDED:
-            log.info("dropping unit %r of %s: its summary is not in the note (%s)",
-                     unit.name, note.path, unit.summary[:80])
-            continue
-        unit.summary = without_echoes(unit.summary, example, note.new_text())
-        if not unit.summary:
-            log.info("dropping unit %r of %s: its summary is the prompt's example",
-                     unit.name, note.path)
-            continue
-        unit.summary = with_code_restored(unit.summary, note.new_text())
-        if title is not None:
-            # A document the person keeps is general knowledge: the 1.5B put pages of
-            # the Hatch docs under "personal" (this person's facts and preferences).
-            if unit.bucket == "personal":
-                unit.bucket = "wiki"
-            named_by_title(unit, title)
-        units.append(unit)
-    return units

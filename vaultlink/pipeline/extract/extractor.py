@@ -23,7 +23,14 @@ from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 from vaultlink.markdown.language import language_of
 from vaultlink.markdown.obsidian import readable_text
 from vaultlink.pipeline.context import PassedOver, SourceNote
-from vaultlink.pipeline.extract.answer import kept_units
+from vaultlink.pipeline.extract.answer import (
+    GROUNDED,
+    grounded,
+    merged_items,
+    plain_summary,
+    with_code_restored,
+    without_echoes,
+)
 from vaultlink.pipeline.extract.prompt import (
     EXTRACT_SCHEMA,
     MAX_UNITS,
@@ -32,9 +39,15 @@ from vaultlink.pipeline.extract.prompt import (
     extract_prompt,
     language_hint,
 )
-from vaultlink.pipeline.extract.unit_names import SKIP_HEADINGS, page_heading, unique_names
+from vaultlink.pipeline.extract.unit_names import (
+    SKIP_HEADINGS,
+    named_by_title,
+    page_heading,
+    subject_name,
+    unique_names,
+)
 from vaultlink.pipeline.integrate.session import Usage
-from vaultlink.prose.units import Unit, slugify
+from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
 
@@ -144,3 +157,42 @@ class ModelExtractor:
                             {"role": "user", "content": REPAIR}]
         raise ModelOutputError("the model's answer is not {\"units\": [...]} after a repair "
                                f"turn: {content[:160]!r}")
+
+
+def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int,
+               example: str, title: str | None) -> list[Unit]:
+    """The units of an answer worth keeping, at most ``most``; ``title`` is the page's
+    own title when the note is a page the person keeps (None for their own notes)."""
+    units = []
+    for raw in merged_items(items)[:most]:
+        unit = unit_of(raw, note.path, headings)
+        if unit is None:
+            continue
+        if grounded(unit.summary, note.new_text()) < GROUNDED:
+            log.info("dropping unit %r of %s: its summary is not in the note (%s)",
+                     unit.name, note.path, unit.summary[:80])
+            continue
+        unit.summary = without_echoes(unit.summary, example, note.new_text())
+        if not unit.summary:
+            log.info("dropping unit %r of %s: its summary is the prompt's example",
+                     unit.name, note.path)
+            continue
+        unit.summary = with_code_restored(unit.summary, note.new_text())
+        if title is not None:
+            # A document the person keeps is general knowledge: the 1.5B put pages of
+            # the Hatch docs under "personal" (this person's facts and preferences).
+            if unit.bucket == "personal":
+                unit.bucket = "wiki"
+            named_by_title(unit, title)
+        units.append(unit)
+    return units
+
+
+def unit_of(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
+    """A unit from one answer item, its source the note, its name made specific."""
+    summary = plain_summary(str(raw.get("summary") or ""))
+    if not summary:
+        log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
+        return None
+    return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
+                normalize_bucket(raw.get("bucket")), summary, [path])
