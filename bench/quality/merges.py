@@ -1,0 +1,296 @@
+"""The offline integrator's merges, listed and checked against hand labels (issue 40, item 2).
+
+    python -m bench.quality.merges                     # six personal vaults, two doc corpora
+    python -m bench.quality.merges --corpus oignon     # one corpus (repeatable)
+    python -m bench.quality.merges --keep /tmp/merges  # keep the dreamed vaults, to read them
+
+Each corpus is dreamed offline until settled (``bench.quality.personal.run``) with
+``review.mode: off``, so every decision is written and none is held. A *merge* is a journal
+row (``.vaultlink/state.sqlite``) that updates a node (CORROBORATE, REFINE, CORRECT) with a
+unit whose note is not among the notes the node cited before (its ``## Sources`` links and
+the notes of earlier rows on it). Each merge is looked up, by corpus, target, unit note and
+action, in ``merges_labels.json``: same subject (right) or different subjects (wrong), with
+a reason read from the notes. The personal vaults are built by ``bench.quality.personal``
+(``--build``) and never committed; the results JSON holds paths and numbers only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from bench.quality.personal import corpus as personal
+from bench.quality.personal.run import Model, dream_vault
+from bench.quality.realdocs import ROOT as REALDOCS
+from bench.quality.realdocs import load_corpus, write_as_vault
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.vault.actions import UPDATE_ACTIONS
+from vaultlink.vault.journal import JournalEntry
+from vaultlink.vault.state import State
+
+HERE = Path(__file__).resolve().parent
+LABELS = HERE / "merges_labels.json"
+RESULTS = HERE / "results"
+LINKDOCS = REALDOCS.parent / "linkdocs"
+# documentation corpora: name -> (corpus root, the sets taken; none: every set)
+DOCS: dict[str, tuple[Path, tuple[str, ...]]] = {
+    "realdocs": (REALDOCS, ()),
+    "linkdocs-npm": (LINKDOCS, ("npm",)),
+    "linkdocs-serverless": (LINKDOCS, ("serverless",)),
+    "linkdocs-pymdown": (LINKDOCS, ("pymdown-extensions",)),
+    "linkdocs-undici": (LINKDOCS, ("undici",)),
+}
+SOURCES = re.compile(r"^## Sources\s*$", re.M)
+WIKILINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
+MARKUP = re.compile(r"[*_`]")
+
+
+class Label(StrEnum):
+    """A merge as read by hand."""
+
+    SAME = "same-subject"  # right: the unit is about the node's subject
+    DIFFERENT = "different-subject"  # wrong: two subjects in one node
+
+
+class NoWrites(Model):
+    """The offline integrator with review off: every decision written, none held."""
+
+    def overrides(self) -> dict[str, object]:
+        return {**super().overrides(), "review.mode": "off"}
+
+
+@dataclass
+class Merge:
+    """One update of a node with a unit from a note the node did not cite."""
+
+    corpus: str
+    target: str
+    note: str  # the unit's note(s), ", "-joined
+    action: str
+    earlier: list[str]  # the notes the node cited before
+    lines: str  # where the unit's text sits in its note ("3-9, 12"), "" when not found
+    why: str  # the integrator's own journal note (similarity, what it added)
+    label: str = ""
+    reason: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.corpus, self.target, self.note, self.action)
+
+
+@dataclass
+class Found:
+    """The merges of one corpus and what dreaming it took."""
+
+    corpus: str
+    merges: list[Merge] = field(default_factory=list)
+    seconds: float = 0.0
+    settled: bool = False
+
+    def counts(self) -> dict[str, int]:
+        labelled = [m for m in self.merges if m.label]
+        return {"merges": len(self.merges), "labelled": len(labelled),
+                "wrong": sum(m.label == Label.DIFFERENT for m in labelled)}
+
+
+def cited(text: str | None) -> set[str]:
+    """The notes a node's ``## Sources`` section links to (vault paths)."""
+    if not text:
+        return set()
+    match = SOURCES.search(text)
+    if match is None:
+        return set()
+    return {w.target if w.target.endswith(".md") else w.target + ".md"
+            for w in find_wikilinks(text[match.end():])}
+
+
+def unit_lines(note: Path, summary: str) -> str:
+    """The 1-based lines of ``note`` whose text the unit's summary carries, as ranges."""
+    if not note.is_file():
+        return ""
+    flat = plain(summary)
+    words = set(flat.split())
+    hits = []
+    for number, line in enumerate(note.read_text(encoding="utf-8").split("\n"), 1):
+        text = plain(line.strip().lstrip("-+>#"))
+        own = text.split()
+        if len(text) >= 4 and (text in flat or (
+                len(own) >= 4 and sum(w in words for w in own) >= 0.8 * len(own))):
+            hits.append(number)
+    return ranges(hits)
+
+
+def plain(text: str) -> str:
+    """Text without link brackets and emphasis marks, its spaces collapsed."""
+    return " ".join(MARKUP.sub("", WIKILINK.sub(r"\1", text)).split())
+
+
+def ranges(numbers: list[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
+    out: list[str] = []
+    for n in numbers:
+        if out and int(out[-1].rsplit("-", 1)[-1]) in (n - 1, n - 2):  # a blank line between
+            out[-1] = out[-1].split("-")[0] + f"-{n}"
+        else:
+            out.append(str(n))
+    return ", ".join(out)
+
+
+def find_merges(name: str, root: Path) -> list[Merge]:
+    """Every written update of a node with a unit from a note the node did not cite yet."""
+    state = State(root / ".vaultlink" / "state.sqlite")
+    try:
+        rows: list[JournalEntry] = list(reversed(state.journal(limit=1_000_000)))
+    finally:
+        state.close()
+    before: dict[str, set[str]] = {}  # target -> the notes of earlier rows on it
+    out = []
+    for row in rows:
+        if not row.target or row.undone_by is not None:
+            continue
+        notes = [str(p) for p in row.unit.get("paths", [])]
+        earlier = (cited(row.before_text) | before.get(row.target, set())) - set(notes)
+        if row.action in UPDATE_ACTIONS and earlier and row.before_text != row.after_text:
+            lines = "; ".join(unit_lines(root / p, str(row.unit.get("summary", "")))
+                              for p in notes)
+            out.append(Merge(name, row.target, ", ".join(notes), row.action, sorted(earlier),
+                             lines, row.note))
+        before.setdefault(row.target, set()).update(notes)
+    return out
+
+
+def doc_source(name: str, dest: Path) -> Path:
+    """Lay a documentation corpus out as a vault (pages under ``resource/<set>/``)."""
+    root, sets = DOCS[name]
+    pages = [p for p in load_corpus(root) if not sets or p.set in sets]
+    source = dest / "sources" / name
+    for folder in ("daily", "resource", "digest"):
+        (source / folder).mkdir(parents=True, exist_ok=True)
+    write_as_vault(pages, source)
+    return source
+
+
+def dream_corpus(name: str, work: Path) -> Found:
+    """Dream one corpus offline with review off and list its merges."""
+    if name in DOCS:
+        source = doc_source(name, work)
+    else:
+        source = personal.VAULTS / name / "vault"
+        if not source.is_dir():
+            personal.build(name)
+    started = time.monotonic()
+    dreamed = dream_vault(name, source, work, NoWrites())
+    return Found(name, find_merges(name, dreamed.root), time.monotonic() - started,
+                 dreamed.settled)
+
+
+def load_labels() -> dict[tuple[str, str, str, str], dict[str, str]]:
+    data = json.loads(LABELS.read_text()) if LABELS.exists() else {"merges": []}
+    return {(m["corpus"], m["target"], m["note"], m["action"]): m for m in data["merges"]}
+
+
+def apply_labels(found: list[Found]) -> list[tuple[str, str, str, str]]:
+    """Label each merge from the file; returns the labels no merge matched (stale ones)."""
+    labels = load_labels()
+    used = set()
+    for f in found:
+        for m in f.merges:
+            if m.key in labels:
+                m.label = Label(labels[m.key]["label"]).value
+                m.reason = labels[m.key]["reason"]
+                used.add(m.key)
+    dreamed = {f.corpus for f in found}
+    return sorted(k for k in labels if k not in used and k[0] in dreamed)
+
+
+def corpus_table(f: Found) -> list[str]:
+    out = [f"\n## {f.corpus}: {len(f.merges)} merges ({f.seconds:.1f} s"
+           f"{'' if f.settled else ', not settled'})", "",
+           "| action | target | unit note (lines) | earlier notes | label |",
+           "| --- | --- | --- | --- | --- |"]
+    for m in f.merges:
+        label = {"": "-", Label.SAME.value: "right", Label.DIFFERENT.value: "WRONG"}[m.label]
+        out.append(f"| {m.action} | {m.target} | {m.note} ({short(m.lines)}) | "
+                   f"{', '.join(m.earlier)} | {label} |")
+    return out
+
+
+def short(lines: str) -> str:
+    """Line ranges as the table shows them: the first and last when there are many."""
+    if len(lines) <= 24:
+        return lines or "?"
+    parts = lines.split(", ")
+    return f"{parts[0]}, ..., {parts[-1]}"
+
+
+def summary(found: list[Found]) -> list[str]:
+    out = ["\n| corpus | merges | labelled | wrong | seconds |", "| --- | --- | --- | --- | --- |"]
+    for f in found:
+        c = f.counts()
+        out.append(f"| {f.corpus} | {c['merges']} | {c['labelled']} | {c['wrong']} | "
+                   f"{f.seconds:.1f} |")
+    total = {k: sum(f.counts()[k] for f in found) for k in ("merges", "labelled", "wrong")}
+    out.append(f"| all | {total['merges']} | {total['labelled']} | {total['wrong']} | "
+               f"{sum(f.seconds for f in found):.1f} |")
+    wrong = [m for f in found for m in f.merges if m.label == Label.DIFFERENT]
+    out += [f"\nwrong merges ({len(wrong)}):"] + [
+        f"- {m.corpus}: {m.target} <- {m.note} ({m.action}): {m.reason}" for m in wrong]
+    return out
+
+
+def commit() -> str:
+    """The checkout's commit (``VAULTLINK_COMMIT`` when run from an exported copy)."""
+    if os.environ.get("VAULTLINK_COMMIT"):
+        return os.environ["VAULTLINK_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=HERE, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = [v["name"] for v in personal.load_manifest()] + list(DOCS)
+    ap = argparse.ArgumentParser(prog="python -m bench.quality.merges", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", action="append", choices=names, help="only this corpus")
+    ap.add_argument("--keep", type=Path, help="dream in this folder and keep the vaults")
+    ap.add_argument("--out", type=Path, help="results JSON (default results/merges-<commit>)")
+    args = ap.parse_args(argv)
+    found = []
+    with tempfile.TemporaryDirectory(prefix="vaultlink-merges-") as tmp:
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in args.corpus or names:
+            print(f"dreaming {name} offline ...", file=sys.stderr, flush=True)
+            found.append(dream_corpus(name, work))
+    stale = apply_labels(found)
+    for f in found:
+        print("\n".join(corpus_table(f)))
+    print("\n".join(summary(found)))
+    if stale:
+        print(f"\nlabels no merge matched ({len(stale)}): " + "; ".join(" | ".join(k)
+                                                                       for k in stale))
+    out = args.out or RESULTS / f"merges-{commit()}.json"
+    payload = {"date": dt.date.today().isoformat(), "commit": commit(),
+               "corpora": {f.corpus: {**f.counts(), "seconds": round(f.seconds, 1),
+                                      "settled": f.settled} for f in found},
+               "merges": [asdict(m) for f in found for m in f.merges]}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    print(f"\nwritten {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
