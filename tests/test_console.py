@@ -26,6 +26,7 @@ SECTION = ("## Cache plan\n\nWe decided to rebuild the cache every night, becaus
 
 @pytest.fixture()
 def vault(tmp_path: Path) -> Path:
+    """Two notes, one with broken frontmatter, and a link to a note outside the vault."""
     root = tmp_path / "vault"
     (root / "daily").mkdir(parents=True)
     (root / "daily/2026-07-01.md").write_text(SECTION)

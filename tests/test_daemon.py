@@ -119,6 +119,7 @@ def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "") -> 
 
 
 def make_vault(root: Path) -> Path:
+    """The smallest vault a daemon integrates: one note, and the folders it watches."""
     for folder in ("daily", "resource", "digest/wiki"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     (root / "daily/2026-06-01.md").write_text("## Rebuild\n\nWe rebuilt the index online.\n")

@@ -92,6 +92,8 @@ def full_digest(tmp_path: Path) -> Iterator[tuple[Path, Path | None]]:
 
 
 def make_vault_in(root: Path) -> None:
+    """crashkit's vault and one added note, in a ``root`` that exists already (a tmpfs
+    may be mounted on it or on its ``digest``)."""
     tmp = root.parent / "seed"
     make_vault(tmp)
     for src in tmp.rglob("*"):

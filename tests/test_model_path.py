@@ -24,6 +24,7 @@ from tests.fakes.competent import (
 )
 from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from tests.vaults import write_notes
 from vaultlink.cli import app
 from vaultlink.pipeline.extract.answer import summary_text, with_code_restored, without_echoes
 from vaultlink.pipeline.extract.prompt import example_of
@@ -67,9 +68,7 @@ def vault(tmp_path: Path, node: bool = False) -> Path:
                 "the service for it, the search index rebuild takes 25 minutes on staging.\n"}
     if node:
         notes |= {NODE: NODE_TEXT, "daily/2026-06-01.md": "## Rebuild\n\nStopped, rebuilt.\n"}
-    for rel, text in notes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_notes(root, notes)
     (root / "digest/wiki").mkdir(parents=True, exist_ok=True)
     if node:  # its note was integrated long ago
         state = State(root / ".vaultlink/state.sqlite")

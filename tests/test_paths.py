@@ -15,6 +15,7 @@ from vaultlink.cli import app
 
 @pytest.fixture()
 def vault(tmp_path: Path) -> Path:
+    """A vault reached through symlinks (``link``, ``home/notes``), and a folder outside."""
     root = tmp_path / "real" / "notes"
     (root / "daily").mkdir(parents=True)
     (root / "digest/wiki").mkdir(parents=True)

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from tests.test_api import call
 from tests.test_daemon import wait_for
+from tests.vaults import vault_with
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
@@ -75,11 +76,7 @@ def dream(root: Path, mode: str | None = None) -> Any:
 @pytest.fixture()
 def root(tmp_path: Path) -> Path:
     """A vault whose node was made from one note, then a note that corrects it."""
-    root = tmp_path / "vault"
-    for folder in ("daily", "resource", "digest/wiki"):
-        (root / folder).mkdir(parents=True)
-    (root / NODE).write_text(NODE_TEXT)
-    (root / FIRST).write_text(FIRST_TEXT)
+    root = vault_with(tmp_path / "vault", {NODE: NODE_TEXT, FIRST: FIRST_TEXT})
     dream(root)  # the first note: already in the node
     (root / FIX).write_text(FIX_TEXT)
     return root
