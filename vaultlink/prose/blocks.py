@@ -141,12 +141,7 @@ def parse_blocks(text: str) -> list[Block]:
             i = end + 1
             continue
         if line.startswith(("    ", "\t")) and not LIST_MARK.match(line):
-            end = i
-            while end + 1 < len(lines) and (lines[end + 1].startswith(("    ", "\t"))
-                                            or not lines[end + 1].strip()):
-                end += 1
-            while not lines[end].strip():
-                end -= 1
+            end = _indented_end(lines, i)
             blocks.append(Block("code", i + 1, end + 1, lines[i:end + 1], _path(heads),
                                 levels=_levels(heads)))
             i = end + 1
@@ -170,6 +165,17 @@ def parse_blocks(text: str) -> list[Block]:
         if block.kind == "banner" and n + 1 < len(blocks) and blocks[n + 1].kind != "heading":
             block.kind = "heading"
     return blocks
+
+
+def _indented_end(lines: list[str], start: int) -> int:
+    """The last line of the indented code block opening at ``start``."""
+    end = start
+    while end + 1 < len(lines) and (lines[end + 1].startswith(("    ", "\t"))
+                                    or not lines[end + 1].strip()):
+        end += 1
+    while not lines[end].strip():
+        end -= 1
+    return end
 
 
 def _path(heads: list[tuple[int, str]]) -> tuple[str, ...]:
