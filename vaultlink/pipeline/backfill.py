@@ -30,8 +30,8 @@ DAY = 86_400.0
 # Until a provider is measured in this vault: the offline integrator's pace on 2 cores,
 # and a small model on a laptop CPU ("a minute or more per unit").
 ASSUMED_SECONDS_PER_UNIT = {"offline": 0.3, "ollama": 60.0}
-# Units per 1,000 bytes of note until measured: 132 units from 50 notes of ~1,500 bytes
-# (the offline extractor on the generated 10,000-note vault).
+# Units per 1,000 bytes of note until measured (docs/performance.md, "Backfill is a
+# choice").
 ASSUMED_UNITS_PER_KB = 1.8
 HOW_TO_BACKFILL = "vaultlink backfill --all (or --since YYYY-MM-DD) queues them"
 

@@ -26,9 +26,8 @@ def compose(body: str, source_line: str) -> str:
 
 def weave_mentions(text: str, nodes: list[tuple[str, str]]) -> str:
     """``text`` with the first mention of each node (path, name) made a link. Only
-    mentions: a node the model merely listed as related was another subject in half
-    the links the 1.5B chose on sample_vault ("It connects to" a vacuum procedure from a
-    note on rank fusion), and a link a reader cannot see the reason for is noise."""
+    mentions: a node a model merely lists as related is often another subject
+    (docs/quality.md), and a link a reader cannot see the reason for is noise."""
     blocks = paragraphs_of(text)
     woven, _ = weave(blocks, [(p, n) for p, n in nodes if n.strip()], set())
     return "\n\n".join(woven)
@@ -78,8 +77,8 @@ def _said(sentence: str) -> str:
 
 def new_sentences(text: str, known: str) -> str:
     """``text`` without the sentences ``known`` already holds, or that ``text`` said
-    before (the 1.5B's summaries repeat a pair of sentences; a REFINE from a page
-    read twice would copy the node's own text into it again). Paragraphs stay."""
+    before (small models repeat a pair of sentences; a REFINE from a page read twice
+    would copy the node's own text into it again). Paragraphs stay."""
     seen = {_said(x) for line in known.split("\n") for x in SENTENCE.split(line.strip())}
     paragraphs = []
     for para in paragraphs_of(text):
@@ -168,7 +167,7 @@ def coverage(summary: str, text: str) -> float:
 def title_of(handle: str, text: str = "") -> str:
     """A unit's handle as a title: ``online-rebuild`` -> ``Online rebuild``; a word that
     ``text`` (the unit's summary) always writes in capitals keeps them (``sqlite-fts5``
-    -> ``SQLite FTS5``, not ``Sqlite fts5``; the 0.5B's ``uv`` from "UV" was "Uv")."""
+    -> ``SQLite FTS5``, not ``Sqlite fts5``; ``uv`` from "UV" is "UV", not "Uv")."""
     words = handle.replace("-", " ").split()
     if not words:
         return "Note"

@@ -15,19 +15,12 @@ from vaultlink.markdown.text import FENCED_BLOCK
 from vaultlink.prose.sentences import split_sentences
 from vaultlink.prose.units import slugify
 
-# Share of a summary's content words (stemmed) that must occur in the note. Every unit
-# the 1.5B extracted on sample_vault and realdocs kept 0.75 or more; the six the 0.5B
-# copied from the prompt's example ("To rotate the API key: ...", "To vacuum the table:
-# create the new key ...") into notes that say nothing of it kept 0 to 0.33.
-# A short summary is held to it too: in a week's soak the 0.5B wrote "To preserve the
-# backup-keep期 for the vault." and "To document the notes of the vault." (0 and 1 of 3)
-# from a Hatch page that says neither, and both became nodes.
+# Share of a summary's content words (stemmed) that must occur in the note, short
+# summaries too: below it the model wrote of something else (docs/quality.md, "The
+# measurements behind the model extractor's guards").
 GROUNDED = 0.4
-# A sentence is the example's, not the note's, when this many of its subject words (and
-# a quarter of them) are the example's and not the note's. In a week's soak the 0.5B
-# ended a Hatch page's unit and an incident's with "create the new key, deploy it, wait
-# an hour, then revoke the old one" (3 and 4 such words); the note's own sentences of
-# the 1.5B's sample_vault and realdocs units had at most one.
+# A sentence is the prompt example's, not the note's, when this many of its subject
+# words (and a quarter of them) are the example's and not the note's (same section).
 ECHOED_WORDS = 3
 
 
@@ -77,10 +70,8 @@ _INLINE_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 
 def with_code_restored(summary: str, source: str) -> str:
     """``summary`` with each inline code span that is a code block of ``source`` run onto
-    one line put back as that block. The 1.5B copies a page's examples into a summary
-    as one line of inline code ("`from hatchling.plugin import hookimpl from .plugin
-    import SpecialEnvironment @hookimpl def hatch_register_environment(): ...`"), which
-    reads as neither code nor prose in the node; the note still has the block."""
+    one line put back as that block: a model that copies a page's example as one line
+    of inline code writes neither code nor prose; the note still has the block."""
     blocks = []
     for m in FENCED_BLOCK.finditer(source):
         lines = m.group(0).rstrip().split("\n")

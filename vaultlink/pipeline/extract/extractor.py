@@ -179,8 +179,8 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
             continue
         unit.summary = with_code_restored(unit.summary, note.new_text())
         if title is not None:
-            # A document the person keeps is general knowledge: the 1.5B put pages of
-            # the Hatch docs under "personal" (this person's facts and preferences).
+            # A document the person keeps is general knowledge, never "personal" (this
+            # person's facts and preferences), whatever a small model answers.
             if unit.bucket == "personal":
                 unit.bucket = "wiki"
             named_by_title(unit, title)

@@ -40,9 +40,8 @@ LANGUAGE_NAMES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italia
 
 def extract_prompt(language: str) -> str:
     """The extract instructions with their worked example in ``language`` (English for a
-    language without one): the 0.5B copied the English example's units for a Chinese
-    note, and the 1.5B wrote Chinese summaries under English kebab-case names, as the
-    example showed; an example in the note's language is what small models follow."""
+    language without one): small models follow the example's language over the note's
+    (docs/quality.md, "The measurements behind the model extractor's guards")."""
     return prompt("extract").replace("{example}", example_of(language))
 
 

@@ -16,8 +16,8 @@ from vaultlink.prose.units import Unit, slugify
 # Sections never worth a unit: told to skip them, small models still extract each item.
 SKIP_HEADINGS = frozenset("""todo to-do todos tasks action-items follow-ups followups lunch
 dinner breakfast weather weekend errands personal-admin""".split())
-# Names that say where a unit was written, not what it is about (what the 1.5B model
-# named its units after: headings and the note's title).
+# Names that say where a unit was written, not what it is about: small models name
+# units after the note's headings and title.
 VAGUE_NAMES = SKIP_HEADINGS | frozenset("""note notes standup stand-up decisions decision
 reading summary log ideas thoughts today journal update updates misc meeting meetings
 discussion context background details learnings preferences observations research
@@ -29,9 +29,7 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
 
     The subject is a phrase the summary says (what it defines, a phrase it repeats, the
     phrase it opens with; for Chinese and Japanese the characters it repeats), else the
-    words it is about (``key_words``): a 0.5B named a retro's "The design review ...
-    settled the fusion question" after the note's heading, and picked words gave
-    "design-review-design-review-settled"."""
+    words it is about (``key_words``), never words picked from here and there."""
     slug = slugify(name).removesuffix("-md") if name.strip() else ""
     if not _vague(slug, headings):
         return slug
@@ -50,9 +48,8 @@ def page_heading(text: str) -> str:
 
 
 def named_by_title(unit: Unit, title: str) -> None:
-    """A page's unit named by one word of the page's title is named by the title: the
-    0.5B called the unit of Hatch's "How to run Python scripts" "script". The title keeps
-    its case ("Run Python scripts"), as the page writes it."""
+    """A page's unit named by one word of the page's title ("script" for "How to run
+    Python scripts") is named by the title, in the case the page writes it."""
     words = [w for w in unit.name.split("-") if w]
     named = clean_heading(title) if title.strip() else ""
     if len(words) != 1 or not named or name_flaw(named, title=True):
