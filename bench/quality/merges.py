@@ -62,11 +62,14 @@ class Label(StrEnum):
     DIFFERENT = "different-subject"  # wrong: two subjects in one node
 
 
-class NoWrites(Model):
-    """The offline integrator with review off: every decision written, none held."""
+@dataclass
+class Offline(Model):
+    """The offline integrator; review off by default: every decision written, none held."""
+
+    review: str = "off"
 
     def overrides(self) -> dict[str, object]:
-        return {**super().overrides(), "review.mode": "off"}
+        return {**super().overrides(), "review.mode": self.review}
 
 
 @dataclass
@@ -96,10 +99,11 @@ class Found:
     merges: list[Merge] = field(default_factory=list)
     seconds: float = 0.0
     settled: bool = False
+    held: int = 0  # proposals waiting for review (0 with review off)
 
     def counts(self) -> dict[str, int]:
         labelled = [m for m in self.merges if m.label]
-        return {"merges": len(self.merges), "labelled": len(labelled),
+        return {"merges": len(self.merges), "held": self.held, "labelled": len(labelled),
                 "wrong": sum(m.label == Label.DIFFERENT for m in labelled)}
 
 
@@ -146,11 +150,13 @@ def ranges(numbers: list[int]) -> str:
     return ", ".join(out)
 
 
-def find_merges(name: str, root: Path) -> list[Merge]:
-    """Every written update of a node with a unit from a note the node did not cite yet."""
+def find_merges(name: str, root: Path) -> tuple[list[Merge], int]:
+    """Every written update of a node with a unit from a note the node did not cite yet,
+    and how many decisions wait for review."""
     state = State(root / ".vaultlink" / "state.sqlite")
     try:
         rows: list[JournalEntry] = list(reversed(state.journal(limit=1_000_000)))
+        held = state.proposal_count()
     finally:
         state.close()
     before: dict[str, set[str]] = {}  # target -> the notes of earlier rows on it
@@ -166,7 +172,7 @@ def find_merges(name: str, root: Path) -> list[Merge]:
             out.append(Merge(name, row.target, ", ".join(notes), row.action, sorted(earlier),
                              lines, row.note))
         before.setdefault(row.target, set()).update(notes)
-    return out
+    return out, held
 
 
 def doc_source(name: str, dest: Path) -> Path:
@@ -180,8 +186,8 @@ def doc_source(name: str, dest: Path) -> Path:
     return source
 
 
-def dream_corpus(name: str, work: Path) -> Found:
-    """Dream one corpus offline with review off and list its merges."""
+def dream_corpus(name: str, work: Path, review: str = "off") -> Found:
+    """Dream one corpus offline and list its merges (with review on: those written)."""
     if name in DOCS:
         source = doc_source(name, work)
     else:
@@ -189,9 +195,9 @@ def dream_corpus(name: str, work: Path) -> Found:
         if not source.is_dir():
             personal.build(name)
     started = time.monotonic()
-    dreamed = dream_vault(name, source, work, NoWrites())
-    return Found(name, find_merges(name, dreamed.root), time.monotonic() - started,
-                 dreamed.settled)
+    dreamed = dream_vault(name, source, work, Offline(review=review))
+    merges, held = find_merges(name, dreamed.root)
+    return Found(name, merges, time.monotonic() - started, dreamed.settled, held)
 
 
 def load_labels() -> dict[tuple[str, str, str, str], dict[str, str]]:
@@ -234,14 +240,16 @@ def short(lines: str) -> str:
 
 
 def summary(found: list[Found]) -> list[str]:
-    out = ["\n| corpus | merges | labelled | wrong | seconds |", "| --- | --- | --- | --- | --- |"]
+    out = ["\n| corpus | merges | labelled | wrong | held for review | seconds |",
+           "| --- | --- | --- | --- | --- | --- |"]
     for f in found:
         c = f.counts()
         out.append(f"| {f.corpus} | {c['merges']} | {c['labelled']} | {c['wrong']} | "
-                   f"{f.seconds:.1f} |")
-    total = {k: sum(f.counts()[k] for f in found) for k in ("merges", "labelled", "wrong")}
+                   f"{c['held']} | {f.seconds:.1f} |")
+    total = {k: sum(f.counts()[k] for f in found)
+             for k in ("merges", "labelled", "wrong", "held")}
     out.append(f"| all | {total['merges']} | {total['labelled']} | {total['wrong']} | "
-               f"{sum(f.seconds for f in found):.1f} |")
+               f"{total['held']} | {sum(f.seconds for f in found):.1f} |")
     wrong = [m for f in found for m in f.merges if m.label == Label.DIFFERENT]
     out += [f"\nwrong merges ({len(wrong)}):"] + [
         f"- {m.corpus}: {m.target} <- {m.note} ({m.action}): {m.reason}" for m in wrong]
@@ -259,6 +267,27 @@ def commit() -> str:
         return "unknown"
 
 
+def dream_all(names: list[str], keep: Path | None, review: str) -> list[Found]:
+    found = []
+    with tempfile.TemporaryDirectory(prefix="vaultlink-merges-") as tmp:
+        work = keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            print(f"dreaming {name} offline ...", file=sys.stderr, flush=True)
+            found.append(dream_corpus(name, work, review))
+    return found
+
+
+def reread(path: Path) -> list[Found]:
+    """The corpora and merges of an earlier results JSON, their labels dropped."""
+    data = json.loads(path.read_text())
+    found = {name: Found(name, [], c["seconds"], c["settled"], c.get("held", 0))
+             for name, c in data["corpora"].items()}
+    for m in data["merges"]:
+        found[m["corpus"]].merges.append(Merge(**{**m, "label": "", "reason": ""}))
+    return list(found.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     names = [v["name"] for v in personal.load_manifest()] + list(DOCS)
     ap = argparse.ArgumentParser(prog="python -m bench.quality.merges", description=__doc__,
@@ -266,14 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", action="append", choices=names, help="only this corpus")
     ap.add_argument("--keep", type=Path, help="dream in this folder and keep the vaults")
     ap.add_argument("--out", type=Path, help="results JSON (default results/merges-<commit>)")
+    ap.add_argument("--relabel", type=Path, help="no dream: label the merges of this results JSON")
+    ap.add_argument("--review", choices=("off", "uncertain"), default="off",
+                    help="review.mode: uncertain (the default config) counts what is written")
     args = ap.parse_args(argv)
-    found = []
-    with tempfile.TemporaryDirectory(prefix="vaultlink-merges-") as tmp:
-        work = args.keep or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for name in args.corpus or names:
-            print(f"dreaming {name} offline ...", file=sys.stderr, flush=True)
-            found.append(dream_corpus(name, work))
+    found = (reread(args.relabel) if args.relabel
+             else dream_all(args.corpus or names, args.keep, args.review))
     stale = apply_labels(found)
     for f in found:
         print("\n".join(corpus_table(f)))
@@ -282,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nlabels no merge matched ({len(stale)}): " + "; ".join(" | ".join(k)
                                                                        for k in stale))
     out = args.out or RESULTS / f"merges-{commit()}.json"
-    payload = {"date": dt.date.today().isoformat(), "commit": commit(),
+    payload = {"date": dt.date.today().isoformat(), "commit": commit(), "review": args.review,
                "corpora": {f.corpus: {**f.counts(), "seconds": round(f.seconds, 1),
                                       "settled": f.settled} for f in found},
                "merges": [asdict(m) for f in found for m in f.merges]}
