@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import shutil
-from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
 
@@ -14,7 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tests.vaults import node_text
+from tests.fakes.embedders import CountingEmbedder
+from tests.vaults import node_text, write_notes
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS, config_path, load_settings
 from vaultlink.errors import EmbeddingError
@@ -130,18 +130,6 @@ def test_embedding_model_selects_it_and_its_sections() -> None:
 
 # -- the index -----------------------------------------------------------------------
 
-class CountingE5(MultilingualEmbedder):
-    """The real model, counting what it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__(threads=2)
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.texts += list(texts)
-        return super().embed(texts)
-
-
 NODES = {
     "digest/procedure/rebuild-index.md": node_text(
         "Rebuild the search index", "The index is rebuilt every night at two.",
@@ -164,16 +152,13 @@ def open_index(root: Path, embedder: object) -> NodeIndex:
 
 
 def test_a_model_change_rebuilds_the_index_and_a_chinese_query_finds_english(
-        tmp_path: Path) -> None:
-    root = tmp_path / "vault"
-    for rel, text in NODES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    index = open_index(root, MiniLMEmbedder())
+        tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    root = write_notes(tmp_path / "vault", NODES)
+    index = open_index(root, minilm)
     index.sync()
     index.close()
 
-    counting = CountingE5()
+    counting = CountingEmbedder(MultilingualEmbedder(threads=2))
     index = open_index(root, counting)
     try:
         assert index.collection_name == f"nodes-{E5_MODEL_ID}-v1"
@@ -199,6 +184,7 @@ EN_NOTES = ["Talked with the team about the index rebuild; it runs every night a
 
 
 def make_vault(root: Path, notes: list[str]) -> Path:
+    """One note per text, by turns in ``daily`` and ``resource``, each with frontmatter."""
     for i, text in enumerate(notes):
         folder = "daily" if i % 2 == 0 else "resource"
         path = root / folder / f"2026-06-{i + 10}.md"

@@ -22,7 +22,6 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from tests.crashkit import BASE_DAY, BASE_NODE, BASE_NODE_TEXT
+from tests.fakes.embedders import RememberingEmbedder
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import StateError
 from vaultlink.index.chunks import ChunkIndex
-from vaultlink.index.embed import Embedder, make_embedder
+from vaultlink.index.embed import make_embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, LazyChroma
 from vaultlink.options import PipelineOptions
@@ -66,23 +66,6 @@ def section(topic: str, verb: str, n: int) -> str:
             "numbers again next week.\n")
 
 
-class RememberingEmbedder:
-    """The real embedder, asked once per distinct text: sequences repeat the same few
-    texts, and their vectors are what the real model gave the first time."""
-
-    def __init__(self, real: Embedder) -> None:
-        self.real = real
-        self.model_id, self.dimension = real.model_id, real.dimension
-        self.known: dict[str, list[float]] = {}
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors from memory, the new texts from the model in one call."""
-        new = list(dict.fromkeys(t for t in texts if t not in self.known))
-        if new:
-            self.known.update(zip(new, self.real.embed(new), strict=True))
-        return [self.known[t] for t in texts]
-
-
 def _no_server() -> Any:
     raise AssertionError("the vectors are in state.sqlite: no Chroma server is opened")
 
@@ -91,6 +74,7 @@ class Session:
     """What every sequence of a test session shares: the embedder and the options."""
 
     def __init__(self) -> None:
+        # sequences repeat the same few texts: each is embedded once
         self.embedder = RememberingEmbedder(
             make_embedder("local", "minilm-l6-v2-int8", "", 10.0))
         settings = load_settings(Path("/nonexistent"), environ={}).with_overrides(
