@@ -1,16 +1,11 @@
 """Backfill is a choice: a vault's first start integrates only its recent notes.
 
-A memory daemon is wanted most by people with big vaults, and a model takes a minute or
-more per unit: integrating 10,000 old notes would take weeks, unasked. So on the first
-start in a vault that has notes and no checkpoint, the notes that did not change in the
-last ``backfill.days`` days go to the backlog (``vault.backlog``): indexed for search,
-not extracted. Everything changed in the window, and everything new or changed from
-then on, is integrated as usual. ``vaultlink backfill --since DATE | --all`` queues the
-backlog on purpose after an estimate (:func:`estimate`), and the daemon works the
-queued notes oldest first, new notes first (:func:`next_batch`).
-
-A vault integrated before the backlog existed (it has checkpoints) is adopted with an
-empty backlog: nothing changes for it.
+A model takes a minute or more per unit: integrating 10,000 old notes would take weeks,
+unasked. So the first start in a vault with notes and no checkpoint puts the notes
+unchanged for ``backfill.days`` in the backlog (``vault.backlog``): indexed for search,
+not extracted. ``vaultlink backfill --since DATE | --all`` queues them after an estimate
+(:func:`estimate`); the daemon works them oldest first, new notes first
+(:func:`next_batch`). A vault with checkpoints is adopted with an empty backlog.
 """
 
 from __future__ import annotations

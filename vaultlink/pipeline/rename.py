@@ -1,16 +1,11 @@
 """Digest nodes that shadow an owner's note, renamed to a qualified name.
 
-A node written before vaultlink kept the owner's names free (``vault/names.py``) may be
-called as an owner's note is (``digest/wiki/copp.md`` beside ``resource/CoPP.md``) or as
-an alias one lists: Obsidian then resolves the owner's ``[[CoPP]]`` to either. Each such
-node moves to a free name qualified by what it is about (``copp-control-plane-policing``),
-and every digest link to it is rewritten to the new path; the owner's notes are never
-touched (their links mean their own note again once the node is gone). The whole repair
-is one compare-and-swap group of ``RENAME`` journal rows (the node written at its new
-path, removed from the old, each digest note relinked), so ``vaultlink undo ID`` of any
-row puts all of it back. ``vaultlink rename-shadowing`` runs it on demand
-(``--dry-run`` shows it); the first ``dream`` or daemon run after the upgrade runs it
-once (:func:`repair_once`) and logs what it renamed.
+A node named as an owner's note is (``digest/wiki/copp.md`` beside ``resource/CoPP.md``)
+or as an alias one lists makes Obsidian resolve the owner's ``[[CoPP]]`` to either. Each
+moves to a free qualified name and every digest link to it follows, in one
+compare-and-swap group of ``RENAME`` rows (``vaultlink undo`` puts it all back); the
+owner's notes are never touched. ``vaultlink rename-shadowing`` runs it on demand, the
+first run after the upgrade once (:func:`repair_once`); docs/pipeline.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Writes that keep the vault whole outside a decision: crash recovery and renames.
 
-**After a crash.** Before a digest write lands, its writer records an intent
-(``vault/journal.py``): the path, the text it had, the hash of what is about to land.
-The journal row that records the write deletes the intent in the same transaction. An
-intent still there when the next writer starts is a write whose decision was never
-recorded: :func:`recover` rolls it back, so the unit is retried and the journal matches
-the files; an undo group killed half-way is all-or-nothing the same way.
-
-**A renamed source note.** Obsidian rewrites links when a note is renamed inside the
-app, but a rename outside it (a file manager, ``mv``, a sync tool), or one that lands
-while a run is writing a node citing the old name, leaves digest links pointing at
-nothing. :func:`relink` rewrites every digest link (and topics page entry) that named
-the old path to name the new one: compare-and-swap, journaled as a ``RELINK`` row. The
-user's own notes are never touched.
-
-The CLI calls :func:`recover` before every command that writes.
+:func:`recover` rolls back a digest write whose intent (``vault/journal.py``) is still
+recorded after a crash, so the unit is retried and the journal matches the files (an
+undo group all-or-nothing the same way); the CLI calls it before every command that
+writes. :func:`relink` rewrites the digest links (and topics page entries) that named a
+source note renamed outside Obsidian: compare-and-swap, journaled as a ``RELINK`` row.
+The user's own notes are never touched (docs/pipeline.md).
 """
 
 from __future__ import annotations

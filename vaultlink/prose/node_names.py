@@ -1,24 +1,12 @@
 """A new node's name, and the owner's links it carries, for both integrators.
 
-**Names from what a note says.** A node is named by the first sound of: the name
-proposed (a model's title), the unit's title (the note's front matter ``title``, its H1,
-or the heading of its part), its handle; else by its subject, from what its summary
-says. Never by a date, a file id or a number, a numbered heading ("1、安装": its number
-goes), a references or generic heading, or a folder of its note
-(``prose/subject_names.py`` ``node_name_flaw``).
-
-**A name no one else has.** :func:`node_names` lists the (name, slug) pairs a CREATE
-tries in order: the name; the name qualified by what the unit is about ("Exercise
-(running log)"), so a unit on another subject than the node already called so gets a
-name of its own; then numbered ones and, last, one qualified by a short hash of the unit,
-so no unit fails for want of a slug. The guard refuses any of them whose file name the
-owner's links use (``vault/names.py``), and ``frontmatter_read`` says so beforehand.
-
-**Links carried over keep their target.** A node quoting an owner's sentence with
-``[[Linear Algebra]]`` would resolve that link from ``digest/``, where another note may
-answer to the name (or none does): :func:`carried_links` writes each such link as the
-full path it resolves to in the owner's note, from that note's folder, as Obsidian
-resolves it there, and a link that resolves to nothing there as its text.
+A node is named by the first sound of the name proposed, the unit's title and its
+handle, else by what its summary says; never by a date, a number, a numbered, generic
+or references heading (``subject_names.node_name_flaw``). :func:`node_names` lists the
+names a CREATE tries, down to one qualified by a hash, so no unit fails for want of a
+slug; the guard refuses those the owner's links use. :func:`carried_links` writes an
+owner's link a node quotes as the path it resolves to in the owner's note
+(docs/pipeline.md).
 """
 
 from __future__ import annotations

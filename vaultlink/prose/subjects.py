@@ -1,21 +1,12 @@
 """What a note is about: its blocks grouped into subjects, and the blocks it passes over.
 
-Two shapes of note, told apart by the title:
-
-* a **document** (its title names a subject: "Environment configuration", "Design
-  review: hybrid search") is one subject; its sections are aspects of it. A section
-  that is a runbook of its own (three numbered steps or more) inside a document on
-  something else becomes a second subject, a procedure.
-* a **day note** or meeting (no title, or one like "Sprint 14 retro") holds a subject per
-  section with a specific heading; a section under a heading that names nothing
-  ("Notes", "Decisions", "Standup") is cut into runs of blocks by shared vocabulary.
-  Subjects that share their vocabulary are merged, wherever they sit in the note, and a
-  short block joins the block before it: one sentence of context is no subject.
-
-Every block the subjects do not take is passed over with a reason: code, tables,
-diagrams, images, link lists, open tasks, logistics sections (Lunch, Weather, TODO),
-status lines of a standup. A block under such a heading that carries a decision, a fact
-with a measure, or a preference is content all the same. Pure functions.
+A **document** (its title names a subject) is one subject, its sections aspects of it; a
+runbook section of its own inside it is a second subject, a procedure. A **day note** or
+meeting holds a subject per section with a specific heading; a section under a heading
+that names nothing is cut into runs of blocks by shared vocabulary, and subjects that
+share their vocabulary merge. Every block no subject takes is passed over with a reason
+(code, tables, link lists, open tasks, logistics, status lines) unless it carries a
+decision, a measured fact or a preference. Pure functions; in full: docs/pipeline.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The few phrases the offline integrator writes around the user's own sentences, in the
-language of the note they come from.
-
-A node quotes its notes; what vaultlink adds is a Sources line ("X: taken from [[...]]."),
-a list joined with "and", a sentence on nodes the note names, and a description when the
-note has no sentence that says what it is about. Written in English into a Chinese node
-they read as a foreign body, so each language the detector names has its own wording;
-any other language gets English. Every Sources line says at least three words around
-its links with a one-word label, as the guard asks of any writer (CJK counted two
+language of the note they come from: a Sources line ("X: taken from [[...]]."), a list
+joined with "and", a sentence on nodes the note names, and a description when the note
+has no sentence that says what it is about. Written in English into a Chinese node they
+read as a foreign body, so each language the detector names has its own wording; any
+other language gets English. Every Sources line says at least three words around its
+links with a one-word label, as the guard asks of any writer (CJK counted two
 characters a word). Pure data and pure functions.
 """
 

@@ -1,15 +1,11 @@
 """The model extractor: memory units from one note per structured-output call.
 
-What the code knows, it never asks the model. A unit's source is the note it was
-extracted from, so the schema has no ``paths`` (small models put headings there, or
-repeat one path until the answer is cut). A unit named after a heading (``standup``,
-``notes``, ``todo``) or a date is renamed after its subject. Only the note's new
-sections are sent: the rest was integrated before.
-
-One bad answer fails one note, never the run: an answer cut at its length cap is asked
-again smaller (half the sections, or fewer, shorter units), not resent; an answer that
-is not the JSON asked for gets one repair turn; what still fails raises
-``ModelOutputError`` for ``extract_step`` to record against that note.
+What the code knows, it never asks the model: a unit's source is its note (the schema
+has no ``paths``), a unit named after a heading or a date is renamed after its subject,
+and only the note's new sections are sent. One bad answer fails one note, never the
+run: an answer cut at its length cap is asked again smaller (half the sections, or
+fewer, shorter units); an answer that is not the JSON asked for gets one repair turn;
+what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
 """
 
 from __future__ import annotations

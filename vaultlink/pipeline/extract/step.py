@@ -1,15 +1,11 @@
 """dream_extract_step: changed notes in, memory units out.
 
-Changed means a daily/ or resource/ note whose content hash differs from its
-checkpoint. Each note is cut into sections; sections whose fingerprint the checkpoint
-already holds are context, the others are marked new, so already-integrated material
-is not extracted again. Units beyond ``max_units`` wait in ``pending_units`` for the
-next run and their notes are not checkpointed: a busy day is spread, never dropped.
-
-Each note is extracted on its own: a note the model fails on is recorded in
-``failed_units`` (kind ``note``), not checkpointed, and extracted again by a later run,
-until it is parked; the run goes on with the next note. Units that failed before are
-taken up first, as they are (their notes are not extracted again meanwhile).
+Changed: a daily/ or resource/ note whose hash differs from its checkpoint. Sections the
+checkpoint holds are context, the others new, so nothing is extracted twice. Units
+beyond ``max_units`` wait in ``pending_units`` and their notes are not checkpointed: a
+busy day is spread, never dropped. A note the model fails on is recorded in
+``failed_units`` (kind ``note``) and extracted again by a later run until parked; units
+that failed before are taken up first, as they are (docs/pipeline.md).
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """The day-note template: the frame every day note starts from, which is not its content.
 
-A vault's day notes are made from a template (Journal / Learning / Gratitudes / a tasks
-query ...). Read as content, a bare template day gives units named after its headings,
-and two days that share the frame look like copies of each other. The template is
-found once per run (``day_template``):
-
-* from Obsidian's own settings: the core Daily notes plugin (``.obsidian/daily-notes.json``
-  ``"template"``), Periodic Notes (``plugins/periodic-notes/data.json``
-  ``"daily": {"template"}``), Templater's folder templates for the day folder
-  (``plugins/templater-obsidian/data.json``) or a day template in the core Templates
-  folder (``templates.json`` ``"folder"``). The settings are the owner's, read by
-  vaultlink itself within a size bound and taken as untrusted JSON; the template note is
-  read through ``Vault.read_note``;
-* and from the day notes themselves: a line that recurs in 40% or more of them (at least
-  three, of five or more) is the frame.
-
-A template line with placeholders (``{{date}}``, ``<% tp.date.now() %>``) matches a
-day's line where the placeholders stand for a date or the note's own name. The result
-is a small frozen value, cached by what it was computed from (the settings' and
-template's bytes, the day notes' hashes), so a run that changed nothing reads nothing.
-``DayTemplate.owner_text`` is a note's text as its owner wrote it: the template's lines
-blank (a day note's only), then Obsidian's syntax read as Obsidian means it
-(``markdown.obsidian.content_text``), line for line.
+Read as content, a bare template day gives units named after its headings, and two days
+that share the frame look like copies. ``day_template`` finds it once per run, from
+Obsidian's settings (Daily notes, Periodic Notes, Templater, Templates; read as
+untrusted JSON within a size bound) and from the day notes themselves (a line that
+recurs in 40% of them), cached by what it was computed from. ``DayTemplate.owner_text``
+is a note as its owner wrote it, line for line. Where each setting lives and how
+placeholders match: docs/pipeline.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The offline extractor: a unit per subject of a note, in the note's own sentences.
 
-A note is read as blocks (``blocks``) and grouped into subjects (``subjects``); each
-subject becomes one unit. Its summary is a short note in the note's own words, one
-sentence, list item or step per line, blank lines between paragraphs:
-
-* a document subject: the opening sentences, then each aspect (a section of the note)
-  as ``## Heading`` with the opening of that section;
-* a subject of a day note: everything its paragraphs say, up to a cap.
-
-Sentences are taken as runs from the start of a paragraph, so a node never starts in
-the middle of a thought ("where rank_r(d) is ...", "This is why ..."). Every block of a
-new section that no unit quotes is reported in ``passed`` with its reason: the user can
-see what was left in the note and why. Deterministic: same notes, same units.
+A note is read as blocks (``prose.blocks``) grouped into subjects (``prose.subjects``);
+each subject becomes one unit whose summary is the note's own sentences, one per line: a
+document's opening, then each aspect as ``## Heading`` with its opening; a day note's
+subject whole, up to a cap. Sentences run from a paragraph's start, so a node never
+starts mid-thought, and every new block no unit quotes is reported in ``passed`` with
+its reason. Deterministic: same notes, same units (docs/pipeline.md).
 """
 
 from __future__ import annotations
