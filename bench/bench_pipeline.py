@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fakes.competent import CompetentModel  # noqa: E402
 from tests.fakes.ollama_server import FakeOllama  # noqa: E402
+from tests.fakes.sample_vault_model import CompetentModel  # noqa: E402
 from vaultlink.cli.settings import load_settings  # noqa: E402
 from vaultlink.llm.chat import estimate_tokens  # noqa: E402
 from vaultlink.pipeline.compose import dream_context, open_parts  # noqa: E402

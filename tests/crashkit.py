@@ -18,14 +18,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import (
+from tests.fakes.ollama_server import reply
+from tests.fakes.sample_vault_model import (
     is_decision_request,
     is_topics_request,
     oneshot_unit,
     topics_by_bucket,
     unit_of,
 )
-from tests.fakes.ollama_server import reply
 from vaultlink.errors import NoteUnreadable
 from vaultlink.pipeline.extract.step import source_note
 from vaultlink.pipeline.offline import OfflineExtractor

@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.competent import extract_request, unit_of
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, reply
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from tests.fakes.ports import HeldPort
+from tests.fakes.sample_vault_model import extract_request, unit_of
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.client import daemon_status
 from vaultlink.daemon.process import VaultLock

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.competent import CompetentModel
 from tests.fakes.ollama_server import FakeOllama, down_url
+from tests.fakes.sample_vault_model import CompetentModel
 from tests.vaults import SAMPLE_VAULT
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.competent import is_topics_request
-from tests.fakes.dreamkit import creator, dream, snapshot, with_extract
+from tests.fakes.dream_runs import creator, dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from tests.fakes.sample_vault_model import is_topics_request
 from tests.vaults import write_notes
 from vaultlink.cli import app
 from vaultlink.errors import ConfigError, UndoConflict

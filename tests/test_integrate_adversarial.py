@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.dreamkit import dream, snapshot, turns, with_extract
+from tests.fakes.dream_runs import dream, snapshot, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
 from tests.vaults import write_notes
 from vaultlink.errors import ModelUnavailable

@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.competent import (
+from tests.fakes.dream_runs import creator, dream, snapshot, units_for, with_extract
+from tests.fakes.ollama_server import FakeOllama, reply
+from tests.fakes.sample_vault_model import (
     extract_request,
     is_decision_request,
     is_topics_request,
     topics_by_bucket,
 )
-from tests.fakes.dreamkit import creator, dream, snapshot, units_for, with_extract
-from tests.fakes.ollama_server import FakeOllama, reply
 from tests.vaults import write_notes
 from vaultlink.cli import app
 from vaultlink.pipeline.extract.answer import summary_text, with_code_restored, without_echoes

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.dreamkit import offline_dream
+from tests.fakes.dream_runs import offline_dream
 from tests.vaults import SAMPLE_VAULT, copy_sample_vault
 from vaultlink.cli.settings import DEFAULTS
 from vaultlink.errors import VaultlinkError

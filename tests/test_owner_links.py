@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.dreamkit import offline_dream
+from tests.fakes.dream_runs import offline_dream
 from tests.vaults import write_note, write_notes
 from vaultlink.cli import app
 from vaultlink.cli.settings import DEFAULTS

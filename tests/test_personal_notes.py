@@ -15,10 +15,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tests.fakes.competent import extract_request
-from tests.fakes.dreamkit import creator, offline_dream, with_extract
-from tests.fakes.dreamkit import dream as model_dream
+from tests.fakes.dream_runs import creator, offline_dream, with_extract
+from tests.fakes.dream_runs import dream as model_dream
 from tests.fakes.ollama_server import FakeOllama
+from tests.fakes.sample_vault_model import extract_request
 from tests.vaults import vault_with
 from vaultlink.index.chunks import ChunkIndex
 from vaultlink.llm.chat import ChatReply

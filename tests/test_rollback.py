@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.dreamkit import dream, snapshot, turns, with_extract
+from tests.fakes.dream_runs import dream, snapshot, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, HTTPError, reply
 from tests.test_integrate_adversarial import GOOD_BODY, NODE, SOURCE, UNIT, write_call
 from tests.test_integrate_adversarial import vault as vault  # the fixture

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import is_decision_request, is_topics_request, topics_by_bucket
-from tests.fakes.dreamkit import dream, units_for
+from tests.fakes.dream_runs import dream, units_for
 from tests.fakes.ollama_server import FakeOllama
+from tests.fakes.sample_vault_model import is_decision_request, is_topics_request, topics_by_bucket
 from tests.test_model_path import NODE, NODE_TEXT, ONESHOT, decision, vault
 from vaultlink.pipeline.offline import policy
 from vaultlink.prose.shared_subject import names_subject, same_facts, shared_subject, subject_names

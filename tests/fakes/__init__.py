@@ -1,4 +1,6 @@
-"""Test doubles that speak real protocols: a fake Ollama server driven by scripted models."""
+"""Test doubles: a fake Ollama server driven by scripted models (``ollama_server``), a
+scripted model that knows the sample vault (``sample_vault_model``), dream runs against
+them (``dream_runs``), wrapping embedders (``embedders``) and reserved ports (``ports``)."""
 
 from .ollama_server import (
     EMBED_DIM,

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.competent import is_decision_request, is_topics_request, topics_by_bucket
-from tests.fakes.dreamkit import creator, dream, turns, units_for, with_extract
+from tests.fakes.dream_runs import creator, dream, turns, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from tests.fakes.sample_vault_model import is_decision_request, is_topics_request, topics_by_bucket
 from tests.test_offline_runs import dream as offline_dream
 from vaultlink.errors import GuardRefusal, Refusal
 from vaultlink.pipeline.integrate.guard import Guard

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.dreamkit import dream, snapshot, with_extract
+from tests.fakes.dream_runs import dream, snapshot, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from vaultlink.errors import Refusal
 from vaultlink.vault.state import State

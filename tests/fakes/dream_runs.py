@@ -7,14 +7,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.competent import (
+from tests.fakes.ollama_server import reply
+from tests.fakes.sample_vault_model import (
     extract_request,
     is_decision_request,
     is_topics_request,
     topics_by_bucket,
     unit_of,
 )
-from tests.fakes.ollama_server import reply
 from vaultlink.cli.settings import load_settings
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
