@@ -29,7 +29,7 @@ from tests.vaults import copy_sample_vault
 from vaultlink.cli.serverchecks import server_checks
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import IndexServerUnavailable
-from vaultlink.index import served, store, tables
+from vaultlink.index import chroma_vectors, store, tables
 from vaultlink.index.embed import MiniLMEmbedder
 from vaultlink.index.recall import Indexes, open_indexes
 from vaultlink.index.store import open_server
@@ -113,7 +113,7 @@ def own_server(tmp_path: Path) -> Iterator[ChromaServer]:
 
 @pytest.fixture
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(served, "RETRY_WAITS", (0.05, 0.05))
+    monkeypatch.setattr(chroma_vectors, "RETRY_WAITS", (0.05, 0.05))
 
 
 def on_server(vault: Vault, embedder: Any, port: int) -> Indexes:

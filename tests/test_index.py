@@ -20,10 +20,10 @@ from tests.fakes.embedders import CountingEmbedder
 from tests.vaults import node_text, write_note, write_notes
 from vaultlink.errors import DaemonError, SearchIndexError
 from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.fts import FTS_TOKENIZE
 from vaultlink.index.fusion import fts_match, fuse_ranks, rrf_fuse
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import open_indexes
-from vaultlink.index.tables import FTS_TOKENIZE
 from vaultlink.index.words import CUT_VERSION
 from vaultlink.vault.notes import Vault
 

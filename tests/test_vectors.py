@@ -16,7 +16,7 @@ from tests.fakes.embedders import CountingEmbedder
 from tests.test_index import NODES, Opened
 from tests.vaults import write_notes
 from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.vectors import VectorMatrix
+from vaultlink.index.sqlite_vectors import VectorMatrix
 from vaultlink.vault.notes import Vault
 
 

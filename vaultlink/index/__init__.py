@@ -1,3 +1,3 @@
-"""Recall: embedders, the stores (SQLite FTS5 + Chroma), rank fusion, the digest node index
-and the section index.
+"""Recall: embedders, the stores (SQLite FTS5 and the vectors, in state.sqlite or on a
+Chroma server), rank fusion, the digest node index and the section index.
 """

@@ -1,19 +1,17 @@
-"""Recall over the vault: Chroma vectors plus SQLite FTS5 keywords, fused by rank.
+"""Keeping an index in line with the vault: notes added, updated, moved and removed.
 
 Two indexes share one machinery (:class:`IndexBase`): ``nodes.NodeIndex`` holds
 one entry per digest node (``node_search``), ``chunks.ChunkIndex`` one per section of
-every note (``search``). The stores live in ``tables`` (three ``idx_<kind>_*``
-tables in ``state.sqlite`` and a Chroma collection); this module keeps them in line
-with the vault and answers queries:
+every note (``search``). The stores live in ``tables``: three ``idx_<kind>_*`` tables
+in ``state.sqlite`` and the vectors, in state.sqlite too (``vectors``) or, with
+``index.chroma.mode: http``, on a Chroma server (``served``). This module syncs them;
+``queries`` answers queries over them.
 
 * a note whose size, mtime and inode are unchanged is not read again; everything else
   is decided by content hash, and unreadable notes are kept with the reason;
 * a text whose hash is stored keeps its vector; a changed text gets a new vector id
   (Chroma's in-place updates left vectors unreachable by search); a renamed note
-  moves by updating a path, never by re-embedding;
-* a query is embedded once, its nearest vectors (exact, ``vectors.VectorMatrix``, or
-  the Chroma server's, ``served.ServedVectors``) fused by rank with BM25 over the FTS5
-  table; a ``scope`` (a bucket, the digest only) filters all of them.
+  moves by updating a path, never by re-embedding.
 """
 
 from __future__ import annotations
@@ -21,22 +19,11 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
 
-from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused, SearchIndexError
-from vaultlink.index.fusion import (
-    KEYWORD_WEIGHT,
-    VECTOR_WEIGHT,
-    every_term_match,
-    fts_terms,
-    fuse_ranks,
-    query_text,
-)
-from vaultlink.index.keywords import TermRows
-from vaultlink.index.served import Metadata
+from vaultlink.errors import NoteNotFound, NoteUnreadable, PathRefused
+from vaultlink.index.chroma_vectors import Metadata
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
@@ -70,15 +57,6 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed or self.moved)
 
 
-@dataclass(frozen=True)
-class Scope:
-    """What a query is limited to: on a Chroma server, the vectors whose metadata has
-    ``where`` (its ``where`` filter); here, the docs whose path starts with ``prefix``."""
-
-    where: dict[str, str | bool]
-    prefix: str
-
-
 @dataclass
 class _Change:
     path: str
@@ -92,7 +70,8 @@ class _Change:
 
 
 class IndexBase(IndexTables):
-    """Sync and query shared by the node and chunk indexes; subclasses say what to index."""
+    """The sync shared by the node and chunk indexes (each mixes in ``IndexQueries`` for
+    its queries); subclasses say what to index."""
 
     # -- what to index (subclasses) ---------------------------------------------
 
@@ -339,107 +318,3 @@ class IndexBase(IndexTables):
                 self._removed(db, path)
             self._delete_docs(db, ids)
         report.removed += known
-
-    # -- query -------------------------------------------------------------------
-
-    def _ranked(self, query: str, limit: int, bm25_weights: Sequence[float],
-                fusion: tuple[float, float] = (VECTOR_WEIGHT, KEYWORD_WEIGHT),
-                scope: Scope | None = None) -> list[tuple[int, float, float, int]]:
-        """Fused (doc id, score, cosine similarity, BM25 rank or 0), best first; only
-        docs within ``scope`` when given."""
-        text = query_text(query)
-        depth = max(limit * 3, 50)
-        vector = self.embedder.embed([text])[0]
-        where, prefix = (scope.where, scope.prefix) if scope is not None else ({}, "")
-        with self._lock:
-            try:
-                nearest = self._nearest(vector, depth, where, prefix)
-                keyword = self._keyword_list(text, bm25_weights, depth, prefix)
-                lists = [([i for i, _ in nearest], fusion[0]), (keyword, fusion[1])]
-                more = self._more_lists(text, lists, depth, prefix)
-                if prefix and more:  # name lists come from the whole index: keep the scope's
-                    allowed = self._ids_under(prefix)
-                    more = [([i for i in ids if i in allowed], w) for ids, w in more]
-                lists += more
-            except sqlite3.DatabaseError as exc:
-                raise SearchIndexError(f"keyword search failed: {exc}; run `vaultlink "
-                                       "reindex`") from exc
-        # A model whose cosines run on another scale reports them on MiniLM's, which
-        # every threshold is set on (see Embedder); rankings do not change.
-        scale = getattr(self.embedder, "calibrate", None)
-        similarity = {i: scale(s) for i, s in nearest} if scale else dict(nearest)
-        fused = fuse_ranks(lists)[:limit]
-        lexical = {doc: n for n, doc in enumerate(keyword, start=1)}
-        return [(i, score, similarity.get(i, 0.0), lexical.get(i, 0)) for i, score in fused]
-
-    @cached_property
-    def _terms(self) -> TermRows:
-        """How many rows each query word is in (``keywords``), made at the first query
-        and kept with its counts until the database changes."""
-        return TermRows(self._db, self._docs_t, self._fts_t)
-
-    def _keyword_list(self, text: str, bm25_weights: Sequence[float], depth: int,
-                      prefix: str = "") -> list[int]:
-        """Doc ids by BM25 for ``text`` (under the lock), best first: asked for the terms
-        that weigh (``_keyword_match``); in an index within ``LARGE_INDEX_TEXTS``, when
-        they fill fewer than ``depth`` places, asked again with all of its terms.
-
-        The second answer ranks the rows the first found as the first did (the common
-        terms add at most FTS5's 1e-6 floor), and after them the rows only common words
-        match: the list every term gives, with the common ones scored only when they
-        can reach the list (a small vault, or a query of rare words)."""
-        terms = fts_terms(text)  # cut once: a Japanese query's cut is UniDic's work
-        match = self._terms.match(terms)
-        ids = [] if match is None else self._keyword_ids(match, bm25_weights, depth, prefix)
-        if len(ids) < depth:
-            every = every_term_match(text, terms)
-            if every is not None and every != match and not self._terms.large():
-                ids = self._keyword_ids(every, bm25_weights, depth, prefix)
-        return ids
-
-    def _keyword_match(self, text: str) -> str | None:
-        """The FTS5 query for ``text`` (under the lock): the terms that weigh, and in a
-        large index only the rarest of them (``TermRows.match``); None when no term is
-        left to ask for."""
-        return self._terms.match(fts_terms(text))
-
-    def _ids_under(self, prefix: str) -> set[int]:
-        return {r[0] for r in self._db.execute(
-            f"SELECT id FROM {self._docs_t} WHERE substr(path, 1, ?) = ?",
-            (len(prefix), prefix))}
-
-    def _more_lists(self, text: str, lists: list[tuple[list[int], float]], depth: int,
-                    prefix: str = "") -> list[tuple[list[int], float]]:
-        """Further ranked doc ids (with their fusion weight) beside the vector and keyword
-        ones in ``lists``; called under the lock. None here."""
-        return []
-
-    def _keyword_ids(self, match: str, bm25_weights: Sequence[float], depth: int,
-                     prefix: str = "") -> list[int]:
-        """Doc ids for an FTS5 MATCH expression, best BM25 first (under the lock); only
-        docs whose path starts with ``prefix`` when given."""
-        weights = ", ".join(str(float(w)) for w in bm25_weights)
-        fts = self._fts_t
-        if not prefix:
-            return [r[0] for r in self._db.execute(
-                f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? "
-                f"ORDER BY bm25({fts}, {weights}) LIMIT ?", (match, depth))]
-        return [r[0] for r in self._db.execute(
-            f"SELECT {fts}.rowid FROM {fts} JOIN {self._docs_t} d ON d.id = {fts}.rowid "
-            f"WHERE {fts} MATCH ? AND substr(d.path, 1, ?) = ? "
-            f"ORDER BY bm25({fts}, {weights}) LIMIT ?", (match, len(prefix), prefix, depth))]
-
-    def _hit_rows(self, query: str, limit: int, bm25_weights: Sequence[float],
-                  fusion: tuple[float, float], select: str, scope: Scope | None = None
-                  ) -> list[tuple[tuple[Any, ...], float, float, int]]:
-        """(row, score, similarity, BM25 rank or 0) of the fused hits, best first.
-        ``select`` reads the docs table as ``d``, selects ``d.id`` first and ends in
-        ``d.id IN ({marks})``."""
-        ranked = self._ranked(query, limit, bm25_weights, fusion, scope)
-        if not ranked:
-            return []
-        with self._lock:
-            marks = ",".join("?" * len(ranked))
-            rows = {r[0]: tuple(r[1:]) for r in self._db.execute(
-                select.format(marks=marks), [i for i, _, _, _ in ranked])}
-        return [(rows[i], score, sim, kw) for i, score, sim, kw in ranked if i in rows]

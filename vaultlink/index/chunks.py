@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vaultlink.index.base import IndexBase, Scope, SyncReport, _Change
+from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import (
     DATE_WEIGHT,
@@ -34,6 +34,7 @@ from vaultlink.index.fusion import (
     note_date,
     within,
 )
+from vaultlink.index.queries import IndexQueries, Scope
 from vaultlink.index.tables import Doc
 from vaultlink.index.words import has_cjk, words_of
 from vaultlink.markdown.frontmatter import split_frontmatter
@@ -83,7 +84,7 @@ def _name_key(target: str) -> str:
     return link_key(target).rsplit("/", 1)[-1]
 
 
-class ChunkIndex(IndexBase):
+class ChunkIndex(IndexBase, IndexQueries):
     """Sections of every note in daily/, resource/ and digest/; answers ``search``."""
 
     kind = "chunks"

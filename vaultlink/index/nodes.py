@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import BrokenFrontmatter
-from vaultlink.index.base import IndexBase, Scope
+from vaultlink.index.base import IndexBase
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import fuse_ranks
 from vaultlink.index.mentions import NameTable, name_phrase, subject_of
+from vaultlink.index.queries import IndexQueries, Scope
 from vaultlink.index.tables import Doc
 from vaultlink.markdown.sections import without_sources
 from vaultlink.vault.notes import Note, Vault, body_only_note, parse_note, walk_notes
@@ -48,7 +49,7 @@ class NodeHit:
     keyword_rank: int = 0
 
 
-class NodeIndex(IndexBase):
+class NodeIndex(IndexBase, IndexQueries):
     """Digest nodes (``digest/<bucket>/*.md``, not ``digest/topics/``) by name, description
     and the opening ``body_chars`` characters of the body without its ``## Sources``;
     answers ``node_search``."""

@@ -2,7 +2,7 @@
 
 The stores are derived data: a state database that cannot be opened is moved aside
 (``*.corrupt-<time>``) and rebuilt from the vault. The vectors live in state.sqlite
-(``index.chroma.mode: embedded``) or on a Chroma server (``http``, ``served.py``).
+(``index.chroma.mode: embedded``) or on a Chroma server (``http``, ``chroma_vectors.py``).
 """
 
 from __future__ import annotations

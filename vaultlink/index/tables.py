@@ -1,19 +1,14 @@
 """The stores of one index: SQLite tables, and the vectors in their one home.
 
 ``idx_<kind>_files`` (every tracked note with size, mtime, inode and content hash, or
-the reason it is skipped), ``idx_<kind>_docs`` (one row per indexed text, with the hash
-of the text: the journal of which vectors must exist), ``idx_<kind>_fts`` (FTS5 over the
-same texts). The vectors live in one place, by ``index.chroma.mode``:
-
-* embedded (default): ``idx_<kind>_vec`` in state.sqlite, written in the transaction
-  of their docs, searched exactly in memory (``vectors.py``); Chroma is not used;
-* http: the collection on a Chroma server (``served.py``), written before the docs'
-  transaction commits, searched by the server; the process keeps no copy.
-
-The stored index is named by kind, embedding model id and schema version (and, on a
-server, the vault), so a model change builds anew instead of mixing vector spaces.
-Whatever does not describe the stored vectors (other ``params``, a server that lost
-or holds other vectors) is reset or healed with a warning: the index is derived data.
+the reason it is skipped), ``idx_<kind>_docs`` (one row per indexed text with its hash:
+the journal of which vectors must exist), ``idx_<kind>_fts`` (FTS5 over the same texts).
+The vectors live, by ``index.chroma.mode``, in ``idx_<kind>_vec`` in state.sqlite,
+written in their docs' transaction and searched exactly in memory (embedded, the
+default: ``sqlite_vectors.py``), or on a Chroma server, written before that transaction
+commits (http: ``chroma_vectors.py``). The stored index is named by kind, model id and
+schema version (and the vault, on a server): a model change builds anew; a store that
+does not match is reset or healed with a warning, since the index is derived data.
 """
 
 from __future__ import annotations
@@ -28,10 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from vaultlink.errors import SearchIndexError
+from vaultlink.index.chroma_vectors import Metadata, ServedVectors, chroma_failure
 from vaultlink.index.embed import Embedder
-from vaultlink.index.served import Metadata, ServedVectors, chroma_failure
+from vaultlink.index.fts import FTS_TOKENIZE, fts_ddl, fts_write
 from vaultlink.index.store import ensure_dir
-from vaultlink.index.words import CUT_VERSION, search_text
+from vaultlink.index.words import CUT_VERSION
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State, immediate_transaction
@@ -39,13 +35,12 @@ from vaultlink.vault.state import State, immediate_transaction
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-    from vaultlink.index.vectors import VectorMatrix
+    from vaultlink.index.sqlite_vectors import VectorMatrix
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 MOVE_PAGE = 5000  # vectors per page when an embedded index moves to a Chroma server
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 T = TypeVar("T")
 
 
@@ -133,13 +128,7 @@ class IndexTables:
         return self._served is not None and self._served.opened
 
     def _fts_ddl(self) -> str:
-        """The FTS5 table: the columns searched, then (``fts_shown``) one unindexed column
-        each for its text as written, kept only where the indexed form differs."""
-        cols = list(self.fts_columns)
-        if self.fts_shown:
-            cols += [f"{c}_shown UNINDEXED" for c in self.fts_columns]
-        return (f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts_t} USING fts5("
-                f"{', '.join(cols)}, tokenize='{FTS_TOKENIZE}')")
+        return fts_ddl(self._fts_t, self.fts_columns, self.fts_shown)
 
     def _create_tables(self) -> None:
         self._db.executescript(f"""
@@ -173,12 +162,9 @@ class IndexTables:
 
     def _check_tables(self) -> None:
         """At open, from SQLite alone: the index describes this model, these params and
-        this home of its vectors; otherwise check (and reset) now.
-
-        Docs and their vectors are written in one transaction, so in embedded mode the
-        vectors are all there or, in an index built before the table (or on a server),
-        none: asking whether the table has a row costs nothing, where counting it read
-        every page (46,000 section vectors: 70 ms at every open)."""
+        this home of its vectors; otherwise check (and reset) now. Docs and their vectors
+        are written in one transaction, so embedded vectors are all there or none: one
+        row is asked for, not counted (docs/performance.md, "Opening the index")."""
         if (self._meta(f"{self.kind}.collection") != self.collection_name
                 or self._meta(f"{self.kind}.params") != self._params()):
             self._check_consistent()
@@ -246,14 +232,12 @@ class IndexTables:
         and their notes marked for reading, so the next sync embeds those texts only."""
         served = self._served
         assert served is not None
-        held = served.held()
         journal = {int(i): str(h) for i, h in self._db.execute(
             f"SELECT id, text_hash FROM {self._docs_t}")}
-        stale = [i for i, h in held.items() if journal.get(i) != h]
-        missing = [i for i, h in journal.items() if held.get(i) != h]
+        held, stale, missing = served.differences(journal)
         log.warning("the Chroma server holds %d of the %d vectors of the %s index (%d "
-                    "stale); healing it: %d texts will be embedded again", len(held) -
-                    len(stale), len(journal), self.kind, len(stale), len(missing))
+                    "stale); healing it: %d texts will be embedded again", held - len(stale),
+                    len(journal), self.kind, len(stale), len(missing))
         served.delete(stale)
         with self._tx() as db:
             paths = sorted({r[0] for i in missing for r in db.execute(
@@ -268,25 +252,16 @@ class IndexTables:
     def _move_to_server(self) -> None:
         """An index built embedded, now served: its vectors go to the server as they
         are (nothing is embedded again), then leave state.sqlite."""
-        import numpy as np  # 0.1 s of CPU, paid with chromadb's 0.8 s
+        # numpy: 0.1 s of CPU, paid with chromadb's 0.8 s
+        from vaultlink.index.sqlite_vectors import vector_pages
 
         served = self._served
         assert served is not None
         log.warning("moving the %s index's vectors from state.sqlite to the Chroma server",
                     self.kind)
         served.drop()
-        last = 0
-        while True:  # a page at a time: a large index's vectors are not all read at once
-            rows = self._db.execute(
-                f"SELECT v.id, v.vec, d.path, d.text_hash FROM {self._vec_t} v "
-                f"JOIN {self._docs_t} d ON d.id = v.id WHERE v.id > ? ORDER BY v.id "
-                "LIMIT ?", (last, MOVE_PAGE)).fetchall()
-            if not rows:
-                break
-            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            served.put([r[0] for r in rows], vectors.reshape(len(rows), -1),
-                       [self.metadata(r[2], r[3]) for r in rows])
-            last = rows[-1][0]
+        for ids, vectors, labels in vector_pages(self._db, self._vec_t, self._docs_t, MOVE_PAGE):
+            served.put(ids, vectors, [self.metadata(path, h) for path, h in labels])
         with self._tx() as db:
             db.execute(f"DELETE FROM {self._vec_t}")
             self._set_meta(db, collection=self.collection_name, params=self._params(),
@@ -346,17 +321,7 @@ class IndexTables:
 
     def _fts_write(self, db: sqlite3.Connection, doc_id: int, doc: Doc,
                    replace: bool = False) -> None:
-        if replace:
-            db.execute(f"DELETE FROM {self._fts_t} WHERE rowid = ?", (doc_id,))
-        values: list[str | None] = [search_text(text) for text in doc.fts]
-        cols = list(self.fts_columns)
-        if self.fts_shown:
-            cols += [f"{c}_shown" for c in self.fts_columns]
-            values += [None if shown == indexed else shown
-                       for shown, indexed in zip(doc.fts, values, strict=True)]
-        marks = ",".join("?" * (len(cols) + 1))
-        db.execute(f"INSERT INTO {self._fts_t} (rowid, {', '.join(cols)}) "
-                   f"VALUES ({marks})", (doc_id, *values))
+        fts_write(db, self._fts_t, self.fts_columns, self.fts_shown, doc_id, doc.fts, replace)
 
     def _fts_shown(self, column: str, alias: str) -> str:
         """SQL for an FTS column's text as written (``fts_shown``), read as ``alias``."""
@@ -387,7 +352,7 @@ class IndexTables:
             self._served.put(ids, vectors, metadatas)
             return
         # numpy: 0.1 s of CPU, which a start with nothing to embed or search never pays
-        from vaultlink.index.vectors import to_blob
+        from vaultlink.index.sqlite_vectors import to_blob
 
         db.executemany(f"INSERT OR REPLACE INTO {self._vec_t} VALUES (?, ?)",
                        [(i, to_blob(v)) for i, v in zip(ids, vectors, strict=True)])
@@ -403,7 +368,7 @@ class IndexTables:
         """Every vector of the index, loaded from SQLite on first use (under the lock)."""
         if self._vectors is None:
             # numpy: 0.1 s of CPU, paid by the first query, not by every start
-            from vaultlink.index.vectors import VectorMatrix
+            from vaultlink.index.sqlite_vectors import VectorMatrix
 
             matrix = VectorMatrix()
             matrix.load(self._db, self._vec_t)

@@ -1,5 +1,5 @@
 """Exact vector search over an index's vectors, kept in SQLite and in memory (the
-default, ``index.chroma.mode: embedded``; on a Chroma server see ``served.py``).
+default, ``index.chroma.mode: embedded``; on a Chroma server see ``chroma_vectors.py``).
 
 Every vector an index embeds is stored in its ``idx_<kind>_vec`` table, in the same
 transaction as its doc and FTS rows, so the three can never disagree. Queries read a
@@ -17,7 +17,7 @@ also wrote every vector to an embedded Chroma that nothing read; it is gone.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -105,3 +105,21 @@ class VectorMatrix:
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         order = sorted(top.tolist(), key=lambda n: (-float(sims[n]), int(self._ids[n])))
         return [(int(self._ids[n]), float(sims[n])) for n in order if sims[n] > -np.inf]
+
+
+def vector_pages(db: sqlite3.Connection, vec_table: str, docs_table: str, page: int
+                 ) -> Iterator[tuple[list[int], npt.NDArray[np.float32], list[tuple[str, str]]]]:
+    """The stored vectors a page at a time (a large index's are not all read at once):
+    their ids, the vectors, and each one's (path, text hash)."""
+    last = 0
+    while True:
+        rows = db.execute(
+            f"SELECT v.id, v.vec, d.path, d.text_hash FROM {vec_table} v "
+            f"JOIN {docs_table} d ON d.id = v.id WHERE v.id > ? ORDER BY v.id "
+            "LIMIT ?", (last, page)).fetchall()
+        if not rows:
+            return
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        yield ([r[0] for r in rows], vectors.reshape(len(rows), -1),
+               [(r[2], r[3]) for r in rows])
+        last = rows[-1][0]

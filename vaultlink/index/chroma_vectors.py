@@ -254,3 +254,11 @@ class ServedVectors:
             if len(page["ids"]) < PAGE:
                 return found
             offset += PAGE
+
+    def differences(self, journal: Mapping[int, str]) -> tuple[int, list[int], list[int]]:
+        """Against the journal (doc id -> text hash): how many vectors the server holds,
+        the ids no doc wants (stale), and the docs whose vector it lacks (missing)."""
+        held = self.held()
+        stale = [i for i, h in held.items() if journal.get(i) != h]
+        missing = [i for i, h in journal.items() if held.get(i) != h]
+        return len(held), stale, missing
