@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tests.fakes.ollama_server import FakeOllama, down_url
 from tests.fakes.sample_vault_model import CompetentModel
-from tests.vaults import SAMPLE_VAULT
+from tests.vaults import SAMPLE_VAULT, snapshot
 from vaultlink.cli import app
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
@@ -25,11 +25,6 @@ def vault_copy(sample_vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # by default (tests/test_review.py), so it is off here
     monkeypatch.setenv("VAULTLINK_REVIEW__MODE", "off")
     return sample_vault
-
-
-def _snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in root.rglob("*") if p.is_file() and ".vaultlink" not in p.parts}
 
 
 def _dream(runner: CliRunner, vault: Path, server: FakeOllama, *extra: str) -> dict:
@@ -46,13 +41,13 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
         vault_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULTLINK_AUTO_DREAM__MAX_UNITS", "20")
     runner = CliRunner()
-    before = _snapshot(vault_copy)
+    before = snapshot(vault_copy)
     with FakeOllama(model=CompetentModel()) as server:
         first = _dream(runner, vault_copy, server)
         actions = {c["action"] for c in first["changes"]}
         assert actions == {"CREATE", "CORROBORATE", "REFINE", "CORRECT"}, first
         assert first["counts"]["failed"] == 0
-        after_first = _snapshot(vault_copy)
+        after_first = snapshot(vault_copy)
         second = _dream(runner, vault_copy, server)
     # The user's notes are untouched; only digest/ changed.
     changed = {p for p in after_first if before.get(p) != after_first[p]}
@@ -63,7 +58,7 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
     assert errors == []
     # A second run over the unchanged vault writes nothing.
     assert second["counts"]["changed"] == 0 and second["changes"] == []
-    assert _snapshot(vault_copy) == after_first
+    assert snapshot(vault_copy) == after_first
     # Every model call carried num_ctx and stayed inside it.
     for req in server.chat_requests():
         assert req["options"]["num_ctx"] == 8192
@@ -95,13 +90,13 @@ def test_dream_with_model_creates_corroborates_refines_and_corrects(
 def test_dry_run_shows_decisions_and_writes_nothing(vault_copy: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VAULTLINK_AUTO_DREAM__MAX_UNITS", "20")
-    before = _snapshot(vault_copy)
+    before = snapshot(vault_copy)
     with FakeOllama(model=CompetentModel()) as server:
         data = _dream(CliRunner(), vault_copy, server, "--dry-run")
     assert data["dry_run"] is True
     assert {r["action"] for r in data["results"]} >= {"CREATE", "CORRECT"}
     assert all(r["diff"] for r in data["results"] if r["status"] == "integrated")
-    assert _snapshot(vault_copy) == before
+    assert snapshot(vault_copy) == before
 
 
 @pytest.mark.slow
@@ -111,7 +106,7 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
     # and no Ollama answering, so the offline integrator runs and says so.
     monkeypatch.setenv("VAULTLINK_LLM__HOST", down_url())
     dest = tmp_path / "demo"
-    before = _snapshot(SAMPLE_VAULT)
+    before = snapshot(SAMPLE_VAULT)
     result = CliRunner().invoke(app, ["demo", "--to", str(dest)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "dreaming with the offline integrator" in result.output
@@ -123,7 +118,7 @@ def test_demo_runs_on_a_copy_of_the_sample_vault_without_ollama(
     assert len(decided) > 20
     assert not re.search(r"^\s+digest/\S+ \[(CREATE|REFINE|CORROBORATE)\]", result.output,
                          re.M)
-    assert _snapshot(SAMPLE_VAULT) == before  # the checkout is never touched
+    assert snapshot(SAMPLE_VAULT) == before  # the checkout is never touched
     assert any((dest / "digest").rglob("*.md"))
 
 

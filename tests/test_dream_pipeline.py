@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.dream_runs import creator, dream, snapshot, with_extract
+from tests.fakes.dream_runs import creator, dream, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from tests.fakes.sample_vault_model import is_topics_request
-from tests.vaults import write_notes
+from tests.vaults import snapshot, write_notes
 from vaultlink.cli import app
 from vaultlink.errors import ConfigError, UndoConflict
 from vaultlink.llm.chat import estimate_tokens

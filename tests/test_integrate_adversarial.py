@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.dream_runs import dream, snapshot, turns, with_extract
+from tests.fakes.dream_runs import dream, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, down_url, reply
-from tests.vaults import write_notes
+from tests.vaults import snapshot, write_notes
 from vaultlink.errors import ModelUnavailable
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault

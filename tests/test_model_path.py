@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.fakes.dream_runs import creator, dream, snapshot, units_for, with_extract
+from tests.fakes.dream_runs import creator, dream, units_for, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
 from tests.fakes.sample_vault_model import (
     extract_request,
@@ -24,7 +24,7 @@ from tests.fakes.sample_vault_model import (
     is_topics_request,
     topics_by_bucket,
 )
-from tests.vaults import write_notes
+from tests.vaults import snapshot, write_notes
 from vaultlink.cli import app
 from vaultlink.pipeline.extract.answer import summary_text, with_code_restored, without_echoes
 from vaultlink.pipeline.extract.prompt import example_of

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.dream_runs import offline_dream
-from tests.vaults import SAMPLE_VAULT, copy_sample_vault
+from tests.vaults import SAMPLE_VAULT, copy_sample_vault, snapshot
 from vaultlink.cli.settings import DEFAULTS
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.embed import MiniLMEmbedder
@@ -431,11 +431,6 @@ def test_the_unit_is_read_back_from_the_user_prompt() -> None:
 
 
 # -- the whole offline dream --------------------------------------------------------
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultlink" not in p.parts}
 
 
 def dream_offline(root: Path) -> Any:

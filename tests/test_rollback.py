@@ -14,10 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.dream_runs import dream, snapshot, turns, with_extract
+from tests.fakes.dream_runs import dream, turns, with_extract
 from tests.fakes.ollama_server import FakeOllama, HTTPError, reply
 from tests.test_integrate_adversarial import GOOD_BODY, NODE, SOURCE, UNIT, write_call
 from tests.test_integrate_adversarial import vault as vault  # the fixture
+from tests.vaults import snapshot
 from vaultlink.vault.state import State
 
 NEW = "digest/procedure/online-rebuild.md"

@@ -1,5 +1,6 @@
-"""Building the vaults tests run on: a fresh copy of ``sample_vault/``, or notes written
-from a dict. The fixtures that use them are in ``tests/conftest.py``."""
+"""The vaults tests run on: a fresh copy of ``sample_vault/`` or notes written from a
+dict, and a snapshot of a vault's files to compare. The fixtures that use them are in
+``tests/conftest.py``."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ def vault_with(root: Path, notes: Mapping[str, str | bytes]) -> Path:
     for folder in ("daily", "resource", "digest"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     return write_notes(root, notes)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of the vault but ``.vaultlink/``, by vault path."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".vaultlink" not in p.parts}
 
 
 def node_text(name: str, description: str, body: str) -> str:

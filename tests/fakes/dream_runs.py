@@ -22,12 +22,6 @@ from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of the vault but .vaultlink/, by vault path."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and ".vaultlink" not in p.parts}
-
-
 def units_for(request: dict[str, Any], units: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The extract answer for one note: the ``units`` whose ``paths`` name it."""
     path, _ = extract_request(request)

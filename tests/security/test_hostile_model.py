@@ -14,8 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.dream_runs import dream, snapshot, with_extract
+from tests.fakes.dream_runs import dream, with_extract
 from tests.fakes.ollama_server import FakeOllama, reply
+from tests.vaults import snapshot
 from vaultlink.errors import Refusal
 from vaultlink.vault.state import State
 
