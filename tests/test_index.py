@@ -45,6 +45,8 @@ NODES = {
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
+    """The nodes, beside notes the node index must pass over (a day note, a topics page, a
+    page nested too deep), in a vault that skips notes over 5,000 bytes."""
     root = tmp_path / "vault"
     write_notes(root, NODES)
     write_note(root, "daily/2026-06-20.md", "# A day\n\nNot a digest node: hybrid search.\n")

@@ -42,6 +42,8 @@ def assistant_for(root: Path) -> Assistant:
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The sample vault, with what a reader must refuse or cut: a node that links outside
+    the vault, a runbook too long to return whole, a note that forges the note markers."""
     base = tmp_path_factory.mktemp("mcp")
     root = copy_sample_vault(base / "vault")
     (base / "secret.md").write_text("# Outside\n\nnot the vault's to show\n")

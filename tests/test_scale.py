@@ -51,6 +51,7 @@ def state(tmp_path: Path) -> Iterator[State]:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> CountingVault:
+    """Six notes in a vault that records which notes it read."""
     root = tmp_path / "vault"
     for i in range(5):
         write_note(root, f"daily/2026-06-0{i + 1}.md", f"# Day {i}\n\nNote number {i}.\n")
