@@ -25,7 +25,8 @@ from vaultlink.errors import (
     WriteFailed,
 )
 from vaultlink.vault.atomic import content_hash
-from vaultlink.vault.notes import Vault, is_skipped_name, normalize_rel, render_note
+from vaultlink.vault.notes import Vault, render_note
+from vaultlink.vault.paths import is_skipped_name, normalize_rel
 
 NODE = "digest/wiki/hybrid-search.md"
 

@@ -47,7 +47,8 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.atomic import recover_work_files as atomic_recover
-from vaultlink.vault.notes import SKIPPED_DIRS, Vault, is_skipped_name
+from vaultlink.vault.notes import SKIPPED_DIRS, Vault
+from vaultlink.vault.paths import is_skipped_name
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from vaultlink.index.chroma_vectors import Metadata
 from vaultlink.index.tables import Doc, IndexTables
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
-from vaultlink.vault.notes import Note, normalize_rel, parse_note
+from vaultlink.vault.notes import Note, parse_note
+from vaultlink.vault.paths import normalize_rel
 
 log = logging.getLogger(__name__)
 

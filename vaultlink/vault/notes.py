@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 import time
 import unicodedata
@@ -39,6 +38,7 @@ from vaultlink.markdown.frontmatter import (
     text_value,
 )
 from vaultlink.vault.atomic import content_hash, remove_file, replace_file
+from vaultlink.vault.paths import is_skipped_name, normalize_rel
 from vaultlink.vault.readpolicy import ReadPolicy
 from vaultlink.vault.walk import StatCache, StatEntry, entry_of, unchanged, walk_entries
 
@@ -52,52 +52,6 @@ DESCRIPTION_CHARS = 1_000
 
 # Folders that are never notes: Obsidian's own, its trash, ours, version control.
 SKIPPED_DIRS = frozenset({".obsidian", ".trash", STATE_DIR, ".git"})
-# Editor temp/backup files and sync-tool conflict copies: not the user's notes, and
-# reading them would integrate the same material twice.
-# Conflict copies carry a date or time, so a note titled "Meeting (conflict
-# resolution)" stays a note.
-_SKIPPED_FILE = re.compile(
-    r"""^(\..*\.tmp|.*~|\.\#.*|.*\.sw[po]|\..*\.swx
-        |.*\.sync-conflict-\d{8}-\d{6}-.*                 # Syncthing
-        |.*\ \(conflict(?:ed\ copy)?\ [^)]*\d{4}[^)]*\).*  # Obsidian Sync, Nextcloud
-        |.*\ \([^)]*conflicted\ copy\ [^)]*\d{4}[^)]*\).*   # Dropbox
-        )$""",
-    re.VERBOSE | re.IGNORECASE,
-)
-
-
-def is_skipped_name(name: str) -> bool:
-    """True for editor temp, backup and sync-conflict file names."""
-    return bool(_SKIPPED_FILE.match(name))
-
-
-_DRIVE = re.compile(r"[A-Za-z]:")
-
-
-def normalize_rel(raw: str) -> str:
-    """Validate and normalise a vault-relative path; raise ``PathRefused`` otherwise.
-
-    Refused: empty, NUL, backslashes, absolute paths (also ``C:`` drives), ``..`` and
-    ``.`` segments. The result uses ``/`` and Unicode NFC (macOS hands out NFD names).
-    """
-    if not isinstance(raw, str) or not raw.strip():
-        raise PathRefused(str(raw), "the path is empty")
-    if "\x00" in raw:
-        raise PathRefused(raw, "the path contains a NUL byte")
-    if "\\" in raw:
-        raise PathRefused(raw, "use '/' in vault paths, not backslashes")
-    if raw.startswith("/") or _DRIVE.match(raw):
-        raise PathRefused(raw, "absolute paths are not vault paths; give it relative to the vault")
-    parts = raw.split("/")
-    if ".." in parts:
-        raise PathRefused(raw, "'..' would leave the vault")
-    if "" in parts or "." in parts:  # a walk's paths have none: no list built for them
-        parts = [p for p in parts if p not in ("", ".")]
-    if not parts:
-        raise PathRefused(raw, "the path names no file")
-    return unicodedata.normalize("NFC", "/".join(parts))
-
-
 @dataclass(frozen=True)
 class NoteInfo:
     """What a scan knows of one note without parsing it."""

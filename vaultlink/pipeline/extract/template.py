@@ -23,7 +23,8 @@ from typing import Any
 from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
-from vaultlink.vault.notes import NoteInfo, Vault, normalize_rel
+from vaultlink.vault.notes import NoteInfo, Vault
+from vaultlink.vault.paths import normalize_rel
 from vaultlink.vault.readpolicy import is_hidden
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,8 @@ from vaultlink.markdown.text import LIST_MARK
 from vaultlink.prose.units import BUCKETS, Receipt, Unit, is_slug
 from vaultlink.vault.actions import DECISIONS, UPDATE_ACTIONS, Action
 from vaultlink.vault.names import NameIndex, shadow_advice
-from vaultlink.vault.notes import Note, normalize_rel, parse_note
+from vaultlink.vault.notes import Note, parse_note
+from vaultlink.vault.paths import normalize_rel
 
 
 @dataclass
