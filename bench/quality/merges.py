@@ -288,6 +288,17 @@ def reread(path: Path) -> list[Found]:
     return list(found.values())
 
 
+def report(found: list[Found]) -> None:
+    """Label the merges, print each corpus's table, the summary and any stale label."""
+    stale = apply_labels(found)
+    for f in found:
+        print("\n".join(corpus_table(f)))
+    print("\n".join(summary(found)))
+    if stale:
+        print(f"\nlabels no merge matched ({len(stale)}): "
+              + "; ".join(" | ".join(k) for k in stale))
+
+
 def main(argv: list[str] | None = None) -> int:
     names = [v["name"] for v in personal.load_manifest()] + list(DOCS)
     ap = argparse.ArgumentParser(prog="python -m bench.quality.merges", description=__doc__,
@@ -299,18 +310,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--review", choices=("off", "uncertain"), default="off",
                     help="review.mode: uncertain (the default config) counts what is written")
     args = ap.parse_args(argv)
+    run = {"date": dt.date.today().isoformat(), "commit": commit(), "review": args.review}
+    if args.relabel:  # the run's own date, commit and review mode
+        run = {k: json.loads(args.relabel.read_text())[k] for k in run}
     found = (reread(args.relabel) if args.relabel
              else dream_all(args.corpus or names, args.keep, args.review))
-    stale = apply_labels(found)
-    for f in found:
-        print("\n".join(corpus_table(f)))
-    print("\n".join(summary(found)))
-    if stale:
-        print(f"\nlabels no merge matched ({len(stale)}): " + "; ".join(" | ".join(k)
-                                                                       for k in stale))
-    out = args.out or RESULTS / f"merges-{commit()}.json"
-    payload = {"date": dt.date.today().isoformat(), "commit": commit(), "review": args.review,
-               "corpora": {f.corpus: {**f.counts(), "seconds": round(f.seconds, 1),
+    report(found)
+    suffix = "" if run["review"] == "off" else f"-review-{run['review']}"
+    out = args.out or RESULTS / f"merges-{run['commit']}{suffix}.json"
+    payload = {**run, "corpora": {f.corpus: {**f.counts(), "seconds": round(f.seconds, 1),
                                       "settled": f.settled} for f in found},
                "merges": [asdict(m) for f in found for m in f.merges]}
     out.parent.mkdir(parents=True, exist_ok=True)
