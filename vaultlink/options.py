@@ -2,12 +2,14 @@
 
 Nothing below ``cli`` reads configuration: the daemon, the dream and the indexes receive
 these frozen values (``cli.settings.Settings.pipeline()`` and ``.daemon()`` build them).
+Their defaults are written once, in ``cli/settings.py``'s default file; none here.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 # A URL's user info (``user:pass@``, ``token@``), after its scheme or at the start of a
 # bare ``host`` setting; greedy up to the last ``@`` before the path, as urlsplit reads it.
@@ -25,11 +27,20 @@ def redact_url(text: str) -> str:
     return _QUERY_VALUE.sub(lambda m: f"{m['key']}***", text)
 
 
+class Provider(StrEnum):
+    """``llm.provider``: who integrates. auto: Ollama when it answers, else offline;
+    ollama: always the model (work waits while it is down); offline: never a model."""
+
+    AUTO = "auto"
+    OLLAMA = "ollama"
+    OFFLINE = "offline"
+
+
 @dataclass(frozen=True)
 class PipelineOptions:
     """What ``dream.compose`` builds a run's parts from (models, indexes, thresholds)."""
 
-    provider: str  # llm.provider: auto | ollama | offline
+    provider: Provider
     llm_host: str
     model: str
     num_ctx: int
@@ -48,15 +59,15 @@ class PipelineOptions:
     max_units: int
     max_topics: int
     lookback_days: int
-    fallback: str = "none"  # llm.fallback: offline lets auto write offline text after a model
-    backfill_days: int | None = 14  # backfill.days; None: a first start holds nothing back
-    section_embedding: str = "fast"  # embedding.sections: fast | same
-    model_cache: str = ""  # where the embedder keeps its optimised graph ("": nowhere)
-    silence_seconds: float = 300.0  # llm.silence_seconds: no token for this long ends a call
-    integrate_mode: str = "auto"  # llm.integrate_mode: auto | tools | oneshot
-    park_after: int = 3  # auto_dream.park_after: runs a failed unit is tried
-    topic_min_units: int = 4  # topics.min_units: a day's units before the model groups them
-    review_mode: str = "uncertain"  # off | uncertain | all (pipeline/integrate/review.py)
+    fallback: str  # llm.fallback: offline lets auto write offline text after a model
+    backfill_days: int | None  # backfill.days; None: a first start holds nothing back
+    section_embedding: str  # embedding.sections: fast | same
+    model_cache: str  # where the embedder keeps its optimised graph ("": nowhere)
+    silence_seconds: float  # llm.silence_seconds: no token for this long ends a call
+    integrate_mode: str  # llm.integrate_mode: auto | tools | oneshot
+    park_after: int  # auto_dream.park_after: runs a failed unit is tried
+    topic_min_units: int  # topics.min_units: a day's units before the model groups them
+    review_mode: str  # off | uncertain | all (pipeline/integrate/review.py)
 
 
 @dataclass(frozen=True)
@@ -73,7 +84,7 @@ class DaemonOptions:
     api_port: int
     steps: tuple[str, ...]
     pipeline: PipelineOptions
-    nice: int = 10  # watch.nice: steps the daemon lowers its own CPU priority (0: none)
+    nice: int  # watch.nice: steps the daemon lowers its own CPU priority (0: none)
 
 
 @dataclass(frozen=True)

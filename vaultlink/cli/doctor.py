@@ -21,7 +21,7 @@ from vaultlink.cli.common import (
     open_vault,
 )
 from vaultlink.cli.settings import Settings
-from vaultlink.options import PipelineOptions
+from vaultlink.options import PipelineOptions, Provider
 
 if TYPE_CHECKING:  # probe imports ollama, httpx and pydantic: ~0.2 s, paid by doctor only
     from vaultlink.llm.probe import Check, ProbeReport
@@ -58,18 +58,18 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
     from vaultlink.llm.probe import probe  # ollama, httpx, pydantic: ~0.2 s
 
     v, settings = open_vault(vault, model_overrides(llm, ollama_host, model))
-    provider, host = settings.get("llm.provider"), settings.get("llm.host")
+    provider, host = Provider(settings.get("llm.provider")), settings.get("llm.host")
     options = settings.pipeline()
     report = probe(host, options.model, timeout=5.0, num_ctx=options.num_ctx)
-    checks = list(report.checks) + _model_call_checks(report, str(provider), host, options)
+    checks = list(report.checks) + _model_call_checks(report, provider, host, options)
     checks += _embedding_checks(settings, options)
     db = v.root / ".vaultlink" / "state.sqlite"
     checks.append(_index_check(db))
     checks += server_checks(options, db)
-    rows = _rows(checks, report, str(provider), options)
+    rows = _rows(checks, report, provider, options)
     failed = [r for r in rows if r["level"] == "fail"]
     if as_json:
-        emit_json({"ok": not failed, "provider": provider, "host": host, "checks": rows})
+        emit_json({"ok": not failed, "provider": str(provider), "host": host, "checks": rows})
     else:
         for r in rows:
             typer.echo(f"{_DOCTOR_MARKS[str(r['level'])]} {r['title']}: {r['detail']}")
@@ -81,14 +81,14 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
         raise typer.Exit(1)
 
 
-def _model_call_checks(report: ProbeReport, provider: str, host: str,
+def _model_call_checks(report: ProbeReport, provider: Provider, host: str,
                        options: PipelineOptions) -> list[Check]:
     """A tool call and a timed prompt, when the model is pulled and may be used."""
     # ollama, httpx, pydantic: ~0.2 s that only doctor pays
     from vaultlink.llm.ollama import OllamaChat
     from vaultlink.llm.probe import speed_check, tool_call_check
 
-    if not report.check("pulled").ok or provider == "offline":
+    if not report.check("pulled").ok or provider == Provider.OFFLINE:
         return []
     chat = OllamaChat(host, options.model, options.num_ctx, options.timeout, 0,
                       silence_seconds=options.silence_seconds, max_answer_tokens=120)
@@ -156,13 +156,13 @@ def _index_check(db: Path) -> Check:
                  "(your notes are safe; the decision log starts over)")
 
 
-def _rows(checks: list[Check], report: ProbeReport, provider: str,
+def _rows(checks: list[Check], report: ProbeReport, provider: Provider,
           options: PipelineOptions) -> list[dict[str, Any]]:
     """Each check with its level: ok, fail (it matters here), warn or skip."""
     from vaultlink.llm.probe import Check  # ollama, httpx, pydantic: ~0.2 s
 
     reachable = report.check("reachable").ok
-    if not reachable and provider != "ollama":  # the fix for ollama is no fix here
+    if not reachable and provider != Provider.OLLAMA:  # the fix for ollama is no fix here
         checks = [Check(c.name, c.title, c.ok, c.detail,
                         "none needed: the offline integrator works without it; for "
                         "model-written digests run `ollama serve`") if c.name == "reachable"
@@ -171,7 +171,7 @@ def _rows(checks: list[Check], report: ProbeReport, provider: str,
     for c in checks:
         # auto uses the model whenever Ollama answers, so then a wrong model matters too
         matters = c.name not in _MODEL_CHECKS or (
-            provider == "ollama" or (provider == "auto" and reachable))
+            provider == Provider.OLLAMA or (provider == Provider.AUTO and reachable))
         # slow is worth knowing, not an error; tool calls matter only to the tool mode
         matters = matters and c.name != "speed" and (
             c.name != "tool_call" or options.integrate_mode == "tools")

@@ -29,6 +29,7 @@ from vaultlink.cli.common import (
 from vaultlink.cli.settings import Settings
 from vaultlink.daemon.process import setup_logging, writer_or_daemon
 from vaultlink.errors import ConfigError
+from vaultlink.options import Provider
 from vaultlink.pipeline.backfill import duration
 
 if TYPE_CHECKING:
@@ -260,9 +261,10 @@ def _day(text: str) -> float:
 
 def _pace_provider(settings: Settings) -> str:
     """The integrator whose pace the estimate uses: auto asks Ollama once."""
-    provider = str(settings.get("llm.provider"))
-    if provider != "auto":
-        return provider
+    provider = Provider(settings.get("llm.provider"))
+    if provider != Provider.AUTO:
+        return str(provider)
     from vaultlink.llm.ollama import is_reachable  # ollama, httpx: ~0.2 s
 
-    return "ollama" if is_reachable(str(settings.get("llm.host"))) else "offline"
+    reachable = is_reachable(str(settings.get("llm.host")))
+    return str(Provider.OLLAMA if reachable else Provider.OFFLINE)

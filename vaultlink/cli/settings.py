@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from vaultlink.errors import ConfigError
-from vaultlink.options import DaemonOptions, PipelineOptions
+from vaultlink.options import DaemonOptions, PipelineOptions, Provider
 
 DEFAULT_CONFIG_YAML = """\
 # vaultlink settings. Every key is shown with its default; delete what you don't change.
@@ -157,7 +157,7 @@ class Settings:
         """The values the pipeline's parts are built from, typed (see ``dream.compose``)."""
         g = self.get
         return PipelineOptions(
-            provider=str(g("llm.provider")), llm_host=str(g("llm.host")),
+            provider=Provider(g("llm.provider")), llm_host=str(g("llm.host")),
             model=str(g("llm.model")), num_ctx=int(g("llm.num_ctx")),
             timeout=float(g("llm.timeout_seconds")), retries=int(g("llm.retries")),
             max_steps=int(g("llm.max_steps")),
@@ -301,7 +301,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "index.min_similarity": (int, float),
 }
 _CHOICES = {
-    "llm.provider": ("auto", "ollama", "offline"),
+    "llm.provider": tuple(Provider),
     "llm.fallback": ("none", "offline"),
     "llm.integrate_mode": ("auto", "tools", "oneshot"),
     "embedding.provider": ("local", "ollama"),

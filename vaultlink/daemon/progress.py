@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from vaultlink.options import redact_url
+from vaultlink.options import Provider, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +42,15 @@ class RunProgress:
                      detail.get("action") or "", detail.get("target") or detail.get("error"))
 
 
-def model_view(configured: str, last_used: str, llm_host: str, model: str,
+def model_view(configured: Provider, last_used: str, llm_host: str, model: str,
                reachable: bool) -> dict[str, Any]:
     """The status API's ``model``: the provider in use (auto: the one a run would take
     now), the configured one, and the host with no credentials (any token holder reads
     it, and clients log it)."""
     provider, host = last_used, redact_url(llm_host)
-    if configured == "auto":
-        provider = "ollama" if reachable else "offline"
-    elif configured == "offline":
+    if configured == Provider.AUTO:
+        provider = Provider.OLLAMA if reachable else Provider.OFFLINE
+    elif configured == Provider.OFFLINE:
         host, model = "", ""  # no model is configured to be used
-    return {"provider": provider, "configured": configured, "host": host,
+    return {"provider": str(provider), "configured": str(configured), "host": host,
             "model": model, "reachable": reachable}

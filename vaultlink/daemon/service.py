@@ -49,7 +49,7 @@ from vaultlink.index.minilm_graph import hold_heap_steady
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable
-from vaultlink.options import DaemonOptions
+from vaultlink.options import DaemonOptions, Provider
 from vaultlink.pipeline.compose import (
     Parts,
     choose_provider,
@@ -97,7 +97,7 @@ class Daemon:
         self._digest_edits = DigestEdits()
         self._renames: list[tuple[str, str]] = []  # renamed source notes (old, new)
         self._progress = RunProgress()
-        self._last_provider = self.provider
+        self._last_provider: str = self.provider  # the integrator the last run used
         self._next_full = next_schedule(options.schedule, time.time())
         self.backlog = BacklogWorker(self._backoff)
         self._parts: Parts | None = None
@@ -331,7 +331,7 @@ class Daemon:
         except ModelUnavailable as exc:
             self.gate.down(now, str(exc))
             # with ollama the gate holds them; with auto they wait out the same backoff
-            delay = 0.0 if self.provider == "ollama" else self.gate.wait
+            delay = 0.0 if self.provider == Provider.OLLAMA else self.gate.wait
             state.requeue([i.path for i in todo], now, delay, str(exc))
             return
         except IndexServerUnavailable as exc:  # said in full; no traceback to add

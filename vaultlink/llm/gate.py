@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from vaultlink.options import redact_url
+from vaultlink.options import Provider, redact_url
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ class ModelGate:
     the provider ``offline`` is always open, ``auto`` never waits for the server.
     """
 
-    def __init__(self, provider: str, host: str, probe: Callable[[str], bool],
+    def __init__(self, provider: Provider, host: str, probe: Callable[[str], bool],
                  backoff: tuple[float, float] = MODEL_BACKOFF) -> None:
         self.provider, self.host, self.backoff = provider, host, backoff
         self._probe = probe
@@ -36,7 +36,7 @@ class ModelGate:
 
     def open(self, now: float) -> bool:
         """May a run start now? Only ``ollama`` ever waits, and then probes the server."""
-        if self.provider != "ollama":
+        if self.provider != Provider.OLLAMA:
             return True
         if now < self.retry_at:
             return False
@@ -61,11 +61,11 @@ class ModelGate:
 
     def waiting(self, now: float) -> bool:
         """True while an ``ollama`` queue waits out the backoff."""
-        return self.provider == "ollama" and self.retry_at > now
+        return self.provider == Provider.OLLAMA and self.retry_at > now
 
     def reachable(self, fresh: bool = False) -> bool:
         """Whether the integrator answers: offline always; Ollama probed, cached 30 s."""
-        if self.provider == "offline":
+        if self.provider == Provider.OFFLINE:
             return True
         now = time.monotonic()
         if fresh or self._reachable is None or now - self._reachable[0] > REACHABLE_TTL:
