@@ -3,7 +3,9 @@
 One connection per ``State``, WAL mode, every change in its own transaction, so a
 crash at any point leaves the database consistent. Tables owned by other modules
 (the search index) live in the same file under their own prefix; the journal and the
-write intents are in ``journal.py``, the proposals held for review in ``proposals.py``.
+write intents are in ``journal.py``, the proposals held for review in ``proposals.py``,
+runs, failures and pending units in ``runs.py``, what note readings left in
+``readings.py``; this module keeps the connection, checkpoints, scan cache and queue.
 
 A database the disk damaged is never dropped in silence: it is moved aside with a
 warning, and what can still be read of it (the journal first) is copied into a fresh
@@ -24,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import StateError
-from vaultlink.vault.actions import DECISIONS
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.journal import (
     JOURNAL_SCHEMA,
@@ -35,11 +36,13 @@ from vaultlink.vault.journal import (
     diff_of,
 )
 from vaultlink.vault.proposals import PROPOSALS_SCHEMA, ProposalTables
+from vaultlink.vault.readings import ReadingTables
+from vaultlink.vault.runs import Failure, RunTables
 from vaultlink.vault.salvage import salvage_state_db
 from vaultlink.vault.walk import StatEntry
 
-__all__ = ["Checkpoint", "Intent", "JournalEntry", "QueueItem", "Row", "State", "diff_of",
-           "immediate_transaction"]
+__all__ = ["Checkpoint", "Failure", "Intent", "JournalEntry", "QueueItem", "Row", "State",
+           "diff_of", "immediate_transaction"]
 
 log = logging.getLogger(__name__)
 
@@ -115,22 +118,6 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class Failure:
-    """An open failure: a unit that a run could not integrate, or a note it could not
-    extract (``kind``), with how many runs tried and whether it waits for the user."""
-
-    id: int
-    kind: str
-    unit: dict[str, Any]
-    paths: list[str]
-    error: str
-    attempts: int
-    parked: bool
-    codes: list[str]
-    at: float
-
-
-@dataclass(frozen=True)
 class QueueItem:
     """A note waiting to be integrated, ready once it has been quiet until ``ready_at``."""
 
@@ -157,7 +144,7 @@ def immediate_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection
     db.execute("COMMIT")
 
 
-class State(JournalTables, ProposalTables):
+class State(JournalTables, ProposalTables, RunTables, ReadingTables):
     """The vault's state database; safe to share between threads."""
 
     def __init__(self, path: Path) -> None:
@@ -286,195 +273,6 @@ class State(JournalTables, ProposalTables):
                            [(p, e.size, e.mtime_ns, e.ctime_ns, e.ino, e.hash, e.hashed_ns)
                             for p, e in fresh.items()])
             db.executemany("DELETE FROM note_stat WHERE path=?", [(p,) for p in gone])
-
-    # -- pending units (over the per-run cap) ----------------------------------
-
-    def pending_units(self) -> list[tuple[int, dict[str, Any]]]:
-        """Units extracted but not yet integrated, oldest first."""
-        return [(r["id"], json.loads(r["unit"]))
-                for r in self._all("SELECT * FROM pending_units ORDER BY id")]
-
-    def add_pending(self, units: Iterable[dict[str, Any]]) -> None:
-        """Keep units beyond the cap for the next run."""
-        with self.transaction() as db:
-            db.executemany("INSERT INTO pending_units(unit, at) VALUES (?,?)",
-                           [(json.dumps(u), time.time()) for u in units])
-
-    def remove_pending(self, ids: Iterable[int]) -> None:
-        """Drop pending units that were taken up by a run."""
-        with self.transaction() as db:
-            db.executemany("DELETE FROM pending_units WHERE id=?", [(i,) for i in ids])
-
-    # -- runs and failures -----------------------------------------------------
-
-    def start_run(self, dry_run: bool, provider: str) -> int:
-        """Open a run record; returns its id."""
-        with self.transaction() as db:
-            cur = db.execute("INSERT INTO runs(started_at, dry_run, provider) VALUES (?,?,?)",
-                             (time.time(), int(dry_run), provider))
-            return int(cur.lastrowid or 0)
-
-    def finish_run(self, run_id: int, counts: dict[str, int],
-                   changes: list[dict[str, str]]) -> None:
-        """Close a run record with its counts and list of changes."""
-        with self.transaction() as db:
-            db.execute("UPDATE runs SET finished_at=?, counts=?, changes=? WHERE id=?",
-                       (time.time(), json.dumps(counts), json.dumps(changes), run_id))
-
-    def model_has_written(self) -> bool:
-        """Whether a decision of a model (not the offline integrator) changed the digest."""
-        marks = ", ".join("?" * len(DECISIONS))
-        rows = self._all(
-            "SELECT 1 FROM journal JOIN runs ON runs.id = journal.run_id WHERE runs.provider "
-            f"NOT IN ('', 'offline') AND journal.action IN ({marks}) LIMIT 1", DECISIONS)
-        return bool(rows)
-
-    def last_run(self) -> dict[str, Any] | None:
-        """The newest finished run, as the status API shows it."""
-        rows = self._all("SELECT * FROM runs WHERE finished_at IS NOT NULL "
-                         "ORDER BY id DESC LIMIT 1")
-        if not rows:
-            return None
-        r = rows[0]
-        return {"id": r["id"], "started_at": r["started_at"], "finished_at": r["finished_at"],
-                "dry_run": bool(r["dry_run"]), "provider": r["provider"],
-                "counts": json.loads(r["counts"]), "changes": json.loads(r["changes"])}
-
-    def record_failure(self, run_id: int | None, unit: dict[str, Any], error: str,
-                       attempts: int = 1, *, kind: str = "unit", codes: Iterable[str] = (),
-                       failure_id: int | None = None, park_after: int = 0) -> bool:
-        """A unit (or a note's extraction, ``kind="note"``) that failed this run; its paths
-        stay unchecked and it is retried. Failing again updates ``failure_id``'s row with
-        ``attempts`` more tries (0 when the server, not the answer, failed); at
-        ``park_after`` tries (0: never) it is parked, waiting for the user. Returns
-        whether it is parked now."""
-        codes = list(codes)
-        with self.transaction() as db:
-            row = None
-            if failure_id is not None:
-                row = db.execute("SELECT attempts, codes FROM failed_units WHERE id=? AND "
-                                 "resolved=0", (failure_id,)).fetchone()
-            if row is None:
-                tries = attempts
-                db.execute("INSERT INTO failed_units(run_id, unit, paths, error, attempts, at, "
-                           "kind, parked, codes) VALUES (?,?,?,?,?,?,?,?,?)",
-                           (run_id, json.dumps(unit), json.dumps(unit.get("paths", [])), error,
-                            tries, time.time(), kind, int(0 < park_after <= tries),
-                            json.dumps(codes)))
-            else:
-                tries = int(row["attempts"]) + attempts
-                seen = json.loads(row["codes"]) + codes
-                db.execute("UPDATE failed_units SET run_id=?, error=?, attempts=?, at=?, "
-                           "parked=?, codes=? WHERE id=?",
-                           (run_id, error, tries, time.time(), int(0 < park_after <= tries),
-                            json.dumps(seen), failure_id))
-        return 0 < park_after <= tries
-
-    def open_failures(self) -> list[Failure]:
-        """Failures not resolved yet, parked ones included, oldest first."""
-        return [Failure(r["id"], r["kind"], json.loads(r["unit"]), json.loads(r["paths"]),
-                        r["error"], r["attempts"], bool(r["parked"]), json.loads(r["codes"]),
-                        r["at"])
-                for r in self._all("SELECT * FROM failed_units WHERE resolved=0 ORDER BY id")]
-
-    def resolve_failure(self, ids: Iterable[int]) -> None:
-        """Mark failures as done: the unit was integrated, the note extracted (or gone)."""
-        with self.transaction() as db:
-            db.executemany("UPDATE failed_units SET resolved=1 WHERE id=?", [(i,) for i in ids])
-
-    def unpark(self, ids: Iterable[int] | None = None) -> int:
-        """Let parked failures be retried again (all of them without ``ids``); how many."""
-        with self.transaction() as db:
-            if ids is None:
-                cur = db.execute("UPDATE failed_units SET parked=0, attempts=0 "
-                                 "WHERE parked=1 AND resolved=0")
-            else:
-                cur = db.executemany("UPDATE failed_units SET parked=0, attempts=0 "
-                                     "WHERE id=? AND parked=1 AND resolved=0",
-                                     [(i,) for i in ids])
-            return cur.rowcount
-
-    def failures(self, include_resolved: bool = False) -> list[dict[str, Any]]:
-        """Failed units not yet integrated by a later run, newest first.
-
-        ``kind`` is ``unit``, or ``note`` for a note whose extraction failed; ``parked``
-        ones are not retried until the user asks (``POST /rerun``, ``dream --retry``).
-        """
-        where = "" if include_resolved else "WHERE resolved=0"
-        return [{"id": r["id"], "unit": json.loads(r["unit"]).get("name", ""),
-                 "paths": json.loads(r["paths"]), "error": r["error"],
-                 "attempts": r["attempts"], "failed_at": r["at"], "kind": r["kind"],
-                 "parked": bool(r["parked"]), "codes": json.loads(r["codes"])}
-                for r in self._all(f"SELECT * FROM failed_units {where} ORDER BY id DESC")]
-
-    def resolve_failures(self, paths: Iterable[str]) -> None:
-        """Mark failures whose every path is now checkpointed as resolved."""
-        done = set(paths)
-        with self.transaction() as db:
-            for r in list(db.execute("SELECT id, paths FROM failed_units WHERE resolved=0")):
-                if set(json.loads(r["paths"])) <= done:
-                    db.execute("UPDATE failed_units SET resolved=1 WHERE id=?", (r["id"],))
-
-    # -- notes that could not be read ------------------------------------------
-
-    def note_unread(self, unread: dict[str, str], settled: Iterable[str]) -> None:
-        """Remember why notes were not read (until fixed); forget the ``settled`` ones
-        (integrated or deleted since)."""
-        now = time.time()
-        with self.transaction() as db:
-            db.executemany("DELETE FROM unread_notes WHERE path=?", [(p,) for p in settled])
-            for path, reason in unread.items():
-                # ``at`` stays the first time: how long a note has waited matters to its owner
-                db.execute("INSERT INTO unread_notes VALUES (?,?,?) ON CONFLICT(path) DO "
-                           "UPDATE SET reason=excluded.reason", (path, reason, now))
-
-    def unread_notes(self) -> list[dict[str, Any]]:
-        """Notes left unread by the last runs that saw them: path, reason, since."""
-        return [{"path": r["path"], "reason": r["reason"], "since": r["at"]}
-                for r in self._all("SELECT * FROM unread_notes ORDER BY path")]
-
-    # -- what a reading of a note gave, and passed over ------------------------
-
-    def record_reading(self, path: str, units: int, rules: str,
-                       passed: Iterable[dict[str, Any]]) -> None:
-        """Replace what the state knows of a note's last reading: how many units it gave
-        under which extractor rules, and each paragraph passed over with its reason."""
-        now = time.time()
-        rows = [(path, int(p["line"]), int(p["end_line"]), str(p["excerpt"]),
-                 str(p["reason"]), now) for p in passed]
-        with self.transaction() as db:
-            db.execute("DELETE FROM passed_over WHERE path=?", (path,))
-            db.executemany("INSERT INTO passed_over VALUES (?,?,?,?,?,?)", rows)
-            db.execute("INSERT OR REPLACE INTO note_yield VALUES (?,?,?,?)",
-                       (path, units, rules, now))
-
-    def forget_readings(self, paths: Iterable[str]) -> None:
-        """Drop what is known of notes deleted from the vault."""
-        with self.transaction() as db:
-            for p in paths:
-                db.execute("DELETE FROM passed_over WHERE path=?", (p,))
-                db.execute("DELETE FROM note_yield WHERE path=?", (p,))
-
-    def passed_over(self, path: str | None = None) -> list[dict[str, Any]]:
-        """Paragraphs no unit took, with why: of one note, or of every note."""
-        where, args = ("WHERE path=?", (path,)) if path is not None else ("", ())
-        return [{"path": r["path"], "line": r["line"], "end_line": r["end_line"],
-                 "excerpt": r["excerpt"], "reason": r["reason"]}
-                for r in self._all(f"SELECT * FROM passed_over {where} ORDER BY path, line",
-                                   args)]
-
-    def note_yields(self) -> dict[str, tuple[int, str]]:
-        """Each read note's units at its last reading, and the rules it was read with."""
-        return {r["path"]: (r["units"], r["rules"]) for r in self._all("SELECT * FROM note_yield")}
-
-    def barren_notes(self) -> list[dict[str, Any]]:
-        """Notes whose last reading gave no unit, with the reasons of what they hold."""
-        out = []
-        for r in self._all("SELECT * FROM note_yield WHERE units=0 ORDER BY path"):
-            reasons = [p["reason"] for p in self.passed_over(r["path"])]
-            out.append({"path": r["path"], "rules": r["rules"], "since": r["at"],
-                        "reasons": sorted(set(reasons), key=reasons.index)})
-        return out
 
     # -- queue -----------------------------------------------------------------
 
