@@ -91,6 +91,17 @@ def cited_sources(text: str) -> set[str]:
     return {link.target for link in sources_links(body)}
 
 
+def cites_any(text: str, sources: list[str]) -> bool:
+    """Whether the ``## Sources`` of ``text`` cite one of ``sources`` (``.md`` or not)."""
+    cited = {t.removesuffix(".md") for t in cited_sources(text)}
+    return any(s.removesuffix(".md") in cited for s in sources)
+
+
+def cites_all(text: str, sources: list[str]) -> bool:
+    """Whether the ``## Sources`` of ``text`` cite every one of ``sources``."""
+    return set(sources) <= cited_sources(text)
+
+
 def append_source_sentence(body: str, sentence: str) -> str:
     """Add ``sentence`` as a list item at the end of ``## Sources`` (made if missing)."""
     sentence = sentence.strip()

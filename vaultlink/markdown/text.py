@@ -11,3 +11,9 @@ LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 # ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a
 # line or by the end of the text; group 1 is the fence.
 FENCED_BLOCK = re.compile(r"(?<!\S)(```|~~~)[^\n`]*\n.*?(?:\n[ \t]*\1[ \t]*(?=\n|$)|$)", re.S)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word before ``limit`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

@@ -234,8 +234,7 @@ def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
     The model groups a day only when there is something to group: the day's topics so
     far and this run's units come to ``topic_min_units``, and the model has not grouped
     the day yet (so one call per day at most). Otherwise each unit is a candidate topic,
-    no call: in the daemon, where a run takes one or two notes, a call per run cost a
-    third of a 1.5B's time to name one unit's topic."""
+    no call (what a call per run cost: docs/performance.md, "topics without a call")."""
     results.sort(key=lambda r: -_ACTION_WEIGHT.get(r.action or "", 0))
     candidates = [topic_of(r) for r in results]
     recent = recent_titles(ctx.vault, day, ctx.lookback_days)

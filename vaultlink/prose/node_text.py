@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from vaultlink.markdown.language import subject_words
 from vaultlink.markdown.links import code_line_numbers
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.markdown.text import FENCED_BLOCK
@@ -158,12 +157,6 @@ def new_values(summary: str, text: str) -> set[str]:
     return set(_NUMBER.findall(summary)) - set(_NUMBER.findall(text))
 
 
-def coverage(summary: str, text: str) -> float:
-    """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
-    want = set(subject_words(summary))
-    return len(want & set(subject_words(text))) / len(want) if want else 1.0
-
-
 def title_of(handle: str, text: str = "") -> str:
     """A unit's handle as a title: ``online-rebuild`` -> ``Online rebuild``; a word that
     ``text`` (the unit's summary) always writes in capitals keeps them (``sqlite-fts5``
@@ -194,9 +187,3 @@ def as_written(word: str, text: str) -> str:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？:]\s+|\n\s*)$")
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word before ``limit`` characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

@@ -25,8 +25,8 @@ ENGLISH = WORDINGS["en"]
 MAX_MENTIONS = 5      # links woven into one node's text by mention
 MAX_SEE_ALSO = 2      # nodes in the one sentence on what the source note also names
 # Not prose, so no mention of a node: code (fenced or inline), links and embeds, URLs of
-# any scheme, bare domains, e-mail addresses and file paths ("https" in a URL named an
-# HTTPS node in 26 of 68 nodes of a real vault).
+# any scheme, bare domains, e-mail addresses and file paths (docs/quality.md, "links by
+# mention").
 _PROTECTED = re.compile(
     r"(?ms)^ {0,3}(```|~~~).*?(?:^ {0,3}\1|\Z)"  # a fenced block, to its fence or the end
     r"|(`+)[^`].*?\2|!?\[\[[^\]]*\]\]|!?\[[^\]]*\]\([^)]*\)"
@@ -151,11 +151,9 @@ def phrase_of(lines: list[str]) -> str:
 
 # -- links by mention -------------------------------------------------------------------
 #
-# Measured on the real documents of bench/quality (links hidden, then compared with the
-# authors' own): a node's full name in the text is right four times in five; its name
-# without the qualifier it shares with the text ("plugins" for "Fastify plugins") only
-# when the text keeps coming back to it (three times or more) and the word names
-# something (never "configuration"); similarity alone was right one time in three.
+# A node's full name in the text is a mention; its name without the qualifier it shares
+# with the text ("plugins" for "Fastify plugins") only when the text keeps coming back to
+# it and the word names something (measured: docs/quality.md, "links by mention").
 
 SHORT_MENTIONS = 3   # times a name without its qualifier must recur to count as a mention
 

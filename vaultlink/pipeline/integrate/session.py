@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
 from vaultlink.llm.chat import MALFORMED, ChatModel, ChatReply, extract_json
-from vaultlink.markdown.sections import cited_sources
+from vaultlink.markdown.sections import cites_all
 from vaultlink.prose.units import Receipt, parse_receipt
 from vaultlink.vault.actions import Action
 
@@ -156,7 +156,7 @@ def _finish(toolbox: Toolbox, content: str, outcome: SessionOutcome) -> tuple[bo
     receipt = parse_receipt(extract_json(content))
     if guard.target is None:
         if receipt is not None and receipt.action != Action.CREATE and _already_holds(toolbox,
-                                                                                 receipt):
+                                                                                     receipt):
             outcome.status, outcome.receipt = Ending.UNCHANGED, receipt
             return True, ""
         return False, NOTHING_WRITTEN.replace("{bucket}", guard.unit.bucket)
@@ -186,4 +186,4 @@ def _already_holds(toolbox: Toolbox, receipt: Receipt) -> bool:
         text = toolbox.text_of(receipt.target_path)
     except Exception:  # any read problem means we cannot vouch for it
         return False
-    return set(toolbox.guard.unit.paths) <= cited_sources(text)
+    return cites_all(text, toolbox.guard.unit.paths)

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 
 from vaultlink.errors import GuardRefusal, StateError, VaultlinkError
 from vaultlink.pipeline.context import Hit
+from vaultlink.pipeline.integrate.decision import Decision
 from vaultlink.pipeline.integrate.guard import Guard
-from vaultlink.pipeline.integrate.oneshot import Decision, carry_out
+from vaultlink.pipeline.integrate.oneshot import carry_out
 from vaultlink.pipeline.integrate.review import Settled, hash_now, mark_stale
 from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox

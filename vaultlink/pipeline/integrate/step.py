@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass, field
 
 from vaultlink.errors import (
     IndexServerUnavailable,
@@ -28,7 +29,7 @@ from vaultlink.errors import (
     unexpected,
 )
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.sections import append_source_sentence, cited_sources
+from vaultlink.markdown.sections import append_source_sentence, cites_all
 from vaultlink.pipeline.context import (
     DreamContext,
     Retry,
@@ -38,18 +39,17 @@ from vaultlink.pipeline.context import (
     UnitStatus,
 )
 from vaultlink.pipeline.integrate.guard import Guard
-from vaultlink.pipeline.integrate.oneshot import HOLDS, run_oneshot
+from vaultlink.pipeline.integrate.holds import decided_before, holds_words, journaled_to
+from vaultlink.pipeline.integrate.oneshot import run_oneshot
 from vaultlink.pipeline.integrate.review import hold, mark, waiting_or_rejected
 from vaultlink.pipeline.integrate.session import Ending, SessionOutcome, Usage, run_session
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.prompts import prompt
 from vaultlink.prose.node_names import carried_unit
-from vaultlink.prose.node_text import coverage
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import source_sentence
-from vaultlink.vault.actions import DECISIONS, Action
-from vaultlink.vault.journal import JournalEntry
+from vaultlink.vault.actions import Action
 from vaultlink.vault.names import owner_aliases, owner_links
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import diff_of
@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 
 ATTEMPTS = 2
 MODES = ("tools", "oneshot")
+ALREADY = "already integrated: the node cites this source"
 
 
 def system_prompt(bucket: str) -> str:
@@ -122,19 +123,6 @@ def vault_files(vault: Vault) -> frozenset[str]:
     return files
 
 
-def decided_before(ctx: DreamContext, unit: Unit) -> JournalEntry | None:
-    """The live journal row of this very unit (name, sources and summary), if a run
-    decided it already; never in a dry run."""
-    if ctx.dry_run or not unit.paths:
-        return None
-    for e in ctx.state.journal(limit=50, path=unit.paths[0]):
-        if (e.action in DECISIONS and e.undone_by is None and e.unit.get("name") == unit.name
-                and e.unit.get("paths") == unit.paths
-                and e.unit.get("summary") == unit.summary):
-            return e
-    return None
-
-
 def modes_for(ctx: DreamContext, tries: int) -> list[str]:
     """The mode of each attempt: the configured one first, the other one first on
     every other retry run (a retry is never the request that failed)."""
@@ -147,19 +135,9 @@ def modes_for(ctx: DreamContext, tries: int) -> list[str]:
 def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
                    retry: Retry | None = None) -> UnitResult:
     """Up to two attempts at one unit; the outcome is journaled either way."""
-    earlier = decided_before(ctx, unit)
-    if earlier is not None:
-        # A run killed after the decision was journaled but before the note was
-        # checkpointed: deciding again would write the node twice (the crash loop's
-        # offline daemon made "-2" and "-3" copies at mid_checkpoint kills).
-        log.info("unit %s was decided by #%d before a stop; not again", unit.name, earlier.id)
-        return UnitResult(unit, UnitStatus.INTEGRATED, earlier.action, earlier.target,
-                          note=f"decided by #{earlier.id} before the last run stopped",
-                          journal_id=earlier.id)
-    if (waits := waiting_or_rejected(ctx, unit)) is not None:  # review: open or rejected
-        return waits if waits.status == UnitStatus.HELD else _record(
-            ctx, run_id, unit, None, Action.SKIP, waits.target, waits.note,
-            UnitStatus.SKIPPED, Usage(), ctx.integrator_name, error=waits.error)
+    settled = _settled_before(ctx, run_id, unit)
+    if settled is not None:
+        return settled
     if unit.corroborates:
         return _confirm_repeat(ctx, run_id, unit, retry)
     errors: list[str] = []
@@ -169,29 +147,8 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
     modes = modes_for(ctx, retry.tries if retry is not None else 0)
     for attempt, mode in enumerate(modes, start=1):
         toolbox = _toolbox(ctx, unit)
-        # the owner's links as full paths, each naming what it named in the owner's note
-        told = carried_unit(unit, toolbox.guard.files or vault_files(ctx.vault),
-                            toolbox.guard.read_source)
-        try:
-            if mode == "oneshot":
-                # no bucket focus: the one-shot answer is a decision, the text the summary
-                outcome = run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), told, "",
-                                      hint, ctx.same_threshold, ctx.related_threshold)
-            else:
-                outcome = run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
-                                      user_prompt(told, hint), ctx.max_steps)
-        except (ModelUnavailable, IndexServerUnavailable):
-            toolbox.rollback()
-            raise  # the server is gone: the run stops, nothing of this unit is lost
-        except (ModelError, VaultlinkError) as exc:
-            outcome = SessionOutcome(Ending.ERROR, error=str(exc))
-            # the server failed or timed out: not the model's answer, not a try
-            served_badly += isinstance(exc, ModelError) and not isinstance(exc,
-                                                                          ModelOutputError)
-        except Exception as exc:  # a unit vaultlink cannot handle fails alone
-            log.exception("unit %s, attempt %d (%s): unexpected error", unit.name, attempt,
-                          mode)
-            outcome = SessionOutcome(Ending.ERROR, error=unexpected(exc))
+        outcome, badly = _attempt(ctx, unit, toolbox, mode, hint, attempt)
+        served_badly += badly
         if mode != "oneshot":
             outcome.usage.refusals += toolbox.refusals
         usage.merge(outcome.usage)
@@ -199,46 +156,103 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
             log.warning("%s: %s", unit.name, warning)
         name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == "ollama" \
             else ctx.integrator_name
-        if outcome.status == Ending.DONE and outcome.receipt is not None:
-            try:  # review.mode: an uncertain decision is held, a sure one lands now
-                held = hold(ctx, run_id, unit, toolbox, outcome.receipt, name)
-            except VaultlinkError as exc:  # the node changed while the unit was decided
-                held, outcome = None, SessionOutcome(Ending.ERROR, error=str(exc))
-            if outcome.status == Ending.DONE:
-                if retry is not None and not ctx.dry_run:
-                    ctx.state.resolve_failure([retry.id])
-                return held or _record_done(ctx, run_id, unit, toolbox, outcome, usage, name)
-        if outcome.status == Ending.UNCHANGED and outcome.receipt is not None:
-            target = outcome.receipt.target_path
-            if _replay(ctx, unit, toolbox, target):
-                if retry is not None and not ctx.dry_run:
-                    ctx.state.resolve_failure([retry.id])
-                return _record(ctx, run_id, unit, toolbox, Action.SKIP, target,
-                               "already integrated: the node cites this source",
-                               UnitStatus.SKIPPED,
-                               usage, name, error="already integrated",
-                               classification=outcome.receipt.classification)
-            outcome.error = (f"the model says {target} already holds the unit, but it "
-                             "does not: nothing was written")
+        result = _landed(ctx, run_id, unit, toolbox, outcome, Spent(usage, name), retry)
+        if result is not None:
+            return result
         toolbox.rollback()
         errors.append(f"attempt {attempt} ({mode}): {outcome.error}")
         hint = outcome.error[:200]
         log.warning("unit %s, attempt %d (%s): %s", unit.name, attempt, mode, outcome.error)
-    return _failed(ctx, run_id, unit, "; ".join(errors), usage, ctx.integrator_name, retry,
-                   counts=served_badly < len(modes))
+    return _failed(ctx, run_id, unit, "; ".join(errors), Spent(usage, ctx.integrator_name),
+                   retry, counts=served_badly < len(modes))
 
 
-def _failed(ctx: DreamContext, run_id: int, unit: Unit, message: str, usage: Usage,
-            integrator: str, retry: Retry | None, counts: bool) -> UnitResult:
+def _settled_before(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult | None:
+    """The unit's result when an earlier run settled it: decided and journaled, held for
+    review, or rejected there; else None."""
+    earlier = None if ctx.dry_run else decided_before(ctx.state, unit)
+    if earlier is not None:
+        # A run killed after the decision was journaled but before the note was
+        # checkpointed: deciding again would write the node twice ("-2", "-3" copies).
+        log.info("unit %s was decided by #%d before a stop; not again", unit.name, earlier.id)
+        return UnitResult(unit, UnitStatus.INTEGRATED, earlier.action, earlier.target,
+                          note=f"decided by #{earlier.id} before the last run stopped",
+                          journal_id=earlier.id)
+    waits = waiting_or_rejected(ctx, unit)  # review: open or rejected
+    if waits is None or waits.status == UnitStatus.HELD:
+        return waits
+    return _record(ctx, run_id, unit, None, Verdict(
+        Action.SKIP, UnitStatus.SKIPPED, waits.target, waits.note, waits.error,
+        Spent(Usage(), ctx.integrator_name)))
+
+
+def _attempt(ctx: DreamContext, unit: Unit, toolbox: Toolbox, mode: str, hint: str,
+             attempt: int) -> tuple[SessionOutcome, bool]:
+    """One attempt in ``mode``, and whether the server (not the model) failed it."""
+    # the owner's links as full paths, each naming what it named in the owner's note
+    told = carried_unit(unit, toolbox.guard.files or vault_files(ctx.vault),
+                        toolbox.guard.read_source)
+    try:
+        if mode == "oneshot":
+            # no bucket focus: the one-shot answer is a decision, the text the summary
+            return run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), told, "", hint,
+                               ctx.same_threshold, ctx.related_threshold), False
+        return run_session(ctx.integrator, toolbox, system_prompt(unit.bucket),
+                           user_prompt(told, hint), ctx.max_steps), False
+    except (ModelUnavailable, IndexServerUnavailable):
+        toolbox.rollback()
+        raise  # the server is gone: the run stops, nothing of this unit is lost
+    except (ModelError, VaultlinkError) as exc:
+        # the server failed or timed out: not the model's answer, not a try
+        badly = isinstance(exc, ModelError) and not isinstance(exc, ModelOutputError)
+        return SessionOutcome(Ending.ERROR, error=str(exc)), badly
+    except Exception as exc:  # a unit vaultlink cannot handle fails alone
+        log.exception("unit %s, attempt %d (%s): unexpected error", unit.name, attempt, mode)
+        return SessionOutcome(Ending.ERROR, error=unexpected(exc)), False
+
+
+def _landed(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
+            outcome: SessionOutcome, spent: Spent, retry: Retry | None) -> UnitResult | None:
+    """The unit's result when the attempt stands (written, held for review, or a replay
+    the node holds); else None, with ``outcome.error`` saying why not."""
+    match outcome.status:
+        case Ending.DONE if outcome.receipt is not None:
+            try:  # review.mode: an uncertain decision is held, a sure one lands now
+                held = hold(ctx, run_id, unit, toolbox, outcome.receipt, spent.integrator)
+            except VaultlinkError as exc:  # the node changed while the unit was decided
+                outcome.status, outcome.error = Ending.ERROR, str(exc)
+                return None
+            _resolve(ctx, retry)
+            return held or _record_done(ctx, run_id, unit, toolbox, outcome.receipt, spent)
+        case Ending.UNCHANGED if outcome.receipt is not None:
+            target = outcome.receipt.target_path
+            if _replay(ctx, unit, toolbox, target):
+                _resolve(ctx, retry)
+                return _record(ctx, run_id, unit, toolbox, Verdict(
+                    Action.SKIP, UnitStatus.SKIPPED, target, ALREADY, "already integrated",
+                    spent, classification=outcome.receipt.classification))
+            outcome.error = (f"the model says {target} already holds the unit, but it "
+                             "does not: nothing was written")
+    return None
+
+
+def _resolve(ctx: DreamContext, retry: Retry | None) -> None:
+    """The unit's earlier failure is over: it was integrated (or found held) now."""
+    if retry is not None and not ctx.dry_run:
+        ctx.state.resolve_failure([retry.id])
+
+
+def _failed(ctx: DreamContext, run_id: int, unit: Unit, message: str, spent: Spent,
+            retry: Retry | None, counts: bool) -> UnitResult:
     """A unit not integrated: kept in failed_units (retried, parked after ``park_after``
     failures that ``counts``) and journaled as FAILED."""
     parked = False
     if not ctx.dry_run:
         parked = ctx.state.record_failure(
-            run_id, unit.to_dict(), message, attempts=int(counts), codes=usage.refusals,
+            run_id, unit.to_dict(), message, attempts=int(counts), codes=spent.usage.refusals,
             failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
-    result = _record(ctx, run_id, unit, None, Action.FAILED, "", message, UnitStatus.FAILED, usage,
-                     integrator, error=message)
+    result = _record(ctx, run_id, unit, None, Verdict(
+        Action.FAILED, UnitStatus.FAILED, "", message, message, spent))
     result.parked = parked
     return result
 
@@ -249,9 +263,10 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
     toolbox = _toolbox(ctx, unit)
     target = unit.corroborates
     note = f"the same text as {unit.repeats}, saved again as {unit.paths[0]}"
+    spent = Spent(Usage(), "repeat")
     try:
         body = split_frontmatter(toolbox.text_of(target))[1]
-        cited = set(unit.paths) <= cited_sources(body)
+        cited = cites_all(body, unit.paths)
         if not cited:
             title = toolbox.guard.without_remote(unit.title)  # a clipped page's title
             line = source_sentence(Action.CORROBORATE, title or unit.name, unit.paths,
@@ -265,17 +280,14 @@ def _confirm_repeat(ctx: DreamContext, run_id: int, unit: Unit,
     except VaultlinkError as exc:
         toolbox.rollback()
         return _failed(ctx, run_id, unit, f"could not add {unit.paths[0]} to {target}: {exc}",
-                       Usage(), "repeat", retry, counts=True)
-    if retry is not None and not ctx.dry_run:
-        ctx.state.resolve_failure([retry.id])
+                       spent, retry, counts=True)
+    _resolve(ctx, retry)
     if held is not None:
         return held
     if cited:
-        return _record(ctx, run_id, unit, toolbox, Action.SKIP, target,
-                       "already integrated: the node cites this source", UnitStatus.SKIPPED,
-                       Usage(), "repeat", error="already integrated")
-    outcome = SessionOutcome(Ending.DONE, receipt)
-    return _record_done(ctx, run_id, unit, toolbox, outcome, Usage(), "repeat")
+        return _record(ctx, run_id, unit, toolbox, Verdict(
+            Action.SKIP, UnitStatus.SKIPPED, target, ALREADY, "already integrated", spent))
+    return _record_done(ctx, run_id, unit, toolbox, receipt, spent)
 
 
 def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
@@ -296,18 +308,36 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
 def _replay(ctx: DreamContext, unit: Unit, toolbox: Toolbox, target: str) -> bool:
     """Whether ``target`` really holds the unit already: the journal says this unit went
     there, or the node holds most of the unit's words (a replay after state was lost)."""
-    if not ctx.dry_run:
-        for entry in ctx.state.journal(50, target):
-            if (entry.target == target and entry.action in DECISIONS
-                    and entry.undone_by is None and entry.unit.get("name") == unit.name):
-                return True
-    return coverage(unit.summary, toolbox.text_of(target)) >= HOLDS
+    if not ctx.dry_run and journaled_to(ctx.state, unit, target):
+        return True
+    return holds_words(unit.summary, toolbox.text_of(target))
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a unit's attempts cost, and who made them (as the journal names them)."""
+
+    usage: Usage
+    integrator: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What became of a unit, as its journal row records it."""
+
+    action: Action
+    status: UnitStatus
+    target: str
+    note: str
+    error: str
+    spent: Spent
+    before: str | None = None  # the node's text before and after (an integrated unit)
+    after: str | None = None
+    classification: dict[str, str] = field(default_factory=dict)
 
 
 def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
-                 outcome: SessionOutcome, usage: Usage, integrator: str) -> UnitResult:
-    receipt = outcome.receipt
-    assert receipt is not None
+                 receipt: Receipt, spent: Spent) -> UnitResult:
     target = receipt.target_path
     before, after = toolbox.before.get(target), toolbox.current.get(target)
     if not ctx.dry_run:
@@ -315,26 +345,25 @@ def _record_done(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
             ctx.index.upsert([target])
         except VaultlinkError as exc:  # the file is written; a later sync indexes it
             log.warning("could not index %s now: %s", target, exc)
-    return _record(ctx, run_id, unit, toolbox, receipt.action, target, receipt.note,
-                   UnitStatus.INTEGRATED, usage, integrator, before=before, after=after,
-                   classification=receipt.classification)
+    return _record(ctx, run_id, unit, toolbox, Verdict(
+        receipt.action, UnitStatus.INTEGRATED, target, receipt.note, "", spent, before, after,
+        receipt.classification))
 
 
 def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None,
-            action: Action, target: str, note: str, status: UnitStatus, usage: Usage,
-            integrator: str,
-            error: str = "", before: str | None = None, after: str | None = None,
-            classification: dict[str, str] | None = None) -> UnitResult:
-    diff = diff_of(target, before, after) if status == UnitStatus.INTEGRATED else ""
-    result = UnitResult(unit, status, action, target, note, diff, error, None,
+            v: Verdict) -> UnitResult:
+    """The unit's result, journaled (not in a dry run) with what its attempts spent."""
+    usage = v.spent.usage
+    diff = diff_of(v.target, v.before, v.after) if v.status == UnitStatus.INTEGRATED else ""
+    result = UnitResult(unit, v.status, v.action, v.target, v.note, diff, v.error, None,
                         usage.prompt_tokens, usage=usage)
     if ctx.dry_run:
         return result
     queries = toolbox.queries if toolbox is not None else []
-    candidates = _candidates(queries, classification or {})
+    candidates = _candidates(queries, v.classification)
     result.journal_id = ctx.state.journal_add(
-        run_id, unit.to_dict(), action, target, note, diff, queries, candidates,
-        before_text=before, after_text=after, integrator=integrator,
+        run_id, unit.to_dict(), v.action, v.target, v.note, diff, queries, candidates,
+        before_text=v.before, after_text=v.after, integrator=v.spent.integrator,
         prompt_tokens=sum(usage.prompt_tokens), answer_tokens=usage.answer_tokens,
         model_seconds=usage.seconds, refusals=usage.refusals, calls=dict(usage.calls))
     return result

@@ -46,7 +46,7 @@ from vaultlink.errors import Refusal
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
-from vaultlink.markdown.sections import cited_sources
+from vaultlink.markdown.sections import cites_all
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
@@ -184,7 +184,7 @@ class OfflinePolicy:
             elif path in same:
                 classes[path] = "related"  # unreadable: adapt by not updating it
         # Citing alone is no sign: other units of the same note cite it too.
-        done = next((p for p in texts if set(unit.paths) <= cited_sources(texts[p])
+        done = next((p for p in texts if cites_all(texts[p], unit.paths)
                      and not self._fresh(unit, texts[p])), None)
         if done is not None:
             return self._update(unit, turns, done, texts[done], hits, classes)
@@ -268,7 +268,7 @@ class OfflinePolicy:
         _, body, _ = split_frontmatter(text)
         meta = parse_note(path, text.encode("utf-8")).frontmatter
         title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
-        cites = set(unit.paths) <= cited_sources(text)
+        cites = cites_all(text, unit.paths)
         plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
                            Linkable(tuple(self._named(hits, exclude=path)),
                                     frozenset(self._context(unit))))

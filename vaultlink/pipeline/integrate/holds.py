@@ -1,0 +1,82 @@
+"""Whether a digest node already holds a unit: the rules both integrators and the
+replay checks share.
+
+Three readings, each for its own question:
+
+- by its Sources (the text rules are ``markdown.sections.cites_any`` and ``cites_all``):
+  :func:`node_cites` (the node was written from this note at all: an earlier attempt,
+  or another unit of the same note; one Sources line per note), :func:`own_node` (the
+  node this unit's CREATE would take, written by an earlier attempt); a replay must
+  cite every source of the unit (``cites_all``);
+- by its words: :func:`holds_words` (the node already says most of what the unit says);
+- by the journal: :func:`decided_before` (this very unit was decided, looked up by its
+  note) and :func:`journaled_to` (a unit of this name went to this node).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vaultlink.markdown.language import subject_words
+from vaultlink.markdown.sections import cites_any
+from vaultlink.prose.node_names import node_names
+from vaultlink.prose.units import Unit, slugify
+from vaultlink.vault.actions import DECISIONS
+from vaultlink.vault.journal import JournalEntry
+from vaultlink.vault.state import State
+
+if TYPE_CHECKING:  # a type only: the tools load with integrate
+    from vaultlink.pipeline.integrate.tools import Toolbox
+
+# Share of the unit's content words a node holds from which the unit adds nothing
+# (measured on restatements and additions: docs/quality.md, "one-shot decisions").
+HOLDS = 0.7
+
+
+def node_cites(toolbox: Toolbox, path: str, sources: list[str]) -> bool:
+    """``cites_any`` for the node at ``path``; False when it cannot be read."""
+    try:
+        return cites_any(toolbox.text_of(path), sources)
+    except Exception:  # an unreadable node is not a target anyway
+        return False
+
+
+def own_node(toolbox: Toolbox, unit: Unit) -> str:
+    """The node at the path this unit's CREATE takes, if it exists and cites the unit's
+    note (an earlier attempt at the unit wrote it); else ''."""
+    for slug in dict.fromkeys((slugify(unit.name), node_names(unit)[0][1])):
+        path = f"{toolbox.guard.digest}/{unit.bucket}/{slug}.md"
+        if slug and path in toolbox.guard.existed and node_cites(toolbox, path, unit.paths):
+            return path
+    return ""
+
+
+def coverage(summary: str, text: str) -> float:
+    """The share of ``summary``'s content words (stemmed) that ``text`` holds."""
+    want = set(subject_words(summary))
+    return len(want & set(subject_words(text))) / len(want) if want else 1.0
+
+
+def holds_words(summary: str, text: str) -> bool:
+    """Whether ``text`` holds at least ``HOLDS`` of the summary's content words."""
+    return coverage(summary, text) >= HOLDS
+
+
+def decided_before(state: State, unit: Unit) -> JournalEntry | None:
+    """The live journal row of this very unit (name, sources and summary), if a run
+    decided it already."""
+    if not unit.paths:
+        return None
+    for e in state.journal(limit=50, path=unit.paths[0]):
+        if (e.action in DECISIONS and e.undone_by is None and e.unit.get("name") == unit.name
+                and e.unit.get("paths") == unit.paths
+                and e.unit.get("summary") == unit.summary):
+            return e
+    return None
+
+
+def journaled_to(state: State, unit: Unit, target: str) -> bool:
+    """Whether a live decision sent a unit of this name to ``target``."""
+    return any(entry.target == target and entry.action in DECISIONS
+               and entry.undone_by is None and entry.unit.get("name") == unit.name
+               for entry in state.journal(50, target))
