@@ -1,17 +1,12 @@
 """The offline integrator's merges, listed and checked against hand labels (issue 40, item 2).
 
-    python -m bench.quality.merges                     # six personal vaults, two doc corpora
+    python -m bench.quality.merges                     # six personal vaults, five doc sets
     python -m bench.quality.merges --corpus oignon     # one corpus (repeatable)
     python -m bench.quality.merges --keep /tmp/merges  # keep the dreamed vaults, to read them
 
-Each corpus is dreamed offline until settled (``bench.quality.personal.run``) with
-``review.mode: off``, so every decision is written and none is held. A *merge* is a journal
-row (``.vaultlink/state.sqlite``) that updates a node (CORROBORATE, REFINE, CORRECT) with a
-unit whose note is not among the notes the node cited before (its ``## Sources`` links and
-the notes of earlier rows on it). Each merge is looked up, by corpus, target, unit note and
-action, in ``merges_labels.json``: same subject (right) or different subjects (wrong), with
-a reason read from the notes. The personal vaults are built by ``bench.quality.personal``
-(``--build``) and never committed; the results JSON holds paths and numbers only.
+A *merge*: a journal row updating a node with a unit whose note the node did not cite
+before (its Sources, earlier rows). Dreamed offline with review off, every decision is
+written; labels in ``merges_labels.json`` (docs/quality.md says how they were read).
 """
 
 from __future__ import annotations
@@ -143,7 +138,7 @@ def ranges(numbers: list[int]) -> str:
     """``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
     out: list[str] = []
     for n in numbers:
-        if out and int(out[-1].rsplit("-", 1)[-1]) in (n - 1, n - 2):  # a blank line between
+        if out and int(out[-1].rsplit("-", 1)[-1]) in (n - 1, n - 2):  # one line apart: a blank
             out[-1] = out[-1].split("-")[0] + f"-{n}"
         else:
             out.append(str(n))
