@@ -101,7 +101,7 @@ def test_a_call_of_long_texts_gives_its_arena_back_and_the_same_vectors() -> Non
     probe = """if True:
         import json
         from vaultlink.index.embed import MiniLMEmbedder
-        from vaultlink.index.minilm_graph import hold_heap_steady
+        from vaultlink.index.heap import hold_heap_steady
         def rss():
             for line in open("/proc/self/status"):
                 if line.startswith("VmRSS:"):

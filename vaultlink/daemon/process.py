@@ -11,7 +11,6 @@ import contextlib
 import datetime as dt
 import errno
 import fcntl
-import gc
 import json
 import logging
 import logging.handlers
@@ -26,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.errors import DaemonError, VaultBusy, WriteFailed
-from vaultlink.index.minilm_graph import give_back_freed_heap
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.notes import STATE_DIR, Vault
 
@@ -321,11 +319,3 @@ def serve_until_signal(start: Callable[[], None], stop: Callable[[], None],
         stop()
         for s, h in old.items():
             signal.signal(s, h)
-
-
-def release_after_run() -> None:
-    """Collect cycles and return freed heap pages to the system, after a run: a run
-    parses notes, builds prompts and reads model answers, tens of MB of short-lived
-    objects whose pages glibc would keep mapped."""
-    gc.collect()
-    give_back_freed_heap()

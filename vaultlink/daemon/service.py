@@ -32,7 +32,6 @@ from vaultlink.daemon.process import (
     INFO_NAME,
     VaultLock,
     next_schedule,
-    release_after_run,
     serve_until_signal,
 )
 from vaultlink.daemon.progress import RunProgress, model_view
@@ -45,7 +44,7 @@ from vaultlink.errors import (
     ModelUnavailable,
     VaultlinkError,
 )
-from vaultlink.index.minilm_graph import hold_heap_steady
+from vaultlink.index.heap import hold_heap_steady, release_after_run
 from vaultlink.llm.arbiter import ARBITER, BACKFILL, INDEX, Arbiter, lower_priority
 from vaultlink.llm.gate import MODEL_BACKOFF, ModelGate
 from vaultlink.llm.ollama import is_reachable

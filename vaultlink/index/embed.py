@@ -38,9 +38,8 @@ MINILM_MODEL_ID = "minilm-l6-v2-int8"
 # The same model with int8 matrix products (see minilm_graph): another vector space.
 MINILM_FAST_MODEL_ID = "minilm-l6-v2-int8-q8"
 MINILM_DIMENSION = 384
-# Tokens per onnxruntime run, padding included: 1 text of 256, 8 of 32. Small runs
-# stay in the CPU's cache: 2,000 sections of ~120 tokens went 161 texts/s (int8) and
-# 80 (exact) at 256, against 127 and 73 at 1,024 (2 cores, quiet).
+# Tokens per onnxruntime run, padding included: 1 text of 256, 8 of 32. Small runs stay
+# in the CPU's cache (docs/performance.md, "Figures behind rules in the code").
 BATCH_TOKENS = 256
 # A call of one run no longer than this (a query) keeps the arena it grew: the next
 # query needs the same, and shrinking would cost each query a run.
@@ -78,23 +77,15 @@ def _normalise(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on the CPU (int8 weights); 384 dimensions.
 
-    ``fast`` False: fp32 arithmetic, the model as published (model id
-    :data:`MINILM_MODEL_ID`). ``fast`` True: int8 matrix products, about twice the
-    texts per second on a CPU with int8 dot-product instructions (2 cores, quiet: 161
-    against 80 sections a second) and recall within 0.01 of the exact model on the real-document
-    benchmark (model id :data:`MINILM_FAST_MODEL_ID`; see ``minilm_graph``).
-
+    ``fast`` False: fp32 arithmetic, the model as published (:data:`MINILM_MODEL_ID`).
+    ``fast`` True: int8 matrix products, about twice as fast on a CPU with int8
+    dot-product instructions, another vector space (:data:`MINILM_FAST_MODEL_ID`).
     The model loads on the first :meth:`embed`, so constructing one is free.
     ``batch_size`` is at most texts per onnxruntime run; ``threads`` how many runs go
-    side by side (None: the CPU count, at most 4), each on one core.
-
-    One core per run, not onnxruntime's threads inside each run: on 2 cores that took
-    38 % less CPU per text (8.0 s against 12.9-13.1 s for 400 chunks of the scale
-    vault, a loaded machine), and a single query embeds in 6.6 ms p50 / 15.4 ms p95
-    instead of 17.8 / 43.4 ms, since no thread waits on another. A batch holds at most
-    :data:`BATCH_TOKENS` tokens, so memory stays that of one text of 256 tokens per run
-    (onnxruntime's arena keeps the largest batch's buffers: 8 texts of 256 tokens in one
-    run peaked at 566 MB, 32 at 1,501 MB) while short texts go several at a time.
+    side by side (None: the CPU count, at most 4), each on one core: no thread waits on
+    another. A run holds at most :data:`BATCH_TOKENS` tokens, since onnxruntime's arena
+    keeps the largest run's buffers (figures: docs/performance.md, "Figures behind
+    rules in the code").
     """
 
     dimension = MINILM_DIMENSION

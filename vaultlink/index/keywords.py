@@ -5,13 +5,11 @@ BM25 over FTS5 reads and scores every row a term is in. In an index of at most
 than half of the texts, ``fusion.informative_terms``); in a larger one only for its
 rarest terms, within ``KEYWORD_ROW_BUDGET`` rows (``fusion.rarest_terms``).
 
-Either way each term's rows are counted (up to what the rule needs), and at a million
-sections the counts of a query's four words took 6-11 ms of the query's time on a busy
-machine, the size check another 2 ms. A daemon or an MCP server asks query after query
-and the same words come back, while the index changes only when a note does: so the
-counts, and the size, are kept until the database changes (a commit by any other
-connection moves SQLite's ``data_version``; this connection's own writes move its
-``total_changes``). A count that would be stale is never used.
+Each term's rows are counted (up to what the rule needs), which at a million sections
+is a real share of a query (docs/performance.md, "Figures behind rules in the code").
+A daemon asks query after query with the same words, while the index changes only when
+a note does: so the counts, and the size, are kept until the database changes (SQLite's
+``data_version``, or this connection's ``total_changes``); a stale count is never used.
 """
 
 from __future__ import annotations

@@ -4,26 +4,21 @@ all-MiniLM-L6-v2 comes from a pip package (int8 weights, fp32 arithmetic; nothin
 downloaded at run time) with its tokenizer in ``vaultlink/data``. From that one file
 this module makes, and keeps in the user's cache folder, two graphs:
 
-* the **exact** graph: onnxruntime's optimisation of the file (0.15 s to load instead
-  of 0.35 s to optimise; the same arithmetic, so bit-identical vectors);
+* the **exact** graph: onnxruntime's optimisation of the file (loading it is cheaper
+  than optimising again; the same arithmetic, so bit-identical vectors);
 * the **fast** graph: the exact one with its matrix products quantised to int8
-  (onnxruntime's dynamic quantisation, per output channel), about twice as fast on a
-  CPU with int8 dot-product instructions. Its vectors are another space (cosine 0.99
-  to the exact ones on documentation text), so indexes name it by its own model id.
-
-Quantising is deterministic: every process, and every machine with the same
-onnxruntime, makes the same file.
+  (onnxruntime's dynamic quantisation, per output channel, deterministic), about twice
+  as fast on a CPU with int8 dot-product instructions. Its vectors are another space,
+  so indexes name it by its own model id (figures: docs/performance.md).
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.util
 import logging
 import os
 import platform
-import sys
 import tempfile
 import threading
 import time
@@ -32,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import EmbeddingError
+from vaultlink.index.heap import give_back_freed_heap
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -216,38 +212,6 @@ def _fast_graph(ort: Any, model_path: Path, out: Path) -> Any:
     _quantise(ort, model_path, out)
     return ort.InferenceSession(str(out), sess_options=_options(ort, optimise=False),
                                 providers=["CPUExecutionProvider"])
-
-
-def give_back_freed_heap() -> None:
-    """Return to the system the heap that loading a graph freed: onnxruntime parses the
-    file and copies its weights out of the parse, and glibc keeps the ~40 MB so freed
-    mapped (a query process at a million sections: 325 MB; see docs/scale.md). A no-op
-    where the C library has no ``malloc_trim``."""
-    _glibc("malloc_trim", 0)
-
-
-def hold_heap_steady() -> None:
-    """Fix glibc's mmap threshold at 256 KiB for this process (a daemon's, for weeks).
-
-    By default glibc raises the threshold to the size of each large block freed, up to
-    32 MiB, so the embedding model's buffers and the model's answers move into the heap,
-    where freed pages stay mapped behind live ones. The offline daemon fed a week's 23
-    notes (its embedding arena shrunk after each call) grew 297 -> 350-367 MB with
-    glibc's default and 292 -> 298 MB with the threshold fixed. A no-op without glibc."""
-    _glibc("mallopt", _M_MMAP_THRESHOLD, 256 * 1024)
-
-
-_M_MMAP_THRESHOLD = -3  # mallopt's parameter number, from glibc's malloc.h
-
-
-def _glibc(function: str, *args: int) -> None:
-    """Call a glibc heap function; nothing where the C library is another (macOS, musl)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        getattr(ctypes.CDLL("libc.so.6"), function)(*args)
-    except (OSError, AttributeError):  # musl, or no glibc by that name
-        log.debug("%s is not available; the heap keeps glibc's ways", function)
 
 
 def load_minilm(cache_dir: Path | None, fast: bool) -> tuple[Any, Tokenizer]:

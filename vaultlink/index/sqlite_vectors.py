@@ -8,10 +8,8 @@ first query of a process and kept in step by every write after it. A query is on
 matrix-vector product and a partial sort: exact cosine (the vectors are unit length),
 where an HNSW graph is approximate.
 
-Why not an embedded Chroma: opening it costs ``import chromadb`` (0.8 s of CPU) and its
-client, which a CLI query paid on every call; exact search over 10,000 nodes is one
-15 MB product of about a millisecond, and over 40,000 chunks a few. Earlier versions
-also wrote every vector to an embedded Chroma that nothing read; it is gone.
+Not an embedded Chroma: importing it cost every CLI query more than an exact search
+of the whole index (docs/performance.md, "Figures behind rules in the code").
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ class IndexTables:
         """At open, from SQLite alone: the index describes this model, these params and
         this home of its vectors; otherwise check (and reset) now. Docs and their vectors
         are written in one transaction, so embedded vectors are all there or none: one
-        row is asked for, not counted (docs/performance.md, "Opening the index")."""
+        row is asked for, not counted (docs/performance.md, "Figures behind rules")."""
         if (self._meta(f"{self.kind}.collection") != self.collection_name
                 or self._meta(f"{self.kind}.params") != self._params()):
             self._check_consistent()

@@ -1,11 +1,10 @@
 """One heavy job at a time: the arbiter every CPU-heavy piece of work in a process goes
 through.
 
-A laptop has two to eight cores, and a local model wants all of them: the measured cost
-of sharing is not a fair half but a collapse (two llama.cpp processes on 2 cores wrote
-0.1-0.4 tokens/s instead of 5-7). So the daemon (and ``dream`` inside its own process)
-never runs two heavy jobs side by side. The kinds, in the order a free arbiter grants
-them:
+A local model wants all of a laptop's cores, and sharing them is a collapse, not a fair
+half (docs/performance.md, "Figures behind rules in the code"). So the daemon (and
+``dream`` inside its own process) never runs two heavy jobs side by side. The kinds, in
+the order a free arbiter grants them:
 
 * :data:`MODEL` - a call to a model that runs on this machine (a loopback host): the
   daemon holds the arbiter while the server computes, so nothing of ours competes;
