@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_daemon import wait_for
 from tests.vaults import copy_sample_vault
+from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.service import Daemon

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.vaults import write_note
+from tests.waiting import wait_for
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
@@ -239,15 +240,6 @@ def started() -> Iterator[Callable[[Path], Daemon]]:
         d.stop()
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := pred():
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s")
-
-
 def post(daemon: Daemon, path: str, body: dict[str, Any]) -> tuple[int, Any]:
     token = (daemon.vault.state_dir / "token").read_text().strip()
     req = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}", method="POST",
@@ -266,7 +258,7 @@ def test_the_daemon_works_the_backlog_oldest_first_after_new_notes(
         vault: Path, started: Callable[[Path], Daemon]) -> None:
     first = started(vault)
     wait_for(lambda: {"daily/2026-11-30.md", "resource/clip.md"} <= set(
-        first.state.checkpoints()))
+        first.state.checkpoints()), timeout=60.0)
     status = first.status()["backlog"]
     assert (status["waiting"], status["queued"]) == (4, 0)
     assert post(first, "/backfill", {"since": "yesterday"})[0] == 400
@@ -276,7 +268,7 @@ def test_the_daemon_works_the_backlog_oldest_first_after_new_notes(
     CliRunner().invoke(app, ["backfill", "--all", "--yes", "--vault", str(vault)])
     put(vault, "daily/2026-12-01.md", text_of(TOPICS[6]))  # written while it was off
     daemon = started(vault)
-    wait_for(lambda: not backlog_of(vault) and not daemon.state.queue())
+    wait_for(lambda: not backlog_of(vault) and not daemon.state.queue(), timeout=60.0)
     order = []
     for entry in reversed(daemon.state.journal(limit=100)):
         for path in entry.unit.get("paths", []):

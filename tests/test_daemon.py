@@ -29,6 +29,7 @@ from tests.fakes.ollama_server import FakeOllama, Hang, HTTPError, Malformed, re
 from tests.fakes.ollama_server import _Handler as FakeHandler
 from tests.fakes.ports import HeldPort
 from tests.fakes.sample_vault_model import extract_request, unit_of
+from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.client import daemon_status
 from vaultlink.daemon.process import VaultLock
@@ -106,16 +107,6 @@ class PortFake(FakeOllama):
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
-
-
-def wait_for(pred: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = pred()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what or pred}")
 
 
 def make_vault(root: Path) -> Path:

@@ -18,7 +18,8 @@ import pytest
 
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.sample_vault_model import unit_of
-from tests.test_daemon import make_vault, note_model, settings_for, wait_for
+from tests.test_daemon import make_vault, note_model, settings_for
+from tests.waiting import wait_for
 from vaultlink.daemon.service import Daemon
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import check_vault

@@ -25,8 +25,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.test_daemon import wait_for
 from tests.vaults import copy_sample_vault
+from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.process import lock_holder
 from vaultlink.daemon.service import Daemon

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_api import call
-from tests.test_daemon import wait_for
 from tests.vaults import vault_with
+from tests.waiting import wait_for
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from tests.crashkit import add_note, make_vault
 from tests.fakes.ollama_server import FakeOllama
-from tests.test_daemon import note_model, settings_for, wait_for
+from tests.test_daemon import note_model, settings_for
+from tests.waiting import wait_for
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.security.test_frontmatter_limits import alias_bomb
-from tests.test_daemon import get, wait_for
+from tests.test_daemon import get
+from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
 

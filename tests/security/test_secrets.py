@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.ports import HeldPort
-from tests.test_daemon import make_vault, wait_for
+from tests.test_daemon import make_vault
+from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.process import (
     VaultLock,
