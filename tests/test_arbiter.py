@@ -190,9 +190,11 @@ def test_a_local_model_call_holds_the_arbiter_a_remote_one_does_not() -> None:
         return reply("ok")
 
     with FakeOllama(model=model) as server:
-        chat = OllamaChat(server.url, "qwen3:4b", retries=0, arbiter=arbiter)
+        chat = OllamaChat(server.url, "qwen3:4b", 8192, 0.0, 0, silence_seconds=300.0,
+                          arbiter=arbiter)
         chat.chat([{"role": "user", "content": "hi"}])
-        OllamaChat(server.url, "qwen3:4b", retries=0).chat([{"role": "user", "content": "hi"}])
+        OllamaChat(server.url, "qwen3:4b", 8192, 0.0, 0, silence_seconds=300.0).chat(
+            [{"role": "user", "content": "hi"}])
     assert seen == [True, False]
     assert arbiter.granted[MODEL] == 1
 

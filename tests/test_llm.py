@@ -55,8 +55,9 @@ def server() -> Iterator[FakeOllama]:
 def make_chat(host: str, sleeps: list[float] | None = None, *, model: str = MODEL,
               num_ctx: int = 2048, silence_seconds: float = 5.0, retries: int = 2) -> OllamaChat:
     """An OllamaChat whose backoff sleeps are recorded in ``sleeps`` instead of slept."""
-    return OllamaChat(host, model, num_ctx=num_ctx, silence_seconds=silence_seconds,
-                      retries=retries, sleep=(sleeps if sleeps is not None else []).append)
+    return OllamaChat(host, model, num_ctx=num_ctx, timeout_seconds=0.0,
+                      silence_seconds=silence_seconds, retries=retries,
+                      sleep=(sleeps if sleeps is not None else []).append)
 
 
 def test_tool_calls_are_parsed(server: FakeOllama) -> None:
@@ -242,14 +243,14 @@ def test_probe_small_context() -> None:
 
 
 def test_probe_model_not_pulled(server: FakeOllama) -> None:
-    report = probe(server.url, "llama9")
+    report = probe(server.url, "llama9", num_ctx=8192)
     pulled = report.check("pulled")
     assert not pulled.ok and "ollama pull llama9" in pulled.fix
     assert report.check("tools").skipped and report.check("context").skipped
 
 
 def test_probe_server_down() -> None:
-    report = probe(down_url(), "qwen3:4b", timeout=1)
+    report = probe(down_url(), "qwen3:4b", timeout=1, num_ctx=8192)
     assert not report.ok and not report.check("reachable").ok
     assert "ollama serve" in report.check("reachable").fix
     assert all(c.skipped for c in report.checks[1:])

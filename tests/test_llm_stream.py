@@ -30,6 +30,7 @@ def server() -> Iterator[FakeOllama]:
 
 
 def chat(server: FakeOllama, **kw: float) -> OllamaChat:
+    kw = {"timeout_seconds": 0.0, "silence_seconds": 300.0, **kw}
     return OllamaChat(server.url, MODEL, num_ctx=2048, retries=0, **kw)  # type: ignore[arg-type]
 
 

@@ -46,7 +46,7 @@ TICK = 1.0  # seconds between the bench's own looks (checkpoints, the edit, the 
 
 def speed_alone(host: str, model: str, calls: int = 3) -> float:
     """Extraction calls on clipped pages with nothing else running; their wall time."""
-    chat = OllamaChat(host, model, 8192, silence_seconds=900)
+    chat = OllamaChat(host, model, 8192, 0.0, 2, silence_seconds=900)
     t0 = time.monotonic()
     for path, text in clipped_pages(calls):
         try:  # the server records the call's tokens and seconds whatever it answered

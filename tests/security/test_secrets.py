@@ -182,7 +182,8 @@ def test_redact_url_masks_user_info_and_query_values_only() -> None:
     assert redact_url("see http://a:s3cret@h/x") == "see http://***@h/x"  # in a message
     assert redact_url("http://127.0.0.1:11434") == "http://127.0.0.1:11434"
     assert redact_url("127.0.0.1") == "127.0.0.1"
-    assert OllamaChat(_secret_url(1), "m").host == _secret_url(1)
+    chat = OllamaChat(_secret_url(1), "m", 8192, 0.0, 0, silence_seconds=300.0)
+    assert chat.host == _secret_url(1)
 
 
 @pytest.mark.usefixtures("file_log")

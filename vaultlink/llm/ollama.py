@@ -97,9 +97,8 @@ class OllamaChat:
     cores (the retry waits hold nothing).
     """
 
-    def __init__(self, host: str, model: str, num_ctx: int = 8192,
-                 timeout_seconds: float = 0.0, retries: int = 2, *,
-                 silence_seconds: float = 300.0, max_answer_tokens: int = 1024,
+    def __init__(self, host: str, model: str, num_ctx: int, timeout_seconds: float,
+                 retries: int, *, silence_seconds: float, max_answer_tokens: int = 1024,
                  progress: Progress | None = None, progress_every: float = PROGRESS_SECONDS,
                  sleep: Callable[[float], None] = time.sleep,
                  arbiter: Arbiter | None = None) -> None:

@@ -59,7 +59,7 @@ def _same_model(a: str, b: str) -> bool:
     return full(a) == full(b)
 
 
-def probe(host: str, model: str, timeout: float = 5.0, num_ctx: int = 8192) -> ProbeReport:
+def probe(host: str, model: str, timeout: float = 5.0, *, num_ctx: int) -> ProbeReport:
     """Check the server, the model, its tool capability and its context length. The
     report shows ``host`` redacted (``options.redact_url``): doctor prints it."""
     checks: list[Check] = []
