@@ -16,7 +16,7 @@ from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, open_recall
 from vaultlink.llm.arbiter import ARBITER, is_local_host
 from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
-from vaultlink.options import PipelineOptions, redact_url
+from vaultlink.options import PipelineOptions, Provider, redact_url
 from vaultlink.pipeline.context import DreamContext, Extractor, Progress, ReviewMode
 from vaultlink.pipeline.extract.extractor import ModelExtractor
 from vaultlink.pipeline.offline.extract import OfflineExtractor
@@ -82,20 +82,20 @@ def choose_provider(options: PipelineOptions, state: State | None = None) -> str
     ``state``'s journal) gets no offline text unless ``llm.fallback`` is ``offline``:
     ``ModelUnavailable`` says so. A vault no model has written to falls back with a notice.
     """
-    if options.provider != "auto":
+    if options.provider != Provider.AUTO:
         return options.provider
     if is_reachable(options.llm_host):
-        return "ollama"
+        return Provider.OLLAMA
     if state is not None and options.fallback != "offline" and state.model_has_written():
         raise ModelUnavailable(MODEL_GONE.format(host=redact_url(options.llm_host)))
     log.warning(OFFLINE_NOTICE.format(host=redact_url(options.llm_host), model=options.model))
-    return "offline"
+    return Provider.OFFLINE
 
 
 def max_steps(provider: str, options: PipelineOptions) -> int:
     """A unit's session turns: ``llm.max_steps``, and for the offline integrator (whose
     turns cost nothing) at least what reading its longest target takes."""
-    return max(options.max_steps, OFFLINE_MIN_STEPS) if provider == "offline" \
+    return max(options.max_steps, OFFLINE_MIN_STEPS) if provider == Provider.OFFLINE \
         else options.max_steps
 
 
@@ -103,7 +103,7 @@ def models_for(provider: str, options: PipelineOptions,
                resource: str = "resource") -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider (``resource``: the
     vault's folder of kept documents)."""
-    if provider == "offline":
+    if provider == Provider.OFFLINE:
         return OfflineExtractor(), OfflinePolicy(
             same_threshold=options.same_threshold, related_threshold=options.related_threshold,
             digest=options.digest, max_steps=max_steps(provider, options))
@@ -121,7 +121,7 @@ ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured ca
 def integrate_mode(provider: str, options: PipelineOptions) -> str:
     """``tools`` or ``oneshot``; ``auto`` picks one-shot for small models (measured in
     ``bench/realmodel``: they rarely drive a tool loop) and for a size Ollama does not say."""
-    if provider != "ollama":
+    if provider != Provider.OLLAMA:
         return "tools"  # the offline integrator speaks the tool protocol
     if options.integrate_mode != "auto":
         return options.integrate_mode
@@ -146,12 +146,14 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
                   progress: Progress | None = None) -> DreamContext:
     """A ready DreamContext for one run."""
     extractor, integrator = models_for(provider, options, parts.vault.resource)
-    picker = ModelTopicPicker(integrator, options.num_ctx) if provider == "ollama" else None
+    picker = (ModelTopicPicker(integrator, options.num_ctx) if provider == Provider.OLLAMA
+              else None)
     ctx = DreamContext(
         vault=parts.vault, state=parts.state, index=parts.index, extractor=extractor,
         integrator=integrator, provider=provider, max_units=options.max_units,
         mode_of=lambda: integrate_mode(provider, options),
-        integrator_name=f"ollama {options.model}" if provider == "ollama" else provider,
+        integrator_name=(f"ollama {options.model}" if provider == Provider.OLLAMA
+                         else str(provider)),
         park_after=options.park_after, same_threshold=options.same_threshold,
         related_threshold=options.related_threshold, max_steps=max_steps(provider, options),
         dry_run=dry_run,
