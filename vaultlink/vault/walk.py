@@ -1,17 +1,11 @@
 """Walking the vault's folders and remembering what a note's stat says about its bytes.
 
-Two pieces under ``Vault.iter_files`` and ``Vault.scan`` (``notes.py``):
-
-* :func:`walk_entries` lists the files below some folders in one ``scandir`` pass per
-  folder, with plain strings (``pathlib`` and ``os.walk`` cost more than the stat calls on
-  a 10,000-note vault);
-* :func:`unchanged` decides, as git's index does, whether a note can keep the content hash
-  stored for it: same size, mtime, ctime and inode, and its mtime and ctime older than
-  the moment it was hashed by more than :data:`RACY_NS`. A note written in the same
-  clock tick as it was hashed ("racily clean") could change again without its stat
-  changing, so it is hashed again until it is old enough to be trusted.
-
-Pure functions and a small protocol; the stored entries live in ``state.sqlite``
+:func:`walk_entries` lists the files below some folders in one ``scandir`` pass per
+folder, with plain strings (``pathlib`` and ``os.walk`` cost more than the stat calls).
+:func:`unchanged` decides, as git's index does, whether a note keeps its stored content
+hash: same size, mtime, ctime and inode, and both times older than its hashing by more
+than :data:`RACY_NS` (a note written in the tick it was hashed could change again
+unseen, so it is hashed again). The stored entries live in ``state.sqlite``
 (``vault.state.State`` implements :class:`StatCache`).
 """
 
