@@ -226,8 +226,8 @@ class ChunkIndex(IndexBase, IndexQueries):
         terms = _word_set(query) - STOP_WORDS
         entries: dict[str, _Entry] = {}
         # a node's lines are looked up among the sections this query found: the section
-        # that holds them holds the query's words too (and reading every cited note's
-        # sections cost 50 ms a query on LoCoMo after the dream)
+        # that holds them holds the query's words too, and reading every cited note's
+        # sections cost a query too much (docs/performance.md, "Figures behind rules")
         candidates: dict[str, list[tuple[str, int, str, str]]] = {}
         for row, _, _, _ in weighed:
             if not row[0].startswith(digest):

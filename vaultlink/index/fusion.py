@@ -113,9 +113,9 @@ def fts_match(query: str) -> str | None:
     return or_match(fts_terms(query))
 
 
-# BM25 over FTS5 reads and scores every row a term is in. At a million sections a common
-# word is in a tenth of them and costs ~100 ms, for a term whose idf says next to nothing;
-# so in an index of more than LARGE_INDEX_TEXTS texts, a query's commonest terms go once
+# BM25 over FTS5 reads and scores every row a term is in: at a million sections a common
+# word costs a query dearly for an idf that says next to nothing (docs/performance.md,
+# "Figures behind rules in the code"); so in an index of more than LARGE_INDEX_TEXTS texts, a query's commonest terms go once
 # its terms match KEYWORD_ROW_BUDGET rows in all. A smaller one (every vault the quality
 # benchmarks hold) has no budget: its rule is ``informative_terms``'. Both are applied
 # by ``keywords.TermRows``.

@@ -144,8 +144,8 @@ class NameTable:
                 for doc_id in self._ids.get(words[start:start + length], ()):
                     if doc_id not in skip:
                         found.setdefault(doc_id)
-                        # the rest is never read: at 100,000 nodes of common-word names a
-                        # body named ~12,000 of them, 15 ms a query for a list cut to 60
+                        # the rest is never read: a body can name thousands of nodes
+                        # (docs/performance.md, "Figures behind rules in the code")
                         if limit is not None and len(found) >= limit:
                             return list(found)
         return list(found)

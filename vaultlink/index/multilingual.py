@@ -97,10 +97,9 @@ class _Engine:
     call already spreads its texts over the threads it is given)."""
 
     def __init__(self, library: Path, model: Path) -> None:
-        # OpenMP's threads spin while they wait for each other; on a busy machine one of
-        # them is descheduled and the rest spin on: a query took 166 ms p50 / 830 ms p95
-        # on 2 threads at load 6, against 47 / 63 ms passive (41 / 50 ms on 1 thread).
-        # The engine's own OpenMP runtime reads this when it loads, with the library.
+        # OpenMP's threads spin while they wait for each other, and on a busy machine the
+        # rest spin on while one is descheduled (docs/performance.md, "Figures behind
+        # rules in the code"). The engine's OpenMP runtime reads this when it loads.
         previous = os.environ.get("OMP_WAIT_POLICY")
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:

@@ -86,8 +86,7 @@ class VectorMatrix:
         if not self._row or k <= 0:
             return []
         # einsum, not ``@``: the BLAS behind ``@`` spreads one product over threads that
-        # wait for each other on a busy machine (p50 35-51 ms against 1.0-1.1 ms for
-        # 10,000 x 384 at load 20; the same on a quiet one).
+        # wait for each other on a busy machine (docs/performance.md, "Figures behind rules")
         sims = np.einsum("ij,j->i", self._mat, np.asarray(vector, dtype=np.float32))
         sims[~self._alive] = -np.inf
         alive = len(self._row)
