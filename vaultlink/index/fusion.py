@@ -115,10 +115,10 @@ def fts_match(query: str) -> str | None:
 
 # BM25 over FTS5 reads and scores every row a term is in: at a million sections a common
 # word costs a query dearly for an idf that says next to nothing (docs/performance.md,
-# "Figures behind rules in the code"); so in an index of more than LARGE_INDEX_TEXTS texts, a query's commonest terms go once
-# its terms match KEYWORD_ROW_BUDGET rows in all. A smaller one (every vault the quality
-# benchmarks hold) has no budget: its rule is ``informative_terms``'. Both are applied
-# by ``keywords.TermRows``.
+# "Figures behind rules in the code"); so in an index of more than LARGE_INDEX_TEXTS
+# texts, a query's commonest terms go once its terms match KEYWORD_ROW_BUDGET rows in
+# all. A smaller one (every vault the quality benchmarks hold) has no budget: its rule
+# is ``informative_terms``'. Both are applied by ``keywords.TermRows``.
 LARGE_INDEX_TEXTS = 20_000
 KEYWORD_ROW_BUDGET = 20_000
 
