@@ -125,7 +125,7 @@ def test_the_guard_refuses_the_name_of_a_note_the_owner_links_but_has_not_writte
     assert refused.value.code == Refusal.SHADOWS_NAME
     assert "[[clflush]] in resource/cache-attacks.md" in str(refused.value)
     # a link that a file answers already is that file's name, said as such
-    with pytest.raises(GuardRefusal, match="the name of resource/network.md"):
+    with pytest.raises(GuardRefusal, match=r"the name of resource/network.md"):
         guard.check_write("digest/wiki/network.md", None, node)
     guard.check_write("digest/wiki/clflush-instruction.md", None, node)
 
