@@ -472,20 +472,29 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
     assert snapshot(lost) == after
 
 
-@pytest.mark.parametrize("name, body, grows", [
-    ("Advanced environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n", False),
-    ("Environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n", True),
-    ("Environment configuration notes", "Templates inherit from default.\n", True),
+@pytest.mark.parametrize("name, body, source, grows", [
+    ("Advanced environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n",
+     "daily/2026-06-08.md", False),
+    ("Environment configuration", "Matrices.\n\n## Matrix\n\nRows.\n", "x", True),
+    ("Environment configuration notes", "Templates inherit from default.\n",
+     "daily/2026-06-08.md", True),
+    # a node made from another page takes the page only by its very name: sibling pages
+    # ("npm install" and "npm install-test") name each other
+    ("Environment configuration notes", "Templates inherit from default.\n",
+     "resource/h/env-notes.md", False),
+    ("Environment", "Templates inherit from default.\n", "resource/h/basics.md", False),
 ])
-def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, grows: bool) -> None:
-    """A page (a unit with sections) is its own subject: it updates a node that carries
-    its name; a longer name only when that node is no page itself (a day note's
-    fragment on the same thing), never "Advanced environment configuration"."""
+def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, source: str,
+                                                  grows: bool) -> None:
+    """A page (a unit of a note that is not a day's) is its own subject: it updates a
+    node that carries its name; a longer or shorter name only when that node was made
+    from day notes (a day's fragment on the same thing), never "Advanced environment
+    configuration", and never a node made from another page."""
     policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
     unit = Unit("environment-configuration", "wiki", "Templates inherit from default.\n\n"
                 "## Inheritance\nEnvironments inherit from `default`.", ["resource/h/env.md"],
                 title="Environment configuration")
-    node = f"---\nname: {name}\ndescription: d\n---\n{body}\n## Sources\n\n- From [[x]].\n"
+    node = f"---\nname: {name}\ndescription: d\n---\n{body}\n## Sources\n\n- From [[{source}]].\n"
     hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": 0.7, "name": name,
              "description": "d"}]
     lines = node.split("\n")

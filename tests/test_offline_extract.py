@@ -142,6 +142,20 @@ def test_nothing_is_lost_without_a_reason_and_logistics_alone_give_nothing() -> 
         (8, "logistics (the 'Lunch' section)"), (12, "open tasks (checkboxes)")]
 
 
+def test_a_log_of_times_of_day_gives_no_unit_and_is_reported() -> None:
+    """A day's hour log ("13:00: go eat") is when the owner did things: merged across
+    days it made one node of every day's activities. A list that only mentions times,
+    or a version list, is content."""
+    text = ("## Hour Log\n\n- 13:00: Wrote two notes about amortized time\n"
+            "- 14:30: took a nap\n- 16h40 woke up, slept too long\n- back to work\n\n"
+            "## Backups\n\nThe backup job copies the vault to the NAS every night at "
+            "2:00, and keeps thirty days of copies.\n\n- 1.20 adds the export\n"
+            "- 1.21 fixes the import\n- 1.22 drops Python 3.8\n")
+    (unit,), ex = extract("daily/2026-07-01.md", text)
+    assert [(p.line, p.reason) for p in ex.passed] == [(3, "a log of times of day")]
+    assert "nap" not in unit.summary and "1.21 fixes the import" in unit.summary
+
+
 def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     for text, src in sample_notes():
         ex = OfflineExtractor()

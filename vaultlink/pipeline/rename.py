@@ -23,7 +23,7 @@ from vaultlink.prose.sentences import summary_lines
 from vaultlink.prose.units import slugify
 from vaultlink.vault.actions import Action
 from vaultlink.vault.graph import LinkGraph, build_graph
-from vaultlink.vault.names import NameIndex, owner_aliases, shadowing_nodes
+from vaultlink.vault.names import NameIndex, owner_aliases, owner_links, shadowing_nodes
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import Row, State, diff_of
 
@@ -61,7 +61,7 @@ def plan_renames(vault: Vault, graph: LinkGraph | None = None) -> list[Rename]:
     graph = graph or build_graph(vault)
     files = set(vault.iter_files())
     shadows = shadowing_nodes(vault, files, graph.meta)
-    taken = NameIndex(files | set(), owner_aliases(vault, files))
+    taken = NameIndex(files | set(), owner_aliases(vault, files), owner_links(vault, files))
     used: set[str] = set()
     out: list[Rename] = []
     for old, why in sorted(shadows.items()):

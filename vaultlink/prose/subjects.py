@@ -54,6 +54,10 @@ _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
 STATUS_LINE = "status update (who is doing what)"
 NOTICE = "a notice above the page's text (a quote before it starts)"
 # A standup line about a person's day rather than about the work: "Me: ...", "Jonas: ...".
+# An item that opens with a time of day ("13:00: go eat", "9:30 - standup", "14h05 nap"):
+# a day's log of times is when the owner did things, not a subject to keep.
+_TIME_OF_DAY = re.compile(r"^\W*(?:[01]?\d|2[0-3])[:h][0-5]\d(?:\s*[ap]\.?m\.?)?\b", re.I)
+TIME_LOG = "a log of times of day"
 _ACTIVITY = re.compile(r"^\W*(?:me|[A-Z][a-zé]+(?: and [A-Z][a-zé]+)?)\s*:|\b(?:working on|"
                        r"paired|pairing|reviewing|drafted|wants|will|today|tomorrow|"
                        r"this (?:morning|afternoon)|all (?:morning|afternoon|day))\b")
@@ -108,7 +112,16 @@ def passed_reason(block: Block) -> str:
         return "logistics (" + _LEAD_LOGISTICS.match(block.items[0]).group(1).lower() + ")"  # type: ignore[union-attr]
     if any(h in STATUS for h in heads[-1:]) and not DECISION.search(text):
         return STATUS_LINE if _ACTIVITY.search(text) else WEAK
+    if is_time_log(block.items):
+        return TIME_LOG
     return ""
+
+
+def is_time_log(items: list[str]) -> bool:
+    """Whether a list is a log of times of day: three items or more, two in three of
+    them opening with a time."""
+    timed = sum(bool(_TIME_OF_DAY.match(i)) for i in items)
+    return len(items) >= 3 and 3 * timed >= 2 * len(items)
 
 
 def split_items(block: Block) -> list[Block]:

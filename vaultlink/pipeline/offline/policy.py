@@ -46,7 +46,7 @@ from vaultlink.errors import Refusal
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
-from vaultlink.markdown.sections import cites_all
+from vaultlink.markdown.sections import cited_sources, cites_all
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
@@ -209,6 +209,13 @@ class OfflinePolicy:
             return False  # the note's other subject: the extractor kept them apart
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
+        if not _DATED.search(unit.paths[0]):
+            # a page is its own subject: it grows only a node its title names, and a node
+            # made from another page only word for word (sibling pages name each other in
+            # their text, and "npm install" is not "npm install-test")
+            pages = any(not _DATED.search(c) for c in cited_sources(text))
+            if not same_name(name, mine, whole=pages):
+                return False
         page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
                    for ln in split_frontmatter(text)[1].split("\n"))
         if page and (aspects(unit.summary) or not _DATED.search(unit.paths[0])):
