@@ -69,7 +69,7 @@ index:
   # (keeps 98% of related hits, drops 77% of the others)
   min_similarity: 0.15
   chroma:
-    mode: embedded      # embedded: .vaultlink/chroma; http: a Chroma server
+    mode: embedded      # embedded: in .vaultlink/state.sqlite; http: a Chroma server
     host: 127.0.0.1
     port: 8000
 

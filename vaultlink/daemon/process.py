@@ -133,7 +133,7 @@ class VaultLock:
 
     The daemon holds it for its life; CLI commands that write the vault or open the
     search index (``dream``, ``reindex``, ``undo``, ``search``...) hold it while they
-    run, because two processes on one embedded Chroma store can lose vectors. The file
+    run, so two processes never write the index's tables and vectors at once. The file
     says ``<pid> <holder>``; the kernel drops the flock when its process dies.
     """
 

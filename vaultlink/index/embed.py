@@ -6,7 +6,8 @@ downloaded at run time), :class:`~vaultlink.index.multilingual.MultilingualEmbed
 (multilingual-e5-small from a pip package, for notes not mostly in English) or
 :class:`OllamaEmbedder` (a model served by Ollama).
 :func:`make_embedder` picks one from already-read configuration values; the index
-hands Chroma the vectors, so Chroma never embeds (nor downloads a model) itself.
+stores the vectors it is handed (in state.sqlite, or on a Chroma server), so no store
+embeds (nor downloads a model) itself.
 """
 
 from __future__ import annotations
