@@ -9,13 +9,31 @@ import json
 import time
 import urllib.error
 import urllib.request
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from vaultlink.daemon.process import INFO_NAME, lock_holder, read_info, read_token
 from vaultlink.errors import DaemonError
+from vaultlink.options import Provider
 from vaultlink.pipeline.backfill import backlog_status
 from vaultlink.vault.state import State
+
+
+class DaemonState(StrEnum):
+    """The status API's ``state``: what the running daemon is doing now."""
+
+    STOPPING = "stopping"
+    WORKING = "working"
+    WAITING_FOR_MODEL = "waiting-for-model"  # llm.provider ollama, and it does not answer
+    IDLE = "idle"
+
+
+class QueueState(StrEnum):
+    """A queued note's ``state`` in the status: ready to integrate, or still changing."""
+
+    READY = "ready"
+    SETTLING = "settling"  # changed less than watch.quiet_seconds ago
 
 
 def iso(ts: float | None) -> str | None:
@@ -31,13 +49,13 @@ def durable_status(state: State, now: float, provider: str | None = None,
     backlog with its estimates at ``provider``'s pace (None: the last run's provider)."""
     items = state.queue()
     last = state.last_run()
-    pace = provider or (last["provider"] if last and last["provider"] else "offline")
+    pace = provider or (last["provider"] if last and last["provider"] else Provider.OFFLINE)
     if last is not None:
         last = {**last, "started_at": iso(last["started_at"]),
                 "finished_at": iso(last["finished_at"])}
     return {
         "queue": [{"path": i.path, "settles_in_seconds": round(max(0.0, i.ready_at - now), 1),
-                   "state": "ready" if i.ready_at <= now else "settling",
+                   "state": QueueState.READY if i.ready_at <= now else QueueState.SETTLING,
                    "attempts": i.attempts, "last_error": i.last_error}
                   for i in items[:queue_limit]],
         "queue_length": len(items),

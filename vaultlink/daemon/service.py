@@ -25,7 +25,7 @@ from typing import Any
 from vaultlink import __version__
 from vaultlink.daemon.api import ApiServer
 from vaultlink.daemon.backlog import BacklogWorker, backfill_request
-from vaultlink.daemon.client import durable_status, iso
+from vaultlink.daemon.client import DaemonState, durable_status, iso
 from vaultlink.daemon.digest_edits import DigestEdits
 from vaultlink.daemon.indexes import heal_index, keep_sections_current
 from vaultlink.daemon.process import (
@@ -386,8 +386,10 @@ class Daemon:
         now = time.time()
         durable = durable_status(self.state, now, self._last_provider)
         reachable = self.gate.reachable()
-        state = ("stopping" if self._stop.is_set() else "working" if self._progress.working
-                 else "waiting-for-model" if self.gate.waiting(now) else "idle")
+        state = (DaemonState.STOPPING if self._stop.is_set()
+                 else DaemonState.WORKING if self._progress.working
+                 else DaemonState.WAITING_FOR_MODEL if self.gate.waiting(now)
+                 else DaemonState.IDLE)
         return {
             "api_version": 1, "version": __version__, "vault": str(self.vault.root),
             "pid": os.getpid(), "started_at": iso(self.started_at), "state": state,
