@@ -4,6 +4,7 @@ checked with the fix for its problem."""
 from __future__ import annotations
 
 import sqlite3
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,17 @@ from vaultlink.options import PipelineOptions, Provider
 if TYPE_CHECKING:  # probe imports ollama, httpx and pydantic: ~0.2 s, paid by doctor only
     from vaultlink.llm.probe import Check, ProbeReport
 
-_DOCTOR_MARKS = {"ok": "✓", "fail": "✗", "warn": "!", "skip": "-"}
+
+class Level(StrEnum):
+    """A check's outcome here: fail only when the check matters to this setup."""
+
+    OK = "ok"
+    FAIL = "fail"
+    WARN = "warn"
+    SKIP = "skip"
+
+
+_MARKS = {Level.OK: "✓", Level.FAIL: "✗", Level.WARN: "!", Level.SKIP: "-"}
 # Model checks that matter only when the model is used (always with ollama, with auto
 # when Ollama answers).
 _MODEL_CHECKS = {"reachable", "pulled", "tools", "context", "tool_call"}
@@ -67,13 +78,13 @@ def doctor(vault: VaultOpt = Path("."), llm: LlmOpt = None, ollama_host: HostOpt
     checks.append(_index_check(db))
     checks += server_checks(options, db)
     rows = _rows(checks, report, provider, options)
-    failed = [r for r in rows if r["level"] == "fail"]
+    failed = [r for r in rows if r["level"] == Level.FAIL]
     if as_json:
         emit_json({"ok": not failed, "provider": str(provider), "host": host, "checks": rows})
     else:
         for r in rows:
-            typer.echo(f"{_DOCTOR_MARKS[str(r['level'])]} {r['title']}: {r['detail']}")
-            if r["level"] in ("fail", "warn") and r["fix"]:
+            typer.echo(f"{_MARKS[r['level']]} {r['title']}: {r['detail']}")
+            if r["level"] in (Level.FAIL, Level.WARN) and r["fix"]:
                 typer.echo(f"    fix: {r['fix']}")
         typer.echo(f"llm.provider: {provider}; "
                    + (f"{len(failed)} check(s) failed" if failed else "ready"))
@@ -175,7 +186,8 @@ def _rows(checks: list[Check], report: ProbeReport, provider: Provider,
         # slow is worth knowing, not an error; tool calls matter only to the tool mode
         matters = matters and c.name != "speed" and (
             c.name != "tool_call" or options.integrate_mode == "tools")
-        level = "ok" if c.ok else "skip" if c.skipped else "fail" if matters else "warn"
+        level = (Level.OK if c.ok else Level.SKIP if c.skipped
+                 else Level.FAIL if matters else Level.WARN)
         rows.append({"name": c.name, "title": c.title, "level": level, "ok": c.ok,
                      "detail": c.detail, "fix": c.fix})
     return rows
