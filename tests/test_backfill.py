@@ -25,6 +25,7 @@ from vaultlink.errors import ConfigError
 from vaultlink.pipeline.backfill import DAY, estimate
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.events import BacklogHeld, RunEvent
 from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.backlog import Backlog, Rates
 from vaultlink.vault.notes import Vault
@@ -62,15 +63,15 @@ def vault(tmp_path: Path) -> Path:
     return root
 
 
-def dream(root: Path, **overrides: Any) -> tuple[RunState, list[tuple[str, dict[str, Any]]]]:
+def dream(root: Path, **overrides: Any) -> tuple[RunState, list[RunEvent]]:
     """One offline run; returns it with its progress events."""
     settings = load_settings(root, environ={}).with_overrides(
         {"llm.provider": "offline", **overrides})
     parts = open_parts(Vault(root), settings.pipeline())
-    events: list[tuple[str, dict[str, Any]]] = []
+    events: list[RunEvent] = []
     try:
         ctx = dream_context(parts, settings.pipeline(), "offline",
-                            progress=lambda e, d: events.append((e, d)))
+                            progress=events.append)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps"))), events
         finally:
@@ -94,10 +95,10 @@ OLD = {"daily/2026-01-01.md", "daily/2026-02-01.md", "daily/2026-03-01.md",
 def test_a_first_start_integrates_the_window_and_holds_back_older_notes(vault: Path) -> None:
     run, events = dream(vault)
     assert set(run.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
-    assert ("backlog_held", {"count": 4, "days": 14}) in events
+    assert BacklogHeld(count=4, days=14) in events
     assert backlog_of(vault) == dict.fromkeys(OLD)
     again, events = dream(vault)
-    assert again.changed == {} and not [e for e, _ in events if e == "backlog_held"]
+    assert again.changed == {} and not [e for e in events if isinstance(e, BacklogHeld)]
 
 
 def test_a_held_note_that_changes_and_a_new_old_note_are_integrated(vault: Path) -> None:

@@ -23,7 +23,8 @@ from tests.waiting import wait_for
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
-from vaultlink.pipeline.context import ReviewMode, UnitStatus
+from vaultlink.pipeline.context import ReviewMode
+from vaultlink.pipeline.events import UnitStatus
 from vaultlink.pipeline.integrate.review import Decided, uncertain
 from vaultlink.prose.units import Unit
 from vaultlink.vault.graph import check_vault

@@ -9,7 +9,23 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from vaultlink.pipeline.context import RunState, UnitStatus
+from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.events import (
+    BacklogHeld,
+    Extracted,
+    ModelProgress,
+    NoteFailed,
+    NoteFinished,
+    NotesDeferred,
+    NoteStarted,
+    NoteWithoutUnits,
+    RunEvent,
+    RunStarted,
+    UnitFinished,
+    UnitsDeferred,
+    UnitStarted,
+    UnitStatus,
+)
 
 
 class ProgressPrinter:
@@ -33,70 +49,66 @@ class ProgressPrinter:
         self.echo(f"{redo} {outcome}"[:300])
         self._open = ""
 
-    def __call__(self, event: str, detail: dict[str, Any]) -> None:
+    def __call__(self, event: RunEvent) -> None:
         """The ``DreamContext.progress`` callback."""
-        if event == "model_progress":
-            if self.inplace and self._open:
-                self.echo(f"\r\x1b[K{self._open} {detail['tokens']} tokens, "
-                          f"{detail['seconds']:.0f} s", nl=False)
-        elif event == "run_started":
-            mode = " (dry run: nothing is written)" if detail.get("dry_run") else ""
-            self.echo(f"dreaming with the {detail.get('provider')} integrator{mode}")
-        elif event == "backlog_held":
-            self.echo(f"  first start: {detail['count']:,} older note(s), unchanged for "
-                      f"{detail['days']} day(s) or more, wait in the backlog (indexed for "
-                      "search, not integrated); `vaultlink backfill --all` or --since "
-                      "YYYY-MM-DD takes them, after an estimate")
-        elif event == "note_skipped":
-            pass  # said once, in the summary's "not read" list
-        elif event == "note_started":
-            self._start(f"  extract [{detail['index']}/{detail['total']}] {detail['path']} ...")
-        elif event == "note_finished":
-            self._end(f"{detail['units']} unit(s)" + _spent(detail))
-        elif event == "note_failed":
-            self._end(("PARKED" if detail.get("parked") else "FAILED (retried next run)")
-                      + f": {detail['error']}")
-        elif event == "extracted":
-            units = detail.get("units", [])
-            again = f", {detail['retried']} of them failed before" if detail.get("retried") \
-                else ""
-            self.echo(f"  {detail.get('changed', 0)} changed note(s), {len(units)} unit(s) "
-                      f"to integrate{again}")
-        elif event == "note_without_units":
-            self.echo(f"  nothing to keep in {detail['path']}: {detail['reason']}")
-        elif event == "notes_deferred":
-            self.echo(f"  {detail['count']} more changed note(s) wait for the next run: this "
-                      "run has enough units (auto_dream.max_units, or pass --max-units N)")
-        elif event == "units_deferred":
-            self.echo(f"  {detail['count']} more unit(s) wait for the next run (at most "
-                      "auto_dream.max_units per run: run again, or pass --max-units N)")
-        elif event == "unit_started":
-            self._start(f"  [{detail['index']}/{detail['total']}] {detail['unit']} ...")
-        elif event == "unit_finished":
-            self._end(_finished(detail))
+        match event:
+            case ModelProgress(tokens=tokens, seconds=seconds):
+                if self.inplace and self._open:
+                    self.echo(f"\r\x1b[K{self._open} {tokens} tokens, {seconds:.0f} s",
+                              nl=False)
+            case RunStarted(provider=provider, dry_run=dry_run):
+                mode = " (dry run: nothing is written)" if dry_run else ""
+                self.echo(f"dreaming with the {provider} integrator{mode}")
+            case BacklogHeld(count=count, days=days):
+                self.echo(f"  first start: {count:,} older note(s), unchanged for {days} "
+                          "day(s) or more, wait in the backlog (indexed for search, not "
+                          "integrated); `vaultlink backfill --all` or --since YYYY-MM-DD "
+                          "takes them, after an estimate")
+            case NoteStarted(index=index, total=total, path=path):
+                self._start(f"  extract [{index}/{total}] {path} ...")
+            case NoteFinished(units=units, tokens=tokens, seconds=seconds):
+                self._end(f"{units} unit(s)" + _spent(tokens, seconds))
+            case NoteFailed(error=error, parked=parked):
+                self._end(("PARKED" if parked else "FAILED (retried next run)") + f": {error}")
+            case Extracted(units=units, changed=changed, retried=retried):
+                again = f", {retried} of them failed before" if retried else ""
+                self.echo(f"  {changed} changed note(s), {len(units)} unit(s) to "
+                          f"integrate{again}")
+            case NoteWithoutUnits(path=path, reason=reason):
+                self.echo(f"  nothing to keep in {path}: {reason}")
+            case NotesDeferred(count=count):
+                self.echo(f"  {count} more changed note(s) wait for the next run: this run "
+                          "has enough units (auto_dream.max_units, or pass --max-units N)")
+            case UnitsDeferred(count=count):
+                self.echo(f"  {count} more unit(s) wait for the next run (at most "
+                          "auto_dream.max_units per run: run again, or pass --max-units N)")
+            case UnitStarted(index=index, total=total, unit=unit):
+                self._start(f"  [{index}/{total}] {unit} ...")
+            case UnitFinished():
+                self._end(_finished(event))
+            # NoteSkipped: said once, in the summary's "not read" list
 
 
-def _finished(detail: dict[str, Any]) -> str:
+def _finished(event: UnitFinished) -> str:
     """The end of a unit's progress line: what became of it."""
-    match detail.get("status"):
+    match event.status:
         case UnitStatus.INTEGRATED:
-            note = f": {detail['note']}" if detail.get("note") else ""
-            return f"{detail['action']} {detail['target']}{note}" + _spent(detail)
+            note = f": {event.note}" if event.note else ""
+            return f"{event.action} {event.target}{note}" + _spent(event.tokens, event.seconds)
         case UnitStatus.HELD:
-            return f"HELD {detail['action']} {detail['target']}: {detail['note']}"
+            return f"HELD {event.action} {event.target}: {event.note}"
         case UnitStatus.FAILED:
-            return (("PARKED" if detail.get("parked") else "FAILED (retried next run)")
-                    + f": {detail.get('error', '')}")
+            return (("PARKED" if event.parked else "FAILED (retried next run)")
+                    + f": {event.error}")
         case _:
-            return f"{detail['status'].upper()}: {detail.get('error', '')}"
+            return f"{event.status.upper()}: {event.error}"
 
 
-def _spent(detail: dict[str, Any]) -> str:
+def _spent(tokens: tuple[int, int] | None, seconds: float) -> str:
     """`` (52 s, 1,234+210 tokens)`` when the model was used."""
-    seconds, tokens = detail.get("seconds"), detail.get("tokens")
     if not seconds and not tokens:
         return ""
-    prompt, answer = tokens if isinstance(tokens, list | tuple) else (tokens or 0, 0)
+    prompt, answer = tokens or (0, 0)
     return f" ({seconds or 0:.0f} s, {prompt:,}+{answer:,} tokens)"
 
 

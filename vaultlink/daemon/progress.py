@@ -7,6 +7,15 @@ import logging
 from typing import Any
 
 from vaultlink.options import Provider, redact_url
+from vaultlink.pipeline.events import (
+    ModelProgress,
+    NoteFailed,
+    NoteFinished,
+    NoteStarted,
+    RunEvent,
+    UnitFinished,
+    UnitStarted,
+)
 
 log = logging.getLogger(__name__)
 
@@ -23,23 +32,23 @@ class RunProgress:
         """The run is over (done, failed or abandoned)."""
         self.working, self.current = False, None
 
-    def __call__(self, event: str, detail: dict[str, Any]) -> None:
-        if event == "unit_started":
-            self.current = {"unit": detail.get("unit"), "paths": list(detail.get("paths", [])),
-                            "stage": "integrate", "tokens": None, "seconds": None}
-        elif event == "note_started":
-            self.current = {"unit": "", "paths": [detail.get("path")], "stage": "extract",
-                            "tokens": None, "seconds": None}
-        elif event == "model_progress" and self.current is not None:
-            # tokens the model has written so far and seconds since the call began
-            self.current = {**self.current, "tokens": detail.get("tokens"),
-                            "seconds": detail.get("seconds")}
-        elif event in ("note_finished", "note_failed"):
-            self.current = None
-        elif event == "unit_finished":
-            self.current = None
-            log.info("unit %s: %s %s %s", detail.get("unit"), detail.get("status"),
-                     detail.get("action") or "", detail.get("target") or detail.get("error"))
+    def __call__(self, event: RunEvent) -> None:
+        match event:
+            case UnitStarted(unit=unit, paths=paths):
+                self.current = {"unit": unit, "paths": list(paths), "stage": "integrate",
+                                "tokens": None, "seconds": None}
+            case NoteStarted(path=path):
+                self.current = {"unit": "", "paths": [path], "stage": "extract",
+                                "tokens": None, "seconds": None}
+            case ModelProgress(tokens=tokens, seconds=seconds) if self.current is not None:
+                # tokens the model has written so far and seconds since the call began
+                self.current = {**self.current, "tokens": tokens, "seconds": seconds}
+            case NoteFinished() | NoteFailed():
+                self.current = None
+            case UnitFinished():
+                self.current = None
+                log.info("unit %s: %s %s %s", event.unit, event.status, event.action or "",
+                         event.target or event.error)
 
 
 def model_view(configured: Provider, last_used: str, llm_host: str, model: str,

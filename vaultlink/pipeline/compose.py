@@ -17,7 +17,8 @@ from vaultlink.index.recall import Indexes, open_recall
 from vaultlink.llm.arbiter import ARBITER, is_local_host
 from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions, Provider, redact_url
-from vaultlink.pipeline.context import DreamContext, Extractor, Progress, ReviewMode
+from vaultlink.pipeline.context import DreamContext, Extractor, ReviewMode
+from vaultlink.pipeline.events import ModelProgress, Progress
 from vaultlink.pipeline.extract.extractor import ModelExtractor
 from vaultlink.pipeline.offline.extract import OfflineExtractor
 from vaultlink.pipeline.offline.policy import MIN_STEPS as OFFLINE_MIN_STEPS
@@ -163,5 +164,5 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
         backfill_days=options.backfill_days, review=ReviewMode(options.review_mode))
     if isinstance(integrator, OllamaChat) and progress is not None:
         integrator.progress = lambda tokens, seconds: ctx.report(
-            "model_progress", tokens=tokens, seconds=round(seconds, 1))
+            ModelProgress(tokens, round(seconds, 1)))
     return ctx

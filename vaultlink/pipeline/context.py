@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from vaultlink.llm.chat import ChatModel
+from vaultlink.pipeline.events import Progress, RunEvent, UnitFinished, UnitStatus
 from vaultlink.prose.units import Unit
 from vaultlink.vault.actions import Action
 from vaultlink.vault.faults import crash_point
@@ -106,25 +107,12 @@ class TopicPicker(Protocol):
         ...
 
 
-Progress = Callable[[str, dict[str, Any]], None]
-
-
 class ReviewMode(StrEnum):
     """``review.mode``: which decisions wait for the owner (``pipeline/integrate/review.py``)."""
 
     OFF = "off"  # every decision is written
     UNCERTAIN = "uncertain"  # what ``review.uncertain`` names is held as a proposal
     ALL = "all"  # every decision is held
-
-
-class UnitStatus(StrEnum):
-    """What became of a unit in a run: a closed set (compares equal to its value)."""
-
-    INTEGRATED = "integrated"
-    UNCHANGED = "unchanged"
-    SKIPPED = "skipped"
-    FAILED = "failed"
-    HELD = "held"  # decided, not written: a proposal waits for the owner's review
 
 
 @dataclass
@@ -169,11 +157,11 @@ class DreamContext:
             self.integrate_mode, self.mode_of = self.mode_of(), None
         return self.integrate_mode
 
-    def report(self, event: str, **detail: Any) -> None:
+    def report(self, event: RunEvent) -> None:
         """Tell the CLI or daemon what is happening (progress display, status API)."""
         if self.progress is not None:
-            self.progress(event, detail)
-        if event == "unit_finished":
+            self.progress(event)
+        if isinstance(event, UnitFinished):
             crash_point("between_units")  # the crash tests aim here
 
 

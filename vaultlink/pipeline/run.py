@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from vaultlink.errors import ConfigError, VaultlinkError
 from vaultlink.pipeline.context import DreamContext, RunState, Step
+from vaultlink.pipeline.events import RunFinished, RunStarted, StepStarted
 from vaultlink.pipeline.extract.step import extract_step
 from vaultlink.pipeline.finish import finish_step
 from vaultlink.pipeline.integrate.step import integrate_step
@@ -47,9 +48,9 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
     if not ctx.dry_run:
         _repair_names_once(ctx)
     run.run_id = 0 if ctx.dry_run else ctx.state.start_run(False, ctx.provider)
-    ctx.report("run_started", run_id=run.run_id, provider=ctx.provider, dry_run=ctx.dry_run)
+    ctx.report(RunStarted(run.run_id, ctx.provider, ctx.dry_run))
     for name, step in steps:
-        ctx.report("step", name=name)
+        ctx.report(StepStarted(name))
         step(ctx, run)
     if not ctx.dry_run and not any(n == "dream_finish_step" for n, _ in steps):
         ctx.state.finish_run(run.run_id, run.counts(), run.changes)
@@ -58,7 +59,7 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
         notes, size, units = run.extracted
         Backlog(ctx.state).record(ctx.provider, Rates(
             notes, size, units, len(run.results), time.monotonic() - started))
-    ctx.report("run_finished", counts=run.counts(), changes=run.changes)
+    ctx.report(RunFinished(run.counts(), run.changes))
     return run
 
 

@@ -36,7 +36,8 @@ from vaultlink.markdown.language import STOP_WORDS
 from vaultlink.markdown.links import render_link
 from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.pipeline.context import DreamContext, RunState, UnitResult, UnitStatus
+from vaultlink.pipeline.context import DreamContext, RunState, UnitResult
+from vaultlink.pipeline.events import UnitStatus
 from vaultlink.pipeline.prompts import prompt
 from vaultlink.vault.actions import Action
 from vaultlink.vault.notes import Vault, parse_note, render_note

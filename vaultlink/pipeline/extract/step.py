@@ -30,6 +30,19 @@ from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.pipeline.backfill import adopt, batch_size, held_back
 from vaultlink.pipeline.context import DreamContext, Retry, RunState, SourceNote
+from vaultlink.pipeline.events import (
+    BacklogHeld,
+    Extracted,
+    NoteFailed,
+    NoteFinished,
+    NotesDeferred,
+    NoteSkipped,
+    NoteStarted,
+    NoteWithoutUnits,
+    ProposalStale,
+    Stopped,
+    UnitsDeferred,
+)
 from vaultlink.pipeline.extract.readings import reasons_text, record_readings
 from vaultlink.pipeline.extract.repeats import fingerprint, repeat_units, twin_of
 from vaultlink.pipeline.extract.template import NO_TEMPLATE, DayTemplate, day_template
@@ -67,8 +80,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     notes, template = _changed_notes(ctx, run, infos, checkpoints, held, unread)
     if not ctx.dry_run:  # a proposal whose node changed since: its unit is decided again
         for stale in requeue_stale(vault, state):
-            ctx.report("proposal_stale", id=stale.id, unit=stale.unit.get("name", ""),
-                       target=stale.target)
+            ctx.report(ProposalStale(stale.id, stale.unit.get("name", ""), stale.target))
     pending = state.pending_units()
     failures = state.open_failures()
     gone = [f for f in failures if f.paths and not set(f.paths) & present]
@@ -103,7 +115,7 @@ def _held_back(ctx: DreamContext, infos: list[NoteInfo]) -> dict[str, str]:
     # The first start holds back older notes (dream.backfill); they wait while unchanged.
     held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
     if held:
-        ctx.report("backlog_held", count=len(held), days=ctx.backfill_days)
+        ctx.report(BacklogHeld(len(held), ctx.backfill_days))
     held.update(held_back(state, ctx.only, batch_size(state, ctx.provider, ctx.max_units)))
     return held
 
@@ -175,7 +187,7 @@ def _read(ctx: DreamContext, run: RunState, path: str) -> Note | None:
     if note is None:
         run.skipped[path] = run.unread[path] = reason or "unreadable"
         log.info("skipping %s: %s", path, reason)  # progress shows it; status too
-        ctx.report("note_skipped", path=path, reason=reason)
+        ctx.report(NoteSkipped(path, reason))
     return note
 
 
@@ -198,11 +210,11 @@ def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
     run.pending_ids = [i for _, i, _ in taken]  # aligned with run.units
     run.retries = {n: r for n, (_, _, r) in enumerate(taken) if r is not None}
     overflow = [u for u, _, _ in queued[ctx.max_units:]]
-    ctx.report("extracted", units=[u.name for u in run.units], changed=len(run.changed),
-               retried=len(run.retries))
+    ctx.report(Extracted(tuple(u.name for u in run.units), len(run.changed),
+                         len(run.retries)))
     if overflow:
         run.deferred_paths.update(p for u in overflow for p in u.paths)
-        ctx.report("units_deferred", count=len(overflow))
+        ctx.report(UnitsDeferred(len(overflow)))
         log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
                  ctx.max_units)
 
@@ -226,11 +238,11 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             later = [n.path for n in notes[i - 1:]]
             run.deferred_paths.update(later)
             if stopping:
-                ctx.report("stopped", remaining=len(later))
+                ctx.report(Stopped(len(later)))
             else:
-                ctx.report("notes_deferred", count=len(later))
+                ctx.report(NotesDeferred(len(later)))
             break
-        ctx.report("note_started", index=i, total=len(notes), path=note.path)
+        ctx.report(NoteStarted(i, len(notes), note.path))
         failure = failures.get(note.path)
         before = _spent(ctx)
         try:
@@ -257,8 +269,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
         run.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
                                         "answer_tokens": spent[1],
                                         "model_seconds": round(spent[2], 2)}
-        ctx.report("note_finished", path=note.path, units=len(units),
-                   tokens=[spent[0], spent[1]], seconds=spent[2])
+        ctx.report(NoteFinished(note.path, len(units), (spent[0], spent[1]), spent[2]))
         if twin:
             log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
                      len(units))
@@ -267,8 +278,8 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
         run.passed_over += passed
         run.yields[note.path] = len(units)
         if not units:  # checkpointed all the same: say so, or it looks lost
-            ctx.report("note_without_units", path=note.path,
-                       reason=reasons_text(passed) or ctx.extractor.passes_over)
+            ctx.report(NoteWithoutUnits(
+                note.path, reasons_text(passed) or ctx.extractor.passes_over))
         fresh.extend(units)
     return fresh
 
@@ -297,4 +308,4 @@ def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Fa
             failure_id=failure.id if failure else None, park_after=ctx.park_after)
     (run.parked_paths if parked else run.failed_paths).add(note.path)
     log.warning("extract %s failed: %s", note.path, error)
-    ctx.report("note_failed", path=note.path, error=error, parked=parked)
+    ctx.report(NoteFailed(note.path, error, parked))

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import NoteNotFound
 from vaultlink.markdown.sections import cited_sources, without_sources
-from vaultlink.pipeline.context import DreamContext, ReviewMode, RunState, UnitResult, UnitStatus
+from vaultlink.pipeline.context import DreamContext, ReviewMode, RunState, UnitResult
+from vaultlink.pipeline.events import UnitStatus
 from vaultlink.prose.shared_subject import names_node, same_facts
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.actions import UPDATE_ACTIONS, Action

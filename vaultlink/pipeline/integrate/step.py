@@ -36,8 +36,8 @@ from vaultlink.pipeline.context import (
     ReviewMode,
     RunState,
     UnitResult,
-    UnitStatus,
 )
+from vaultlink.pipeline.events import Stopped, UnitFinished, UnitStarted, UnitStatus
 from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.integrate.holds import decided_before, holds_words, journaled_to
 from vaultlink.pipeline.integrate.oneshot import run_oneshot
@@ -86,10 +86,9 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
             # for the next run, and their notes are not checkpointed.
             rest = run.units[i - 1:]
             run.deferred_paths.update(p for u in rest for p in u.paths)
-            ctx.report("stopped", remaining=len(rest))
+            ctx.report(Stopped(len(rest)))
             break
-        ctx.report("unit_started", index=i, total=len(run.units), unit=unit.name,
-                   paths=unit.paths)
+        ctx.report(UnitStarted(i, len(run.units), unit.name, tuple(unit.paths)))
         retry = run.retries.get(i - 1)
         result = integrate_unit(ctx, run.run_id, unit, retry)
         pending = run.pending_ids[i - 1] if i <= len(run.pending_ids) else None
@@ -107,11 +106,11 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
                 run.changes.append({"target": result.target, "action": result.action,
                                     "note": result.note})
         spent = result.usage
-        ctx.report("unit_finished", index=i, total=len(run.units), unit=unit.name,
-                   status=result.status, action=result.action or "", target=result.target,
-                   note=result.note, error=result.error, parked=result.parked,
-                   tokens=[sum(spent.prompt_tokens), spent.answer_tokens] if spent else None,
-                   seconds=spent.seconds if spent else 0.0)
+        ctx.report(UnitFinished(
+            i, len(run.units), unit.name, result.status, result.action or "",
+            target=result.target, note=result.note, error=result.error, parked=result.parked,
+            tokens=(sum(spent.prompt_tokens), spent.answer_tokens) if spent else None,
+            seconds=spent.seconds if spent else 0.0))
 
 
 def vault_files(vault: Vault) -> frozenset[str]:
