@@ -29,7 +29,7 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import sources_links
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.pipeline.context import SourceNote
+from vaultlink.pipeline.context import RunState, SourceNote
 from vaultlink.pipeline.extract.step import source_note
 from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.integrate.session import SessionOutcome, run_session
@@ -433,7 +433,7 @@ def test_the_unit_is_read_back_from_the_user_prompt() -> None:
 # -- the whole offline dream --------------------------------------------------------
 
 
-def dream_offline(root: Path) -> Any:
+def dream_offline(root: Path) -> RunState:
     """A run of the offline integrator whose every decision is written (review off: a
     held decision is re-decided after a lost state, by design; tests/test_review.py)."""
     return offline_dream(root, **{"auto_dream.max_units": 100, "review.mode": "off"})
@@ -444,9 +444,9 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
     root = copy_sample_vault(tmp_path / "vault")
     before = snapshot(root)
     run = dream_offline(root)
-    assert run.failed_units == [] and run.counts()["integrated"] >= 10
-    created = [r.target for r in run.results if r.action == "CREATE"]
-    assert created and {r.action for r in run.results} >= {"CREATE", "REFINE"}
+    assert run.report.failed_units == [] and run.counts()["integrated"] >= 10
+    created = [r.target for r in run.report.results if r.action == "CREATE"]
+    assert created and {r.action for r in run.report.results} >= {"CREATE", "REFINE"}
     vault = Vault(root)
     graph = build_graph(vault)
     for rel in created:
@@ -468,8 +468,42 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
     shutil.copytree(root, lost, ignore=shutil.ignore_patterns(".vaultlink"))
     replay = dream_offline(lost)
 
-    assert replay.counts()["integrated"] == 0 and replay.failed_units == []
+    assert replay.counts()["integrated"] == 0 and replay.report.failed_units == []
     assert snapshot(lost) == after
+
+
+@pytest.mark.parametrize("title, similarity, grows", [
+    ("Release notes", 0.62, False),  # the node's words scattered over a standup list
+    ("Hey Andrew", 0.64, False),  # a greeting every session of a conversation opens with
+    ("Index rebuild", 0.62, True),  # its own name says the subject
+    ("Release notes", 0.9, True),  # as close as a restatement
+])
+def test_a_day_notes_unit_grows_a_node_only_when_its_own_name_shares_the_subject(
+        title: str, similarity: float, grows: bool) -> None:
+    """Words of the node's name spread over a unit's text ("staging", "search", "index"
+    in a standup's status list) are no shared subject: below the similarity of a
+    restatement, the unit's own name must share a word with the node's."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    name = "Staging search index rebuild" if title != "Hey Andrew" else "Dog walks"
+    summary = ("- Jonas upgraded the staging search indexer to v2.3 this morning.\n"
+               "- Me: migration redone with CREATE INDEX CONCURRENTLY; the rebuild "
+               "and the staging deploy went through.")
+    if title == "Hey Andrew":
+        summary = "Andrew: Hey Audrey! My dog walks got longer: two dogs, two walks a day."
+    unit = Unit(title.lower().replace(" ", "-"), "wiki", summary, ["daily/2026-06-17.md"],
+                title=title)
+    node = (f"---\nname: {name}\ndescription: d\n---\nRebuild the staging search index "
+            "after a crash of the indexer.\n\n## Sources\n\n- From [[daily/2026-06-09.md]].\n")
+    hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": similarity,
+             "name": name, "description": "d"}]
+    lines = node.split("\n")
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits}),
+             Turn("read", {"path": "digest/wiki/n.md", "start_line": 1, "end_line": 40},
+                  {"text": node, "start_line": 1, "end_line": len(lines),
+                   "total_lines": len(lines)})]
+    step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall)
+    assert (step.name == "edit") is grows
 
 
 @pytest.mark.parametrize("name, body, source, grows", [

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from bench.quality.locomo.data import load as load_locomo
+from bench.quality.locomo.vault import write_vault as write_locomo
 from bench.quality.personal import corpus as personal
 from bench.quality.personal.run import Model, dream_vault
 from bench.quality.realdocs import ROOT as REALDOCS
@@ -45,6 +47,10 @@ DOCS: dict[str, tuple[Path, tuple[str, ...]]] = {
     "linkdocs-pymdown": (LINKDOCS, ("pymdown-extensions",)),
     "linkdocs-undici": (LINKDOCS, ("undici",)),
 }
+# day-note corpora: the project's sample vault, and LoCoMo conversations as day notes
+# (one session a note, bench/quality/locomo), built from the fetched snapshot
+SAMPLE = HERE.parent.parent / "sample_vault"
+LOCOMO = ("locomo-26", "locomo-44", "locomo-47")
 SOURCES = re.compile(r"^## Sources\s*$", re.M)
 WIKILINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 MARKUP = re.compile(r"[*_`]")
@@ -181,10 +187,25 @@ def doc_source(name: str, dest: Path) -> Path:
     return source
 
 
+def locomo_source(name: str, dest: Path) -> Path:
+    """Lay a LoCoMo conversation out as day notes, one session a note."""
+    wanted = name.removeprefix("locomo-")
+    (conv,) = [c for c in load_locomo()[0] if c.conv == wanted]
+    source = dest / "sources" / name
+    for folder in ("daily", "resource", "digest"):
+        (source / folder).mkdir(parents=True, exist_ok=True)
+    write_locomo(conv, source)
+    return source
+
+
 def dream_corpus(name: str, work: Path, review: str = "off") -> Found:
     """Dream one corpus offline and list its merges (with review on: those written)."""
     if name in DOCS:
         source = doc_source(name, work)
+    elif name == "sample":
+        source = SAMPLE
+    elif name in LOCOMO:
+        source = locomo_source(name, work)
     else:
         source = personal.VAULTS / name / "vault"
         if not source.is_dir():
@@ -295,7 +316,7 @@ def report(found: list[Found]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = [v["name"] for v in personal.load_manifest()] + list(DOCS)
+    names = [v["name"] for v in personal.load_manifest()] + list(DOCS) + ["sample", *LOCOMO]
     ap = argparse.ArgumentParser(prog="python -m bench.quality.merges", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", action="append", choices=names, help="only this corpus")

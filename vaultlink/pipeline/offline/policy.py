@@ -60,7 +60,7 @@ from vaultlink.prose.sentences import (
     title_of,
 )
 from vaultlink.prose.shared_subject import names_subject
-from vaultlink.prose.subject_names import name_words, same_name
+from vaultlink.prose.subject_names import is_generic, name_words, same_name
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.update import Linkable, covered, plan_update
 from vaultlink.prose.wording import wording_of
@@ -209,6 +209,13 @@ class OfflinePolicy:
             return False  # the note's other subject: the extractor kept them apart
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
+        said = set(content_words(name.replace("-", " ")))
+        own = set(content_words(mine.replace("-", " ")))
+        if sim < SAME_THING and said and not is_generic(mine) and not said & own:
+            # the node's words scattered over the unit's text ("staging", "search",
+            # "index" in a standup list; a greeting in every session) are no subject: the
+            # unit's own name must share one
+            return False
         if not _DATED.search(unit.paths[0]):
             # a page is its own subject: it grows only a node its title names, and a node
             # made from another page only word for word (sibling pages name each other in
