@@ -2,37 +2,9 @@
 
 ``OfflinePolicy`` answers ``chat`` the way a tool-calling model would, so the offline
 path runs through the same agent loop, toolbox and guard as Ollama, and nothing it
-writes skips a check. It keeps no state: every turn it re-reads the conversation
-(the unit from the user message, earlier tool answers from the ``tool`` messages) and
-takes the next step of one plan:
-
-1. ``node_search`` with the unit's name words and summary (limit 20).
-2. Classify hits by cosine ``similarity``: ``same_abstraction`` at or above
-   ``same_threshold`` (the best one is the update target), ``related`` at or above
-   ``related_threshold``, else ``unrelated``. A related best hit at 0.45 or more with
-   nothing within 0.25 of it counts as the same abstraction too: in a young digest,
-   the same topic from another angle scores there, and without neighbours it is no
-   neighbour. So does a related node at 0.45 or more named exactly as the unit (else
-   the CREATE would be ``<slug>-2``); a namesake further off is another topic.
-3. ``read`` the targets and the two closest related nodes (in pages, the latter only
-   while ``max_steps`` leaves five turns for the write): one that already cites the
-   source and holds every sentence is where the unit went before (a replay, or a node
-   that since drifted below the cut). With a target:
-   - the node already cites the source and holds every sentence: a replay; answer
-     CORROBORATE without writing (the agent loop records it as already integrated);
-   - the unit brings sentences the node lacks: REFINE, one ``edit`` that inserts them
-     before ``## Sources`` with the source cited, plus a source sentence;
-   - otherwise CORROBORATE: one ``edit`` that appends a source sentence.
-4. Without one: CREATE ``digest/<bucket>/<slug>.md`` (``frontmatter_read`` finds a
-   free slug), body shaped by bucket, related nodes woven in as sentences, and a
-   ``## Sources`` section.
-
-It never answers CORRECT: telling that a note contradicts a node needs understanding
-that word overlap cannot give, so a correction arrives as REFINE (the new statement
-is added beside the old one, with its source) and waits for a model or the user.
-A tool error is adapted to once (a write without related links, another slug, a
-whole-body ``write`` after a failed ``edit``, CREATE after a failed ``read``); a
-second one ends the session with a receipt that explains.
+writes skips a check. It keeps no state: each turn it re-reads the conversation and
+takes the next step of one plan (search, classify by similarity, read, then REFINE,
+CORROBORATE or CREATE; never CORRECT). The plan step by step: docs/pipeline.md.
 """
 
 from __future__ import annotations
