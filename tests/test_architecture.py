@@ -32,6 +32,9 @@ RANKS = {
 TOP_LEVEL_MODULES = {"__init__", "__main__", "errors", "options"}
 MAX_PACKAGES = 9
 MAX_LEVELS = 9
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+OFFLINE = "vaultlink.pipeline.offline"
 
 
 def module_name(path: Path) -> str:
@@ -212,6 +215,34 @@ def test_function_local_imports_say_why(imports: Imports) -> None:
     assert unexplained == []
 
 
+def sizes(root: Path = ROOT) -> tuple[list[str], list[str]]:
+    """Modules over ``MAX_MODULE_LINES`` and functions over ``MAX_FUNCTION_LINES``: a file
+    a reader can hold, a function that does one thing."""
+    modules, functions = [], []
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        if len(source.splitlines()) > MAX_MODULE_LINES:
+            modules.append(name)
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and (node.end_lineno or node.lineno) - node.lineno + 1 > MAX_FUNCTION_LINES):
+                functions.append(f"{name}.{node.name}")
+    return modules, functions
+
+
+def test_modules_and_functions_stay_small() -> None:
+    assert sizes() == ([], [])
+
+
+def test_only_the_composition_root_imports_the_offline_integrator(imports: Imports) -> None:
+    """``pipeline/offline/`` is what is offline only; what both integrators use lives in
+    ``prose/``, so only the parts' builder may name it."""
+    importers = {m for m, ts in imports[0].items() for t in ts
+                 if t.startswith(OFFLINE) and not m.startswith(OFFLINE)}
+    assert importers <= {"vaultlink.pipeline.compose"}
+
+
 # The rules themselves, on made-up graphs: each must catch what it is for.
 
 def test_a_cycle_is_found() -> None:
@@ -252,3 +283,12 @@ def test_reading_a_tree_finds_its_imports(tmp_path: Path) -> None:
     assert cycles(graph) == [["vaultlink.pipeline.other", "vaultlink.pipeline.steps"]]
     assert at_load["vaultlink.pipeline.steps"] == set()  # its one import waits for f()
     assert [(m, n) for m, n, _ in local] == [("vaultlink.pipeline.steps", 4)]
+
+
+def test_sizes_finds_a_long_module_and_a_long_function(tmp_path: Path) -> None:
+    pkg = tmp_path / "vaultlink"
+    pkg.mkdir()
+    body = "\n".join(f"    x = {i}" for i in range(MAX_FUNCTION_LINES))
+    (pkg / "long.py").write_text(f"def f():\n{body}\n" + "\n" * MAX_MODULE_LINES)
+    (pkg / "short.py").write_text("def g():\n    return 1\n")
+    assert sizes(pkg) == (["vaultlink.long"], ["vaultlink.long.f"])
