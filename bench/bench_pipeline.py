@@ -91,8 +91,8 @@ def one_round(url: str, num_ctx: int) -> tuple[float, float, float, int, list[in
         total = time.perf_counter() - start
         parts.close()
         model_time = integrator.seconds + extractor_model.seconds + topics_model.seconds
-        per_unit_tokens = [sum(r.prompt_tokens) for r in run.results]
-        return (total, model_time, embedder.seconds, len(run.results), per_unit_tokens,
+        per_unit_tokens = [sum(r.prompt_tokens) for r in run.report.results]
+        return (total, model_time, embedder.seconds, len(run.report.results), per_unit_tokens,
                 integrator.requests + extractor_model.requests + topics_model.requests)
 
 

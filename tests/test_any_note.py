@@ -120,14 +120,15 @@ def test_every_run_completes_and_every_note_is_integrated_or_reported(
     finally:
         parts.close()
     if poison:
-        assert "IndexError" in run.failed_notes[poison]
-    assert blank <= set(run.changed)
-    reported = set(run.yields) | set(run.failed_notes) | set(run.skipped) | blank
+        assert "IndexError" in run.extraction.failed_notes[poison]
+    assert blank <= set(run.extraction.changed)
+    found = run.extraction
+    reported = set(found.yields) | set(found.failed_notes) | set(run.report.skipped) | blank
     assert set(paths) <= reported
-    failed_units = {p for u in run.failed_units for p in u.paths}
-    for path, units in run.yields.items():  # a note that gave units: each unit decided
+    failed_units = {p for u in run.report.failed_units for p in u.paths}
+    for path, units in run.extraction.yields.items():  # a note that gave units: each unit decided
         if units:
-            assert path in failed_units or any(path in r.unit.paths for r in run.results)
+            assert path in failed_units or any(path in r.unit.paths for r in run.report.results)
     state = State(root / ".vaultlink" / "state.sqlite")
     try:  # what `vaultlink status` shows: the poisoned note waits with its reason
         waiting = {p: f.error for f in state.open_failures() for p in f.paths}

@@ -94,11 +94,11 @@ OLD = {"daily/2026-01-01.md", "daily/2026-02-01.md", "daily/2026-03-01.md",
 
 def test_a_first_start_integrates_the_window_and_holds_back_older_notes(vault: Path) -> None:
     run, events = dream(vault)
-    assert set(run.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
+    assert set(run.extraction.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
     assert BacklogHeld(count=4, days=14) in events
     assert backlog_of(vault) == dict.fromkeys(OLD)
     again, events = dream(vault)
-    assert again.changed == {} and not [e for e in events if isinstance(e, BacklogHeld)]
+    assert again.extraction.changed == {} and not [e for e in events if isinstance(e, BacklogHeld)]
 
 
 def test_a_held_note_that_changes_and_a_new_old_note_are_integrated(vault: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_held_note_that_changes_and_a_new_old_note_are_integrated(vault: Path)
     put(vault, "daily/2026-02-01.md", text_of("bicycle brakes"), days_ago=40)  # edited
     put(vault, "resource/old-paper.md", text_of("drip irrigation"), days_ago=400)  # new
     run, _ = dream(vault)
-    assert set(run.changed) == {"daily/2026-02-01.md", "resource/old-paper.md"}
+    assert set(run.extraction.changed) == {"daily/2026-02-01.md", "resource/old-paper.md"}
     assert set(backlog_of(vault)) == OLD - {"daily/2026-02-01.md"}
 
 
@@ -117,7 +117,7 @@ def test_a_vault_integrated_before_the_backlog_keeps_working_as_it_did(vault: Pa
     finally:
         state.close()
     run, _ = dream(vault)
-    assert len(run.changed) == 6 and backlog_of(vault) == {}
+    assert len(run.extraction.changed) == 6 and backlog_of(vault) == {}
 
 
 def test_a_dry_run_at_the_first_start_shows_the_window_and_records_nothing(
@@ -127,7 +127,7 @@ def test_a_dry_run_at_the_first_start_shows_the_window_and_records_nothing(
     try:
         ctx = dream_context(parts, settings.pipeline(), "offline", dry_run=True)
         run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
-        assert set(run.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
+        assert set(run.extraction.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
         assert Backlog(parts.state).adopted_at() is None
     finally:
         parts.close()
@@ -201,9 +201,9 @@ def test_dream_works_a_queued_backlog_a_batch_at_a_time_oldest_first(vault: Path
     finally:
         state.close()
     run, _ = dream(vault, **{"auto_dream.max_units": 2})
-    assert set(run.changed) == {"daily/2026-01-01.md", "daily/2026-02-01.md"}
+    assert set(run.extraction.changed) == {"daily/2026-01-01.md", "daily/2026-02-01.md"}
     run, _ = dream(vault, **{"auto_dream.max_units": 2})
-    assert set(run.changed) == {"daily/2026-03-01.md", "daily/2026-04-01.md"}
+    assert set(run.extraction.changed) == {"daily/2026-03-01.md", "daily/2026-04-01.md"}
     assert backlog_of(vault) == {}
 
 

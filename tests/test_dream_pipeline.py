@@ -53,17 +53,17 @@ def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
     with FakeOllama(model=with_extract(creator, *units)) as server:
         first = dream(root, server.url, **{"auto_dream.max_units": 1})
         # A run extracts only what it can integrate: the later notes are not even sent.
-        assert [u.name for u in first.units] == ["topic-1"]
+        assert [u.name for u in first.extraction.units] == ["topic-1"]
         assert len(extract_requests(server)) == 1
-        assert first.checkpointed == []  # topic-1b of the same note waits
+        assert first.report.checkpointed == []  # topic-1b of the same note waits
         second = dream(root, server.url, **{"auto_dream.max_units": 2})
         # The pending unit is integrated without extracting its note again.
-        assert [u.name for u in second.units] == ["topic-1b", "topic-2"]
+        assert [u.name for u in second.extraction.units] == ["topic-1b", "topic-2"]
         assert len(extract_requests(server)) == 2
-        assert second.checkpointed == ["daily/2026-07-01.md", "daily/2026-07-02.md"]
+        assert second.report.checkpointed == ["daily/2026-07-01.md", "daily/2026-07-02.md"]
         third = dream(root, server.url, **{"auto_dream.max_units": 2})
-    assert [u.name for u in third.units] == ["topic-3"]
-    assert third.checkpointed == ["daily/2026-07-03.md"]
+    assert [u.name for u in third.extraction.units] == ["topic-3"]
+    assert third.report.checkpointed == ["daily/2026-07-03.md"]
     assert (root / "digest/wiki/topic-3.md").exists()
 
 
@@ -78,13 +78,14 @@ def test_a_note_no_wikilink_can_name_waits_unextracted_with_a_rename_hint(
     with FakeOllama(model=with_extract(creator, unit("rebuild", plain))) as server:
         run = dream(root, server.url)
         sent = "".join(m["content"] for r in extract_requests(server) for m in r["messages"])
-    assert odd in run.skipped and "rename the file" in run.skipped[odd]
+    assert odd in run.report.skipped and "rename the file" in run.report.skipped[odd]
     assert odd not in sent and plain in sent
-    assert run.checkpointed == [plain]
+    assert run.report.checkpointed == [plain]
     (root / odd).rename(root / "daily/2026-07-01/issue 42.md")
     with FakeOllama(model=with_extract(creator)) as server:
         again = dream(root, server.url)
-    assert again.checkpointed == ["daily/2026-07-01/issue 42.md"] and not again.skipped
+    assert again.report.checkpointed == ["daily/2026-07-01/issue 42.md"]
+    assert not again.report.skipped
 
 
 def test_only_new_sections_are_sent(tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> Non
     before = snapshot(root)
     with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
         run = dream(root, server.url)
-    entry_id = run.results[0].journal_id
+    entry_id = run.report.results[0].journal_id
     assert entry_id is not None
     state = State(root / ".vaultlink/state.sqlite")
     try:
@@ -148,7 +149,7 @@ def test_undo_refuses_when_the_user_changed_the_node(tmp_path: Path) -> None:
     state = State(root / ".vaultlink/state.sqlite")
     try:
         with pytest.raises(UndoConflict, match="changed since"):
-            undo_decision(Vault(root), state, run.results[0].journal_id or 0)
+            undo_decision(Vault(root), state, run.report.results[0].journal_id or 0)
     finally:
         state.close()
     assert "My own addition." in node.read_text()
@@ -167,7 +168,7 @@ def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
     topics = (root / "digest/topics/2026-07-01-topics.md").read_text()
     assert "title: 'Wiki work: alpha'" in topics and "[[daily/2026-07-01.md]]" in topics
     assert broken.read_text() == "---\ntopics: [unclosed\n---\nmine\n"
-    assert any("2026-07-02" in w for w in run.warnings)
+    assert any("2026-07-02" in w for w in run.report.warnings)
 
 
 def test_topics_files_the_user_reshaped_are_left_alone_and_the_run_goes_on(
@@ -182,10 +183,10 @@ def test_topics_files_the_user_reshaped_are_left_alone_and_the_run_goes_on(
     today.write_text("---\ntopics:\n- My own topic\n- Another\n---\nmine\n")
     with FakeOllama(model=with_extract(creator, unit("alpha", "daily/2026-07-03.md"))) as server:
         run = dream(root, server.url)
-    assert run.counts()["integrated"] == 1 and run.checkpointed == ["daily/2026-07-03.md"]
+    assert run.counts()["integrated"] == 1 and run.report.checkpointed == ["daily/2026-07-03.md"]
     assert old.read_text() == "---\ntopics: 5\n---\nmine\n"
     assert today.read_text() == "---\ntopics:\n- My own topic\n- Another\n---\nmine\n"
-    assert any("2026-07-03-topics.md left untouched" in w for w in run.warnings)
+    assert any("2026-07-03-topics.md left untouched" in w for w in run.report.warnings)
 
 
 def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
@@ -222,7 +223,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     greek = meta["topics"][0]
     assert greek["evidence"] == [day]
     assert set(greek["paths"]) == {"digest/wiki/alpha.md", "digest/wiki/beta.md"}
-    assert not run.warnings
+    assert not run.report.warnings
 
     answers[0] = {"topics": [{"title": "", "units": [1]}]}  # nothing usable: fall back
     nextday = "daily/2026-07-02.md"
@@ -233,7 +234,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
         asked = [r for r in server.chat_requests() if is_topics_request(r)]
     meta = Vault(root).read_note("digest/topics/2026-07-02-topics.md").frontmatter
     assert meta["topics"][-1]["title"] == "Delta"  # one topic per unit, as without a model
-    assert any("one topic per unit instead" in w for w in run.warnings)
+    assert any("one topic per unit instead" in w for w in run.report.warnings)
     prompt = asked[0]["messages"][-1]["content"]  # a topic of the last days is taken
     assert "Pick at most 4 topics" in prompt and "greek letters" in prompt
 
@@ -347,7 +348,7 @@ def test_a_day_whose_grouping_answer_was_unusable_is_not_asked_again(tmp_path: P
         meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
         assert meta["grouped_by"] == "units"
     assert calls == [1, 0]
-    assert not any("one topic per unit instead" in w for w in run.warnings)  # not asked
+    assert not any("one topic per unit instead" in w for w in run.report.warnings)  # not asked
 
 
 def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
@@ -375,7 +376,8 @@ def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
 
     with FakeOllama(model=with_extract(integrate, unit("rebuild-faster", day))) as server:
         run = dream(root, server.url)
-    assert [(r.action, r.target) for r in run.results] == [("CORROBORATE", node)], run.results
+    results = run.report.results
+    assert [(r.action, r.target) for r in results] == [("CORROBORATE", node)], results
     assert "ten minutes" in (root / "store/wiki/rebuild.md").read_text()
 
 
@@ -406,7 +408,7 @@ def test_unreadable_notes_are_remembered_until_read_or_deleted(tmp_path: Path) -
             dream(root, server.url)
             assert [u["path"] for u in state.unread_notes()] == [broken]
             (root / broken).write_bytes(good)
-            assert dream(root, server.url).changed == {}
+            assert dream(root, server.url).extraction.changed == {}
             assert state.unread_notes() == []
         finally:
             state.close()
@@ -451,7 +453,7 @@ def test_a_note_that_cannot_be_opened_is_unreadable_not_deleted(
                     for u in state.unread_notes()] == [(note, True)]
             assert state.checkpoints()[note] == kept
             monkeypatch.undo()
-            assert dream(root, server.url).changed == {}
+            assert dream(root, server.url).extraction.changed == {}
             assert state.unread_notes() == []
         finally:
             state.close()

@@ -93,14 +93,14 @@ def test_adversarial_model_leaves_the_vault_sound(vault: Path, name: str, script
     before = snapshot(vault)
     with FakeOllama(model=with_extract(script, UNIT)) as server:
         run = dream(vault, server.url)
-    assert [r.status for r in run.results] == [status], (name, run.results)
+    assert [r.status for r in run.report.results] == [status], (name, run.report.results)
     assert_vault_sound(vault, before)
     assert snapshot(vault)[NODE] == before[NODE]
     if status == "failed":
-        assert run.failed_paths == {SOURCE}
-        assert SOURCE not in run.checkpointed
+        assert run.report.failed_paths == {SOURCE}
+        assert SOURCE not in run.report.checkpointed
     else:
-        assert SOURCE in run.checkpointed
+        assert SOURCE in run.report.checkpointed
 
 
 def test_refused_write_is_reported_to_the_model(vault: Path) -> None:
@@ -116,7 +116,7 @@ def test_missing_receipt_with_one_valid_write_is_accepted(vault: Path) -> None:
     script = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY), EMPTY)
     with FakeOllama(model=with_extract(script, UNIT)) as server:
         run = dream(vault, server.url)
-    result = run.results[0]
+    result = run.report.results[0]
     assert (result.status, result.action) == ("integrated", "CREATE")
     assert (vault / "digest/procedure/online-rebuild.md").exists()
 
@@ -127,8 +127,8 @@ def test_hang_past_the_timeout_fails_the_unit_and_keeps_the_source(vault: Path) 
     # loaded machine: 1 s, not less. The fake lets the hung turns go when it stops.
     with FakeOllama(model=with_extract(turns(Hang(30.0)), UNIT)) as server:
         run = dream(vault, server.url, **{"llm.timeout_seconds": 1.0})
-    assert run.results[0].status == "failed"
-    assert "timed out" in run.results[0].error or "time" in run.results[0].error
+    assert run.report.results[0].status == "failed"
+    assert "timed out" in run.report.results[0].error or "time" in run.report.results[0].error
     assert_vault_sound(vault, before)
 
 
@@ -138,22 +138,22 @@ def test_a_dry_run_does_not_count_a_failed_units_note_as_checkpointed(vault: Pat
     promise that a note whose unit failed is integrated."""
     with FakeOllama(model=with_extract(turns(HTTPError(500)), UNIT)) as server:
         run = dream(vault, server.url, dry_run=True)
-    assert [r.status for r in run.results] == ["failed"]
-    assert run.failed_paths == {SOURCE}
-    assert SOURCE not in run.checkpointed
+    assert [r.status for r in run.report.results] == ["failed"]
+    assert run.report.failed_paths == {SOURCE}
+    assert SOURCE not in run.report.checkpointed
 
 
 def test_failed_unit_is_retried_next_run(vault: Path) -> None:
     with FakeOllama(model=with_extract(turns(HTTPError(500)), UNIT)) as server:
         first = dream(vault, server.url)
-    assert first.failed_paths == {SOURCE}
+    assert first.report.failed_paths == {SOURCE}
     good = turns(write_call("digest/procedure/online-rebuild.md", GOOD_BODY),
                  reply(json.dumps({"action": "CREATE",
                                    "target_path": "digest/procedure/online-rebuild.md"})))
     with FakeOllama(model=with_extract(good, UNIT)) as server:
         second = dream(vault, server.url)
-    assert SOURCE in second.changed and SOURCE in second.checkpointed
-    assert second.results[0].status == "integrated"
+    assert SOURCE in second.extraction.changed and SOURCE in second.report.checkpointed
+    assert second.report.results[0].status == "integrated"
 
 
 def test_server_down_stops_the_run_before_anything_is_checkpointed(vault: Path) -> None:

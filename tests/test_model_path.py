@@ -115,8 +115,8 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
     root = vault(tmp_path, node=True)
     with FakeOllama(model=with_extract(copy_of_the_unit, UNIT_A)) as server:
         first = dream(root, server.url, **{"auto_dream.park_after": 2})
-        assert [r.status for r in first.results] == ["failed"]
-        assert A not in first.checkpointed and A in first.failed_paths
+        assert [r.status for r in first.report.results] == ["failed"]
+        assert A not in first.report.checkpointed and A in first.report.failed_paths
         [kept] = failures(root)
         assert kept["unit"] == "online-rebuild" and not kept["parked"]
         assert "nothing was written" in kept["error"]
@@ -124,18 +124,19 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
                          if r.get("tools")]
         extracts, seen = len(extract_requests(server)), len(server.chat_requests())
         second = dream(root, server.url, **{"auto_dream.park_after": 2})
-        assert [u.name for u in second.units] == ["online-rebuild"]  # the same unit
+        assert [u.name for u in second.extraction.units] == ["online-rebuild"]  # the same unit
         assert len(extract_requests(server)) == extracts  # its note is not extracted again
         later = [r for r in server.chat_requests()[seen:] if not is_topics_request(r)]
         # the retry starts in the other mode, and no request repeats one that failed
         assert is_decision_request(later[0])
         assert not {r["messages"][1]["content"] for r in later if r.get("tools")} \
             & set(first_prompts)
-        assert second.results[0].parked and A not in second.checkpointed
+        assert second.report.results[0].parked and A not in second.report.checkpointed
         [parked] = failures(root)
         assert parked["parked"] and parked["attempts"] == 2
         third = dream(root, server.url, **{"auto_dream.park_after": 2})
-        assert third.units == [] and A not in third.checkpointed  # parked: waits, held
+        # parked: waits, held
+        assert third.extraction.units == [] and A not in third.report.checkpointed
     status = CliRunner().invoke(app, ["status", "--vault", str(root)])
     assert "PARKED" in status.output and "online-rebuild" in status.output
     with FakeOllama(model=with_extract(lambda r: decision(), UNIT_A)) as server:
@@ -203,8 +204,8 @@ def test_a_cut_answer_is_asked_again_smaller_not_resent(tmp_path: Path) -> None:
         sent = [r["messages"][-1]["content"] for r in server.chat_requests()
                 if r.get("format") and not is_topics_request(r)]
     assert len(sent) == 3 and len(set(sent)) == 3  # whole, then each half: never resent
-    assert sorted(u.name for u in run.units) == ["online-rebuild", "vacuum-window"]
-    assert all(u.paths == [A] for u in run.units)  # the source is the note, not "## One"
+    assert sorted(u.name for u in run.extraction.units) == ["online-rebuild", "vacuum-window"]
+    assert all(u.paths == [A] for u in run.extraction.units)  # the source is the note, not "## One"
 
 
 def test_a_unit_named_after_a_heading_gets_its_subject(tmp_path: Path) -> None:
@@ -212,7 +213,7 @@ def test_a_unit_named_after_a_heading_gets_its_subject(tmp_path: Path) -> None:
     named = [{**UNIT_A, "name": "decisions"}, {**UNIT_B, "name": "2026-07-02"}]
     with FakeOllama(model=with_extract(creator, *named)) as server:
         run = dream(root, server.url)
-    names = [u.name for u in run.units]
+    names = [u.name for u in run.extraction.units]
     assert "decisions" not in names and "2026-07-02" not in names
     assert any("rebuild" in n for n in names) and any("vacuum" in n for n in names)
 
@@ -251,7 +252,7 @@ def test_a_pages_unit_named_by_one_word_of_its_title_is_named_by_the_title(
     with FakeOllama(model=with_extract(lambda r: decision(action="CREATE"), doc, day)
                     ) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert sorted(u.name for u in run.units) == ["run-python-scripts", "vacuum"]
+    assert sorted(u.name for u in run.extraction.units) == ["run-python-scripts", "vacuum"]
     node = Vault(root).read_note("digest/wiki/run-python-scripts.md")
     assert node.frontmatter["name"] == "Run Python scripts"
 
@@ -278,7 +279,7 @@ def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
         asked = [r for r in server.chat_requests() if is_decision_request(r)]
-    assert [(r.status, r.action) for r in run.results] == [("integrated", "CREATE"),
+    assert [(r.status, r.action) for r in run.report.results] == [("integrated", "CREATE"),
                                                             ("integrated", "REFINE")]
     assert len(asked) == 1 and target in asked[0]["messages"][1]["content"]
     assert [f["properties"]["target"]["enum"] for f in asked[0]["format"]["anyOf"]] == [
@@ -289,9 +290,9 @@ def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
     new = {k for k in snapshot(root) if k not in before and not k.startswith("digest/topics/")}
     assert new == {target}
-    spent = run.results[1].usage
+    spent = run.report.results[1].usage
     assert spent.prompt_tokens and spent.answer_tokens > 0
-    assert run.results[0].usage.prompt_tokens == []  # the CREATE asked nothing
+    assert run.report.results[0].usage.prompt_tokens == []  # the CREATE asked nothing
 
 
 def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
@@ -308,7 +309,7 @@ def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
         calls = [r for r in server.chat_requests() if is_decision_request(r)]
-    assert [r.status for r in run.results] == ["integrated"]
+    assert [r.status for r in run.report.results] == ["integrated"]
     assert len(calls) == 2
     assert f"Not accepted: the target of REFINE must be one of {NODE}" in calls[1][
         "messages"][-1]["content"]
@@ -345,8 +346,9 @@ def test_oneshot_offers_the_node_an_earlier_attempt_wrote_for_the_unit(tmp_path:
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
     assert offered and all(own in targets for targets in offered), offered
-    assert [(r.status, r.target) for r in run.results] == [("integrated", own)], run.results
-    assert A in run.checkpointed
+    results = run.report.results
+    assert [(r.status, r.target) for r in results] == [("integrated", own)], results
+    assert A in run.report.checkpointed
     assert sorted(p.name for p in (root / "digest/procedure").glob("*.md")) == [
         "online-rebuild.md"]  # no second node for the unit
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
@@ -363,8 +365,8 @@ def test_tool_calls_written_as_text_integrate(tmp_path: Path) -> None:
                   reply(json.dumps({"action": "CREATE", "target_path": target}))])
     with FakeOllama(model=with_extract(lambda r: next(turns), UNIT_A)) as server:
         run = dream(root, server.url)
-    assert [r.status for r in run.results] == ["integrated"]
-    assert run.results[0].usage.calls == {"text": 1}
+    assert [r.status for r in run.report.results] == ["integrated"]
+    assert run.report.results[0].usage.calls == {"text": 1}
     state = State(root / ".vaultlink/state.sqlite")
     try:
         entry = state.journal(1)[0]
@@ -425,7 +427,7 @@ def test_oneshot_tells_a_restatement_from_an_addition_by_the_words_it_adds(
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.unit.name, r.action) for r in run.results] == [
+    assert [(r.unit.name, r.action) for r in run.report.results] == [
         ("rebuild-restated", "CORROBORATE"), ("rebuild-duration", "REFINE")]
     text = (root / NODE).read_text()
     assert text.count("run the index rebuild") == 1 and "25 minutes" in text
@@ -447,7 +449,7 @@ def test_oneshot_corrects_when_the_unit_says_so_and_strikes_the_old_sentence(
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.status, r.action) for r in run.results] == [("integrated", "CORRECT")]
+    assert [(r.status, r.action) for r in run.report.results] == [("integrated", "CORRECT")]
     text = (root / NODE).read_text()
     assert "~~Stop the service, run the index rebuild, start the service again.~~ Corrected:" \
         in text and f"[[{A}|" in text
@@ -480,7 +482,7 @@ def test_oneshot_a_correct_with_nothing_to_supersede_is_judged_as_an_update(
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.status, r.action) for r in run.results] == [("integrated", "REFINE")]
+    assert [(r.status, r.action) for r in run.report.results] == [("integrated", "REFINE")]
     assert "~~" not in (root / NODE).read_text() and "Corrected" not in (root / NODE).read_text()
 
 
@@ -509,7 +511,7 @@ def test_oneshot_links_only_the_nodes_its_text_mentions_and_cites_what_the_sourc
 
     with FakeOllama(model=with_extract(everything_linked, unit)) as server:
         run = dream(root, server.url, **ONESHOT)
-    [created] = [r for r in run.results if r.action == "CREATE"]
+    [created] = [r for r in run.report.results if r.action == "CREATE"]
     text = (root / created.target).read_text()
     assert "[[digest/wiki/postgres-vacuum.md|Postgres vacuum]]" in text
     assert "focus-time" not in text and "It connects to" not in text
@@ -541,8 +543,8 @@ def test_a_document_is_never_personal_and_a_refine_from_a_cited_note_adds_only_n
 
     with FakeOllama(model=with_extract(refine_the_rebuild, doc, again)) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert {r.action for r in run.results} == {"CREATE", "REFINE"}, run.results
-    [created] = [r.target for r in run.results if r.action == "CREATE"]
+    assert {r.action for r in run.report.results} == {"CREATE", "REFINE"}, run.report.results
+    [created] = [r.target for r in run.report.results if r.action == "CREATE"]
     assert created.startswith("digest/wiki/hatch-plugins"), created
     assert not (root / "digest/personal").exists()
     text = (root / NODE).read_text()
@@ -560,7 +562,7 @@ def test_a_unit_the_note_does_not_say_is_dropped(tmp_path: Path) -> None:
                          "hour, then revoke the old key."}
     with FakeOllama(model=with_extract(creator, copied, UNIT_B)) as server:
         run = dream(root, server.url)
-    assert [u.name for u in run.units] == ["vacuum-window"]
+    assert [u.name for u in run.extraction.units] == ["vacuum-window"]
     assert "rotate" not in "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
 
 
@@ -575,7 +577,7 @@ def test_a_short_unit_is_kept_only_if_its_note_says_its_words(
     short = {"name": "short", "bucket": "wiki", "paths": [A], "summary": summary}
     with FakeOllama(model=with_extract(creator, short)) as server:
         run = dream(root, server.url)
-    assert [u.name for u in run.units] == (["short"] if kept else [])
+    assert [u.name for u in run.extraction.units] == (["short"] if kept else [])
 
 
 def test_a_sentence_of_the_prompts_example_ending_a_grounded_unit_is_cut(
@@ -589,7 +591,7 @@ def test_a_sentence_of_the_prompts_example_ending_a_grounded_unit_is_cut(
                "new window, deploy it, wait an hour, then revoke the old one."}
     with FakeOllama(model=with_extract(creator, echoing)) as server:
         run = dream(root, server.url)
-    assert [u.summary for u in run.units] == [UNIT_B["summary"]]
+    assert [u.summary for u in run.extraction.units] == [UNIT_B["summary"]]
     text = "".join(p.read_text() for p in (root / "digest").rglob("*.md"))
     assert "02:00" in text and "revoke" not in text
 
@@ -615,7 +617,7 @@ def test_a_corroboration_from_a_cited_note_says_what_it_confirms(tmp_path: Path)
     with FakeOllama(model=with_extract(lambda r: decision(action="CORROBORATE", target=NODE),
                                        again)) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.status, r.action) for r in run.results] == [("integrated", "CORROBORATE")]
+    assert [(r.status, r.action) for r in run.report.results] == [("integrated", "CORROBORATE")]
     added = (root / NODE).read_text().removeprefix(NODE_TEXT)
     assert added.startswith("- ") and "confirmed again by [[daily/2026-06-01.md|" in added
     assert not added.startswith("- Rebuild the search index:"), added  # not the title again
@@ -634,7 +636,7 @@ def test_a_second_corroboration_by_the_same_line_leaves_the_node_as_it_is(
     with FakeOllama(model=with_extract(lambda r: decision(action="CORROBORATE", target=NODE),
                                        *units)) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.status, r.action) for r in run.results] == [
+    assert [(r.status, r.action) for r in run.report.results] == [
         ("integrated", "CORROBORATE"), ("skipped", "SKIP")]
     added = (root / NODE).read_text().removeprefix(NODE_TEXT)
     assert added.count("confirmed again by") == 1, added
@@ -655,8 +657,8 @@ def test_a_unit_decided_before_a_stop_is_not_decided_again(tmp_path: Path) -> No
         seen = len(server.chat_requests())
         second = dream(root, server.url)
         asked = [r for r in server.chat_requests()[seen:] if not r.get("format")]
-    [done] = first.results
-    assert [(r.status, r.action, r.journal_id) for r in second.results] == [
+    [done] = first.report.results
+    assert [(r.status, r.action, r.journal_id) for r in second.report.results] == [
         ("integrated", "CREATE", done.journal_id)]
     assert asked == []  # no integrate turn
     assert sorted(p.name for p in (root / "digest").rglob("*.md")
@@ -677,7 +679,7 @@ def test_code_a_summary_copies_from_its_note_stays_a_code_block_in_the_node(
                        "```\nThen   enter its\nshell."}
     with FakeOllama(model=with_extract(creator, unit)) as server:
         run = dream(root, server.url, **ONESHOT)
-    [result] = run.results
+    [result] = run.report.results
     text = (root / result.target).read_text()
     assert "run:\n\n```bash\nhatch new my-app\n  cd my-app\n```\n\nThen enter its shell." in text
     assert "description: 'To create a project, run: `hatch new my-app` Then" in text
@@ -761,8 +763,8 @@ def test_a_dreamed_node_shows_the_notes_code_block_not_the_models_one_line(
                        "return SpecialEnvironment`"}
     with FakeOllama(model=with_extract(creator, unit)) as server:
         run = dream(root, server.url, **ONESHOT)
-    [result] = run.results
-    assert result.status == "integrated", (run.results, run.units)
+    [result] = run.report.results
+    assert result.status == "integrated", (run.report.results, run.extraction.units)
     text = (root / result.target).read_text()
     assert "for example:\n\n```python\nfrom hatchling.plugin import hookimpl\n" in text
     assert "    return SpecialEnvironment\n```\n" in text

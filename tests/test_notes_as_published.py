@@ -56,7 +56,7 @@ def test_pages_that_share_only_generic_headings_stay_apart(tmp_path: Path) -> No
                                  ("npm-ci.md", "npm-install.md", "npm-audit.md")})
     run = dream(root)
     # each page's own file name is the owner's: its node is qualified by its subject
-    assert sorted((r.action, r.target) for r in run.results) == [
+    assert sorted((r.action, r.target) for r in run.report.results) == [
         ("CREATE", "digest/wiki/npm-audit-exit-code.md"),
         ("CREATE", "digest/wiki/npm-ci-package-lock.md"),
         ("CREATE", "digest/wiki/npm-install-version-ranges.md")]
@@ -79,7 +79,7 @@ def test_a_chinese_page_runs_to_the_end_and_its_node_reads_in_chinese(tmp_path: 
                                  "resource/zh/promise.md": page("zh-promise.md"),
                                  "daily/2026-12-01.md": page("zh-day.md")})
     run = dream(root)
-    assert run.failed_paths == set() and len(run.results) == 4
+    assert run.report.failed_paths == set() and len(run.report.results) == 4
     node = (root / "digest" / "wiki" / "搜索索引.md").read_text(encoding="utf-8")
     assert "- 搜索索引：摘自[[daily/2026-12-01.md|2026-12-01 的笔记]]的记录。" in node
     assert "问题。我们决定" in node  # sentences joined as Chinese joins them
@@ -101,7 +101,8 @@ def test_a_page_saved_again_under_another_name_corroborates_its_node(tmp_path: P
             head, body, _ = split_frontmatter(text)  # at the end, or atop the body
             copy.write_text(text + f"\n{extra}\n" if n == 0 else f"{head}\n{extra}\n\n{body}",
                             encoding="utf-8")
-    results = dream(root).results + dream(root).results  # five units a run (max_units)
+    # five units a run (max_units)
+    results = dream(root).report.results + dream(root).report.results
     assert sorted(r.action for r in results) == ["CORROBORATE"] * 10
     assert sorted(p.name for p in (root / "digest" / "wiki").glob("*.md")) == nodes
     ci = (root / "digest" / "wiki" / "npm-ci-package-lock.md").read_text(encoding="utf-8")
@@ -206,7 +207,7 @@ def test_an_html_comment_is_never_quoted_and_never_hides_the_sources(tmp_path: P
     assert "returns the current value" in units[0].summary
     root = vault_with(tmp_path, {"resource/react/hooks-state.md": text})
     run = dream(root)
-    assert [r.action for r in run.results] == ["CREATE"]
+    assert [r.action for r in run.report.results] == ["CREATE"]
 
 
 def test_a_generic_page_title_is_qualified_by_the_name_its_page_keeps_naming() -> None:
@@ -228,9 +229,9 @@ def test_a_note_that_adds_new_material_to_a_copied_page_is_read_as_usual(
            "gallery section, with the quality set to seventy-five for WebP output.")
     vault_with(root, {"resource/hugo/image-processing-notes.md": f"{text}\n{new}\n"})
     run = dream(root)  # 6 of its 7 paragraphs are the page's, but 60 words are new
-    assert run.results and all(r.unit.corroborates == "" for r in run.results)
+    assert run.report.results and all(r.unit.corroborates == "" for r in run.report.results)
     body = "\n".join(p.read_text(encoding="utf-8")
                      for p in (root / "digest").rglob("*.md"))
     assert "never enlarges an image" in body or any(
         p.excerpt.startswith("Image processing also has a Fit method")
-        for p in run.passed_over)  # quoted, or reported with its reason: never lost
+        for p in run.extraction.passed_over)  # quoted, or reported with its reason: never lost

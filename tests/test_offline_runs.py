@@ -42,7 +42,7 @@ def test_passed_over_paragraphs_are_recorded_journaled_and_shown(tmp_path: Path)
     root = vault_with(tmp_path, {"daily/2026-07-01.md": LOGISTICS,
                                  "daily/2026-07-02.md": FACT})
     run = dream(root)
-    assert run.yields == {"daily/2026-07-01.md": 0, "daily/2026-07-02.md": 1}
+    assert run.extraction.yields == {"daily/2026-07-01.md": 0, "daily/2026-07-02.md": 1}
     state = State(root / ".vaultlink" / "state.sqlite")
     try:
         assert [(p["path"], p["line"], p["reason"]) for p in state.passed_over()] == [
@@ -63,7 +63,7 @@ def test_passed_over_paragraphs_are_recorded_journaled_and_shown(tmp_path: Path)
     assert "nothing to keep in daily/2026-07-01.md" in status.output
     assert "3 paragraph(s) passed over" in status.output
     again = dream(root)  # settled: nothing read, nothing journaled twice
-    assert not again.changed and not again.passed_over
+    assert not again.extraction.changed and not again.extraction.passed_over
 
 
 def test_a_note_that_gave_nothing_is_read_again_when_the_rules_change(tmp_path: Path) -> None:
@@ -77,8 +77,8 @@ def test_a_note_that_gave_nothing_is_read_again_when_the_rules_change(tmp_path: 
     finally:
         state.close()
     run = dream(root)
-    assert list(run.changed) == ["daily/2026-07-01.md"]  # the one that gave nothing
-    assert run.yields == {"daily/2026-07-01.md": 0}
+    assert list(run.extraction.changed) == ["daily/2026-07-01.md"]  # the one that gave nothing
+    assert run.extraction.yields == {"daily/2026-07-01.md": 0}
 
 
 def model_written(root: Path) -> None:
@@ -138,10 +138,10 @@ def test_a_node_too_long_to_read_in_the_steps_fails_no_unit(tmp_path: Path, line
     (root / BASE_NODE).write_text(BASE_NODE_TEXT + many)
     add_note(root, 1)
     run = dream(root)
-    assert [r.error for r in run.results if r.status == "failed"] == []
-    assert "daily/2026-07-01/part-001.md" in run.checkpointed
+    assert [r.error for r in run.report.results if r.status == "failed"] == []
+    assert "daily/2026-07-01/part-001.md" in run.report.checkpointed
     # read to its end: the rebuild unit went into it, not into a second node beside it
     # (at 1,200 lines it did, when reading stopped after 9 pages of 40); the cache plan,
     # another subject, has a node of its own
-    assert {r.unit.name.startswith("index-rebuild"): r.target for r in run.results} == {
+    assert {r.unit.name.startswith("index-rebuild"): r.target for r in run.report.results} == {
         True: BASE_NODE, False: "digest/wiki/cache-plan-1.md"}

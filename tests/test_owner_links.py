@@ -232,8 +232,8 @@ def owner_keys(root: Path) -> set[str]:
 
 
 def test_no_node_of_a_dream_takes_an_owners_name(dreamed: Dreamed) -> None:
-    assert dreamed.run.failed_units == []
-    created = [r.target for r in dreamed.run.results if r.action == "CREATE"]
+    assert dreamed.run.report.failed_units == []
+    created = [r.target for r in dreamed.run.report.results if r.action == "CREATE"]
     assert created
     keys = owner_keys(dreamed.root) | {"linalg"}
     for rel in created:
@@ -246,7 +246,7 @@ def test_no_node_of_a_dream_takes_an_owners_name(dreamed: Dreamed) -> None:
 
 def test_a_link_carried_over_keeps_the_target_it_had_in_the_owners_note(
         dreamed: Dreamed) -> None:
-    nodes = {r.target for r in dreamed.run.results if "daily/2026-07-01.md" in r.unit.paths}
+    nodes = {r.target for r in dreamed.run.report.results if "daily/2026-07-01.md" in r.unit.paths}
     assert nodes
     for rel in nodes:
         text = (dreamed.root / rel).read_text(encoding="utf-8")

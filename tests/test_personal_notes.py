@@ -57,7 +57,7 @@ def dream(root: Path) -> RunState:
 
 
 def units_of(run: RunState, path: str) -> list[Any]:
-    return [u for u in run.units if path in u.paths]
+    return [u for u in run.extraction.units if path in u.paths]
 
 
 def digest_text(root: Path) -> str:
@@ -131,7 +131,7 @@ def test_a_template_only_day_gives_no_unit_and_no_topics_line(tmp_path: Path) ->
     run = dream(root)
     for path in BARE:
         assert units_of(run, path) == [], [u.name for u in units_of(run, path)]
-        assert path in run.checkpointed  # read, and nothing to keep: not read again
+        assert path in run.report.checkpointed  # read, and nothing to keep: not read again
     topics = "\n".join(p.read_text() for p in (root / "digest/topics").glob("*.md"))
     for path in BARE:
         assert path.removesuffix(".md") not in topics
@@ -199,8 +199,8 @@ def test_inline_fields_navigation_queries_and_comments_never_reach_a_unit(
         tmp_path: Path) -> None:
     root = vault_of(tmp_path, "journal", "student")
     run = dream(root)
-    assert run.units
-    for unit in run.units:
+    assert run.extraction.units
+    for unit in run.extraction.units:
         said = f"{unit.title}\n{unit.description}\n{unit.summary}"
         assert "Bohemian" not in said and "Mood" not in said, said
         if STUDENT in unit.paths:

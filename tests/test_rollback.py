@@ -36,7 +36,7 @@ def test_a_created_node_is_removed_when_the_attempt_then_fails(vault: Path) -> N
                     for m in r["messages"][-1:] if m["role"] == "tool"
                     and '"ok": true' in m["content"])
     assert wrote >= 2, "the write must have landed in both attempts for this test to mean much"
-    assert [r.status for r in run.results] == ["failed"]
+    assert [r.status for r in run.report.results] == ["failed"]
     assert not (vault / NEW).exists()
     assert snapshot(vault) == before
     state = State(vault / ".vaultlink/state.sqlite")
@@ -57,6 +57,6 @@ def test_an_updated_node_gets_its_exact_bytes_back_when_the_receipt_is_wrong(
     wrong = reply(json.dumps({"action": "REFINE", "target_path": "digest/wiki/search.md"}))
     with FakeOllama(model=with_extract(turns(edit, wrong), UNIT)) as server:
         run = dream(vault, server.url)
-    assert run.results[0].status == "failed"
+    assert run.report.results[0].status == "failed"
     assert snapshot(vault)[NODE] == before[NODE]
     assert snapshot(vault) == before

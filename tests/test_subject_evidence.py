@@ -16,6 +16,7 @@ from tests.fakes.dream_runs import dream, units_for
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.sample_vault_model import is_decision_request, is_topics_request, topics_by_bucket
 from tests.test_model_path import NODE, NODE_TEXT, ONESHOT, decision, vault
+from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.offline import policy
 from vaultlink.prose.shared_subject import names_subject, same_facts, shared_subject, subject_names
 from vaultlink.vault.graph import check_vault
@@ -25,7 +26,8 @@ from vaultlink.vault.state import State
 NOTE = "daily/2026-07-03.md"
 
 
-def _run(tmp_path: Path, note: str, unit: dict[str, Any], said: str) -> tuple[Any, Path, int]:
+def _run(tmp_path: Path, note: str, unit: dict[str, Any],
+         said: str) -> tuple[RunState, Path, int]:
     """One unit from ``note`` meeting NODE; the model answers ``said`` NODE."""
     root = vault(tmp_path, node=True)
     (root / NOTE).write_text(note)
@@ -56,7 +58,7 @@ def test_an_update_whose_unit_does_not_name_the_nodes_subject_is_created_and_say
             "then start it again.\n")
     run, root, asked = _run(tmp_path, note, unit, "REFINE")
     assert asked == 1  # close enough that the model was asked
-    [result] = [r for r in run.results if r.unit.name == "search-service-restart"]
+    [result] = [r for r in run.report.results if r.unit.name == "search-service-restart"]
     assert (result.status, result.action) == ("integrated", "CREATE")
     assert result.target != NODE and (root / NODE).read_text() == NODE_TEXT
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
@@ -76,7 +78,7 @@ def test_an_update_that_names_the_subject_or_restates_the_steps_stands(tmp_path:
     note = ("## Ops\n\nTo rebuild the search index, stop the service, run the index rebuild "
             "and start the service again; the rebuild takes 25 minutes on staging.\n")
     run, root, asked = _run(tmp_path, note, unit, "REFINE")
-    [result] = [r for r in run.results if r.unit.name == "rebuild-announce"]
+    [result] = [r for r in run.report.results if r.unit.name == "rebuild-announce"]
     assert asked == 1 and (result.action, result.target) == ("REFINE", NODE)
     assert "25 minutes" in (root / NODE).read_text()
 

@@ -147,7 +147,7 @@ class UndoMachine(RuleBasedStateMachine):
         self.parts.index.sync()
         ctx = dream_context(self.parts, self.session.options, "offline")
         run = run_dream(ctx, STEPS)
-        for r in run.results:
+        for r in run.report.results:
             event(f"dream: {r.action or r.status}")
 
     @precondition(lambda self: self._digest_nodes())

@@ -201,7 +201,7 @@ def feed(root: Path, staged: list[tuple[str, str]]) -> list[PageFailure]:
         try:
             for _ in range(MAX_RUNS_PER_PAGE):
                 run = dream_once(root)
-                if not run.changed and not run.results:
+                if not run.extraction.changed and not run.report.results:
                     break
         except Exception as exc:  # a page's failure is a finding, not the end of the bench
             frames = [f for f in traceback.extract_tb(exc.__traceback__)

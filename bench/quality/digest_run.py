@@ -84,7 +84,7 @@ def settle(corpus: Corpus) -> None:
         run = dream_once(corpus.root)
         corpus.runs.append(run)
         corpus.settle_runs += 1
-        if not run.changed and not run.results:
+        if not run.extraction.changed and not run.report.results:
             corpus.settled = True
             break
     before = snapshot(corpus.root)
@@ -101,8 +101,8 @@ def repeat(corpus: Corpus, notes: list[str]) -> None:
     for _ in range(MAX_RUNS):
         run = dream_once(corpus.root)
         corpus.runs.append(run)
-        corpus.repeats += [(r.unit.name, r.action or r.status) for r in run.results]
-        if not run.changed and not run.results:
+        corpus.repeats += [(r.unit.name, r.action or r.status) for r in run.report.results]
+        if not run.extraction.changed and not run.report.results:
             break
 
 

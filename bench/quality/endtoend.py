@@ -112,9 +112,9 @@ def run_stream(provider: str = "offline", host: str | None = None, model: str | 
                 ctx = dream_context(parts, settings.pipeline(), provider)
                 run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
                 close_models(ctx)
-                result.units += len(run.units)
-                result.failed += len(run.failed_units)
-                for r in run.results:
+                result.units += len(run.extraction.units)
+                result.failed += len(run.report.failed_units)
+                for r in run.report.results:
                     topic = topic_of(r.unit, sections, labels)
                     result.trivia_units += topic is None
                     if r.status == "integrated":

@@ -265,8 +265,8 @@ def test_the_offline_integrator_integrates_a_hostile_page_without_its_images_or_
         tmp_path: Path) -> None:
     root = hostile_vault(tmp_path)
     run = offline_dream(root)
-    assert [r.status for r in run.results] == ["integrated"], run.results
-    assert not run.failed_units
+    assert [r.status for r in run.report.results] == ["integrated"], run.report.results
+    assert not run.report.failed_units
     (text,) = nodes(root).values()
     assert_reaches_nothing(text)
     assert f"[the reindex guide]({DOCS})" in text  # a link its source holds stays
@@ -295,7 +295,7 @@ def test_the_one_shot_writer_leaves_out_what_the_guard_refuses(tmp_path: Path) -
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **ONESHOT)
-    assert [(r.status, r.action) for r in run.results] == [("integrated", "CREATE")]
+    assert [(r.status, r.action) for r in run.report.results] == [("integrated", "CREATE")]
     (text,) = nodes(root).values()
     assert_reaches_nothing(text)
     assert "the guide" in text and f"[the reindex guide]({DOCS})" in text
@@ -356,7 +356,7 @@ def test_a_refusal_fails_the_unit_and_is_journaled_with_its_code(
     root = model_vault(tmp_path)
     with FakeOllama(model=with_extract(script, UNIT)) as server:
         run = dream(root, server.url)
-    assert [r.status for r in run.results] == ["failed"]
+    assert [r.status for r in run.report.results] == ["failed"]
     assert code.value in journaled_refusals(root)
     assert (root / NODE).read_text() == OLD and not (root / NEW).exists()
 
@@ -375,7 +375,7 @@ def test_the_topics_page_a_model_names_shows_no_image_html_or_url(tmp_path: Path
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **{"topics.min_units": 1})
-    assert [r.status for r in run.results] == ["integrated"]
+    assert [r.status for r in run.report.results] == ["integrated"]
     (page,) = (root / "digest/topics").glob("*.md")
     text = page.read_text()
     assert "## Reindex" in text and "Settled." in text

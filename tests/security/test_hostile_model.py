@@ -88,7 +88,7 @@ def test_every_hostile_attempt_is_refused_journaled_and_writes_nothing(tmp_path:
         run = dream(root, server.url, **{"llm.max_steps": 12})
         answers = [m["content"] for r in server.chat_requests() for m in r["messages"]
                    if m["role"] == "tool"]
-    assert [r.status for r in run.results] == ["failed"], run.results
+    assert [r.status for r in run.report.results] == ["failed"], run.report.results
     after = snapshot(root)
     assert {p: d for p, d in after.items() if p in before} == before
     assert [p for p in after if p not in before] == []  # no node, no topics page

@@ -85,7 +85,7 @@ def dream(
     else:
         for line in run_summary(run, dry_run):
             typer.echo(line)
-    if run.failed_units or run.failed_notes:
+    if run.report.failed_units or run.extraction.failed_notes:
         raise typer.Exit(EXIT_SOME_FAILED)
 
 

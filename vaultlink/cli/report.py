@@ -116,40 +116,41 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
     """The run summary, each thing said once: the counts; the changes (one
     ``target [ACTION]: note`` line each) unless the progress lines already said them;
     failed and skipped units; topics; warnings; notes not read; a dry run's diffs."""
+    found, report = run.extraction, run.report
     counts = run.counts()
     if dry_run:  # nothing was recorded
         counts["would checkpoint"] = counts.pop("checkpointed")
     lines = ["", "summary: " + ", ".join(f"{k} {v}" for k, v in counts.items())]
-    results = [r for r in run.results if r.status == UnitStatus.INTEGRATED]
+    results = [r for r in report.results if r.status == UnitStatus.INTEGRATED]
     if results and not progress_shown:
         lines.append("changes:" if not dry_run else "would change:")
         lines += [f"  {r.target} [{r.action}]: {r.note}" for r in results]
-    for r in run.results:
+    for r in report.results:
         if r.status in (UnitStatus.FAILED, UnitStatus.SKIPPED):
             state = "PARKED" if r.parked else r.status.upper()
             lines.append(f"  {r.unit.name} [{state}]: {r.error}")
-    for path, error in run.failed_notes.items():
-        state = "PARKED" if path in run.parked_paths else "FAILED"
+    for path, error in found.failed_notes.items():
+        state = "PARKED" if path in report.parked_paths else "FAILED"
         lines.append(f"  {path} [EXTRACT {state}]: {error}")
-    held = [r for r in run.results if r.status == UnitStatus.HELD]
+    held = [r for r in report.results if r.status == UnitStatus.HELD]
     if held and not dry_run:
         lines.append(f"{len(held)} held for review (review.mode): nothing of them is written "
                      "until you say; `vaultlink review list` shows them, `vaultlink review "
                      "show ID` the change")
-    waiting = len(run.failed_units) + len(run.failed_notes)
+    waiting = len(report.failed_units) + len(found.failed_notes)
     if waiting and not dry_run:
-        parked = sum(r.parked for r in run.results) + len(
-            [p for p in run.failed_notes if p in run.parked_paths])
+        parked = sum(r.parked for r in report.results) + len(
+            [p for p in found.failed_notes if p in report.parked_paths])
         lines.append(f"{waiting} failed ({parked} parked): their notes are not checkpointed; "
                      "the next run retries them" + (", `vaultlink dream --retry-parked` the "
                                                     "parked ones" if parked else ""))
-    for path in run.topics_written:
+    for path in report.topics_written:
         lines.append(f"  {path} [TOPICS]")
     lines += passed_lines(run)
-    lines += [f"warning: {w}" for w in run.warnings]
-    if run.unread:
-        lines.append(f"not read ({len(run.unread)}; `vaultlink status` lists them until fixed):")
-        lines += [f"  {path}: {reason}" for path, reason in sorted(run.unread.items())]
+    lines += [f"warning: {w}" for w in report.warnings]
+    if found.unread:
+        lines.append(f"not read ({len(found.unread)}; `vaultlink status` lists them until fixed):")
+        lines += [f"  {path}: {reason}" for path, reason in sorted(found.unread.items())]
     diffs = [r.diff for r in results if r.diff]
     if dry_run and diffs:
         lines += ["", "diffs:", *diffs]
@@ -159,16 +160,17 @@ def run_summary(run: RunState, dry_run: bool, progress_shown: bool = True) -> li
 def passed_lines(run: RunState) -> list[str]:
     """What the run's notes held that no unit took: notes that gave nothing, by name, and
     a count of the paragraphs passed over beside units (``vaultlink status`` lists all)."""
-    if not run.passed_over:
+    found = run.extraction
+    if not found.passed_over:
         return []
     out = []
-    for path, units in sorted(run.yields.items()):
-        mine = [p for p in run.passed_over if p.path == path]
+    for path, units in sorted(found.yields.items()):
+        mine = [p for p in found.passed_over if p.path == path]
         if not units and mine:
             reasons = ", ".join(dict.fromkeys(p.reason for p in mine))
             out.append(f"  {path} [NOTHING TO KEEP]: {reasons}")
-    notes = len({p.path for p in run.passed_over})
-    out.append(f"passed over {len(run.passed_over)} paragraph(s) of {notes} note(s), each "
+    notes = len({p.path for p in found.passed_over})
+    out.append(f"passed over {len(found.passed_over)} paragraph(s) of {notes} note(s), each "
                "with its reason: `vaultlink status` lists them, `vaultlink log --note NOTE` "
                "shows a note's")
     return out
@@ -176,20 +178,21 @@ def passed_lines(run: RunState) -> list[str]:
 
 def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
     """The run as ``vaultlink dream --json`` prints it."""
+    found, report = run.extraction, run.report
     return {
         "run_id": run.run_id, "dry_run": dry_run, "counts": run.counts(),
-        "changes": run.changes, "topics": run.topics_written, "warnings": run.warnings,
-        UnitStatus.SKIPPED: run.skipped,
-        "passed_over": [asdict(p) for p in run.passed_over], "yields": run.yields,
+        "changes": report.changes, "topics": report.topics_written, "warnings": report.warnings,
+        UnitStatus.SKIPPED: report.skipped,
+        "passed_over": [asdict(p) for p in found.passed_over], "yields": found.yields,
         "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action or "",
                      "target": r.target, "note": r.note, "error": r.error, "diff": r.diff,
                      "journal_id": r.journal_id, "prompt_tokens": r.prompt_tokens,
                      "parked": r.parked, "proposal_id": r.proposal_id,
                      **_usage_json(r.usage)}
-                    for r in run.results],
-        "extract": run.extract_usage,
-        "failed_notes": [{"path": p, "error": e, "parked": p in run.parked_paths}
-                         for p, e in run.failed_notes.items()],
+                    for r in report.results],
+        "extract": found.extract_usage,
+        "failed_notes": [{"path": p, "error": e, "parked": p in report.parked_paths}
+                         for p, e in found.failed_notes.items()],
     }
 
 

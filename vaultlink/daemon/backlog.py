@@ -22,6 +22,7 @@ from vaultlink.daemon.queue import with_waiting_units
 from vaultlink.errors import ModelUnavailable
 from vaultlink.llm.gate import ModelGate
 from vaultlink.pipeline.backfill import batch_size, estimate, next_batch
+from vaultlink.pipeline.context import RunState
 from vaultlink.vault.backlog import Backlog
 from vaultlink.vault.state import State
 
@@ -63,17 +64,18 @@ class BacklogWorker:
         log.warning("backlog run failed (%s); the backlog waits %.0f s", error,
                     self.retry_at - now)
 
-    def finished(self, state: State, batch: list[str], run: Any, now: float) -> None:
+    def finished(self, state: State, batch: list[str], run: RunState, now: float) -> None:
         """Settle the batch after a run: what is still queued and not waiting for its
         units leaves the backlog (failed notes go to the queue with a backoff)."""
         self.failures, self.retry_at = 0, 0.0
         still = {b.path for b in Backlog(state).queued() if b.path in set(batch)}
-        waiting_units = run.deferred_paths if run.units else set()
+        found = run.extraction
+        waiting_units = found.deferred_paths if found.units else set()
         leave = sorted(p for p in still if p not in waiting_units)
         if not leave:
             return
         Backlog(state).drop(leave)
-        failed = [p for p in leave if p in run.failed_paths or p not in run.unread]
+        failed = [p for p in leave if p in run.report.failed_paths or p not in found.unread]
         if failed:
             state.requeue(failed, now, self.backoff(0),
                           "a backlog note that was not integrated; see `vaultlink status`")

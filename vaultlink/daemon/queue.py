@@ -56,11 +56,11 @@ def settle_after_run(state: State, items: list[QueueItem], run: RunState, now: f
     """After a run: a note leaves the queue unless a unit of it failed, or none of its
     units could be taken up (then it waits again, with the reason)."""
     for item in items:
-        if item.path in run.failed_paths:
+        if item.path in run.report.failed_paths:
             requeue_each(state, [item], now, backoff,
                          "a unit of this note failed; see `vaultlink status`")
-        elif item.path not in run.deferred_paths:
+        elif item.path not in run.extraction.deferred_paths:
             state.dequeue([item])  # integrated, unreadable (reported) or unchanged
-        elif not run.units:  # nothing can be taken up (auto_dream.max_units: 0?)
+        elif not run.extraction.units:  # nothing can be taken up (auto_dream.max_units: 0?)
             requeue_each(state, [item], now, backoff,
                          "no unit could be integrated; see auto_dream.max_units")

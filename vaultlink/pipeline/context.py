@@ -193,47 +193,64 @@ class Retry:
 
 
 @dataclass
-class RunState:
-    """The shared state of one run, filled in step by step."""
+class Extraction:
+    """What the extract step found: the notes read and the units the run takes up."""
 
-    run_id: int = 0
     scanned: int = 0
     changed: dict[str, str] = field(default_factory=dict)  # path -> hash read
     sections: dict[str, tuple[str, ...]] = field(default_factory=dict)
     units: list[Unit] = field(default_factory=list)
     pending_ids: list[int | None] = field(default_factory=list)  # pending_units id, if any
     retries: dict[int, Retry] = field(default_factory=dict)  # unit index -> its failure
-    deferred_paths: set[str] = field(default_factory=set)
-    results: list[UnitResult] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
+    deferred_paths: set[str] = field(default_factory=set)  # wait, unchecked, for next run
     unread: dict[str, str] = field(default_factory=dict)  # note path -> why not read
     gone: list[str] = field(default_factory=list)  # known notes no longer in the vault
     readable: list[str] = field(default_factory=list)  # unread before, checkpointed as is
-    failed_units: list[Unit] = field(default_factory=list)
-    failed_paths: set[str] = field(default_factory=set)
-    parked_paths: set[str] = field(default_factory=set)  # notes of units that now wait
     failed_notes: dict[str, str] = field(default_factory=dict)  # extraction failed: why
     extract_usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # per note
     held_paths: set[str] = field(default_factory=set)  # notes of earlier open failures
-    changes: list[dict[str, str]] = field(default_factory=list)
-    checkpointed: list[str] = field(default_factory=list)
-    topics_written: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
     passed_over: list[PassedOver] = field(default_factory=list)  # paragraphs no unit took
     yields: dict[str, int] = field(default_factory=dict)  # note path -> units extracted
     extracted: tuple[int, int, int] = (0, 0, 0)  # notes sent to the extractor, bytes, units
 
+
+@dataclass
+class RunReport:
+    """What became of the run's units and notes: what the summary and the journal say."""
+
+    results: list[UnitResult] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # path or unit -> reason
+    failed_units: list[Unit] = field(default_factory=list)
+    failed_paths: set[str] = field(default_factory=set)
+    parked_paths: set[str] = field(default_factory=set)  # notes of units that now wait
+    changes: list[dict[str, str]] = field(default_factory=list)
+    checkpointed: list[str] = field(default_factory=list)
+    topics_written: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunState:
+    """The shared state of one run, filled in step by step: what extract found, and
+    what the run reports."""
+
+    run_id: int = 0
+    extraction: Extraction = field(default_factory=Extraction)
+    report: RunReport = field(default_factory=RunReport)
+
     def counts(self) -> dict[str, int]:
         """The run summary's numbers."""
+        found, report = self.extraction, self.report
         return {
-            "scanned": self.scanned,
-            "changed": len(self.changed),
-            "extracted": len(self.units),
-            UnitStatus.INTEGRATED: sum(r.status == UnitStatus.INTEGRATED for r in self.results),
-            UnitStatus.SKIPPED: len(self.skipped),
-            UnitStatus.FAILED: len(self.failed_units) + len(self.failed_notes),
-            "checkpointed": len(self.checkpointed),
-            UnitStatus.HELD: sum(r.status == UnitStatus.HELD for r in self.results),
+            "scanned": found.scanned,
+            "changed": len(found.changed),
+            "extracted": len(found.units),
+            UnitStatus.INTEGRATED: sum(r.status == UnitStatus.INTEGRATED
+                                       for r in report.results),
+            UnitStatus.SKIPPED: len(report.skipped),
+            UnitStatus.FAILED: len(report.failed_units) + len(found.failed_notes),
+            "checkpointed": len(report.checkpointed),
+            UnitStatus.HELD: sum(r.status == UnitStatus.HELD for r in report.results),
         }
 
 

@@ -21,20 +21,23 @@ log = logging.getLogger(__name__)
 def checkpoint_paths(run: RunState, waiting: set[str] | None = None) -> list[str]:
     """The notes this run may mark as integrated; ``waiting``: the notes of units still
     open in state.sqlite (pending, failed, parked)."""
-    held = run.failed_paths | run.deferred_paths | run.parked_paths | (waiting or set())
-    return sorted(p for p in run.changed if p not in held)
+    found, report = run.extraction, run.report
+    held = report.failed_paths | found.deferred_paths | report.parked_paths | (waiting or set())
+    return sorted(p for p in found.changed if p not in held)
 
 
 def finish_step(ctx: DreamContext, run: RunState) -> None:
     """Write the checkpoint and the run record (not in a dry run)."""
     waiting = waiting_paths(ctx.state)  # held for review too: checkpointed once settled
     paths = checkpoint_paths(run, waiting)
-    run.checkpointed = paths
+    run.report.checkpointed = paths
     if ctx.dry_run:
         return
-    ctx.state.set_checkpoints(Checkpoint(p, run.changed[p], run.sections.get(p, ()))
+    found = run.extraction
+    ctx.state.set_checkpoints(Checkpoint(p, found.changed[p], found.sections.get(p, ()))
                               for p in paths)
     ctx.state.resolve_failures(paths)
-    ctx.state.note_unread(run.unread, settled=[*run.changed, *run.gone, *run.readable])
-    ctx.state.finish_run(run.run_id, run.counts(), run.changes)
+    ctx.state.note_unread(found.unread,
+                          settled=[*found.changed, *found.gone, *found.readable])
+    ctx.state.finish_run(run.run_id, run.counts(), run.report.changes)
     log.info("run %d: %s", run.run_id, run.counts())

@@ -209,7 +209,8 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
 def topics_step(ctx: DreamContext, run: RunState) -> None:
     """Write the day's topics for every day the run touched; a day whose topics fail
     is left as it was and said in the run's warnings."""
-    done = [r for r in run.results if r.status == UnitStatus.INTEGRATED and r.target]
+    report = run.report
+    done = [r for r in report.results if r.status == UnitStatus.INTEGRATED and r.target]
     by_day: dict[dt.date, list[UnitResult]] = {}
     for r in done:
         by_day.setdefault(day_of(r.unit.paths, ctx.today), []).append(r)
@@ -217,15 +218,15 @@ def topics_step(ctx: DreamContext, run: RunState) -> None:
         path = topics_path(ctx.vault, day)
         try:
             if _day_topics(ctx, run, day, path, results):
-                run.topics_written.append(path)
+                report.topics_written.append(path)
         except (NoteUnreadable, VaultError) as exc:
-            run.warnings.append(f"topics file {path} left untouched: {exc}")
+            report.warnings.append(f"topics file {path} left untouched: {exc}")
             log.warning("topics file %s left untouched: %s", path, exc)
         except StateError:
             raise
         except Exception as exc:  # a day's topics never stop the run
             log.exception("topics file %s: unexpected error", path)
-            run.warnings.append(f"topics file {path} left untouched: {unexpected(exc)}")
+            report.warnings.append(f"topics file {path} left untouched: {unexpected(exc)}")
 
 
 def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
@@ -250,8 +251,8 @@ def _day_topics(ctx: DreamContext, run: RunState, day: dt.date, path: str,
                 earlier + candidates, [topic_line(t) for t in earlier]
                 + [unit_line(r) for r in results], recent, ctx.max_topics)
         except (ModelError, VaultError) as exc:  # one topic per unit, and not asked again
-            run.warnings.append(f"topics of {day}: the model's pick is unusable ({exc}); "
-                                "one topic per unit instead")
+            run.report.warnings.append(f"topics of {day}: the model's pick is unusable "
+                                       f"({exc}); one topic per unit instead")
             log.warning("topics of %s: %s; one topic per unit instead", day, exc)
             return write_topics(ctx.vault, path, day, candidates, ctx.max_topics, recent,
                                 ctx.dry_run, grouped="units")

@@ -30,6 +30,7 @@ import vaultlink
 from bench.quality.locomo.data import Conversation
 from bench.quality.locomo.measure import node_reader, ranked_sessions
 from bench.quality.locomo.vault import Layout
+from vaultlink.pipeline.context import RunState
 
 MAX_RUNS = 12
 VL_ROOT = Path(vaultlink.__file__).resolve().parent.parent  # where `python -m vaultlink` runs
@@ -128,7 +129,7 @@ def bm25(root: Path, layout: Layout, questions: list[Any]) -> list[list[int]]:
     return out
 
 
-def dream_once(root: Path) -> Any:
+def dream_once(root: Path) -> RunState:
     from vaultlink.cli.settings import load_settings
     from vaultlink.pipeline.compose import close_models, dream_context, open_parts
     from vaultlink.pipeline.run import build_steps, run_dream
@@ -156,31 +157,33 @@ def dream(root: Path, layout: Layout) -> dict[str, Any]:
     for _ in range(MAX_RUNS):
         run = dream_once(root)
         runs.append(run)
-        if not run.units and not run.results:  # nothing extracted, nothing to integrate
+        # nothing extracted, nothing to integrate
+        if not run.extraction.units and not run.report.results:
             break
     turn_lines = {(p.path, p.line) for p in layout.turns.values()}
-    passed = {(po.path, ln) for run in runs for po in run.passed_over
+    passed = {(po.path, ln) for run in runs for po in run.extraction.passed_over
               for ln in range(po.line, po.end_line + 1)} & turn_lines
     last = runs[-1]
 
     def key(r: Any) -> tuple[str, tuple[str, ...]]:
         return r.unit.name, tuple(r.unit.paths)
-    failed = {key(r) for run in runs for r in run.results if r.status == "failed"}
-    failed |= {(u.name, tuple(u.paths)) for run in runs for u in run.failed_units}
-    done = {key(r) for run in runs for r in run.results if r.status != "failed"}
+    failed = {key(r) for run in runs for r in run.report.results if r.status == "failed"}
+    failed |= {(u.name, tuple(u.paths)) for run in runs for u in run.report.failed_units}
+    done = {key(r) for run in runs for r in run.report.results if r.status != "failed"}
     return {
-        "runs": len(runs), "settled": not last.units and not last.results,
+        "runs": len(runs), "settled": not last.extraction.units and not last.report.results,
         "failed_units": len(failed), "failed_units_never_done": len(failed - done),
-        "notes_held_at_end": sorted(last.held_paths | last.parked_paths),
+        "notes_held_at_end": sorted(last.extraction.held_paths | last.report.parked_paths),
         "seconds": round(time.monotonic() - t0, 1),
-        "units": len({(u.name, tuple(u.paths)) for r in runs for u in r.units}),
-        "integrated": sum(r.status == "integrated" for run in runs for r in run.results),
-        "failed_units_first_run": len(runs[0].failed_units),
-        "failed_notes_first_run": len(runs[0].failed_notes),
-        "runs_with_failures": sum(bool(r.failed_units or r.failed_notes) for r in runs),
-        "failed_units_last_run": len(last.failed_units),
-        "failed_units_all_runs": sum(len(r.failed_units) for r in runs),
-        "failure_reasons": sorted({r.error[:160] for run in runs for r in run.results
+        "units": len({(u.name, tuple(u.paths)) for r in runs for u in r.extraction.units}),
+        "integrated": sum(r.status == "integrated" for run in runs for r in run.report.results),
+        "failed_units_first_run": len(runs[0].report.failed_units),
+        "failed_notes_first_run": len(runs[0].extraction.failed_notes),
+        "runs_with_failures": sum(bool(r.report.failed_units or r.extraction.failed_notes)
+                                  for r in runs),
+        "failed_units_last_run": len(last.report.failed_units),
+        "failed_units_all_runs": sum(len(r.report.failed_units) for r in runs),
+        "failure_reasons": sorted({r.error[:160] for run in runs for r in run.report.results
                                    if r.status == "failed"})[:8],
         "turn_paragraphs": len(turn_lines),
         "turn_paragraphs_passed_over": len(passed),

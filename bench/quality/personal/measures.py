@@ -393,7 +393,7 @@ def measure(name: str, root: Path, before: dict[str, bytes], runs: list[RunState
 
     seen = set()
     for run in runs:
-        for r in run.results:
+        for r in run.report.results:
             key = (r.unit.name, tuple(r.unit.paths))
             if r.status == "failed" and key not in seen:
                 seen.add(key)

@@ -80,7 +80,7 @@ def dream_vault(name: str, source: Path, work: Path, model: Model) -> Dreamed:
     for _ in range(MAX_RUNS):
         run = dream_once(root, model)
         out.runs.append(run)
-        if not run.changed and not run.results:
+        if not run.extraction.changed and not run.report.results:
             out.settled = True
             break
     out.seconds = time.monotonic() - started

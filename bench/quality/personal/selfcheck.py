@@ -55,11 +55,11 @@ def self_check() -> int:
             name="ridge trail", body="Ridge trails, lookouts and hawks.",
             src="resource/Hiking.md"))  # duplicate name; shadows Hiking.md (no case)
         run = RunState()
-        run.results = [UnitResult(Unit("x", "wiki", "x", ["daily/2022-08-05.md"]), "failed",
-                                  error="no free slug"),
-                       UnitResult(Unit("hawks", "wiki", "h", ["daily/2022-08-05.md"]),
-                                  "integrated", action="REFINE",
-                                  target="digest/wiki/hiking.md")]
+        run.report.results = [
+            UnitResult(Unit("x", "wiki", "x", ["daily/2022-08-05.md"]), "failed",
+                       error="no free slug"),
+            UnitResult(Unit("hawks", "wiki", "h", ["daily/2022-08-05.md"]),
+                       "integrated", action="REFINE", target="digest/wiki/hiking.md")]
         labels = {"check": {"links": {"digest/wiki/ridge-trail.md -> digest/wiki/hiking.md":
                                       {"label": "right", "reason": "the trail is a hike"}},
                             "merges": {"digest/wiki/hiking.md <- daily/2022-08-05.md":

@@ -26,16 +26,17 @@ def reasons_text(passed: Sequence[PassedOver]) -> str:
 
 def record_readings(ctx: DreamContext, run: RunState, notes: Sequence[SourceNote]) -> None:
     """Store what each note read in this run gave; journal what was newly passed over."""
+    found = run.extraction
     if ctx.dry_run:
         return
     for note in notes:
-        passed = [p for p in run.passed_over if p.path == note.path]
+        passed = [p for p in found.passed_over if p.path == note.path]
         before = {(p["excerpt"], p["reason"]) for p in ctx.state.passed_over(note.path)}
-        ctx.state.record_reading(note.path, run.yields.get(note.path, 0), ctx.extractor.rules,
+        ctx.state.record_reading(note.path, found.yields.get(note.path, 0), ctx.extractor.rules,
                                  [asdict(p) for p in passed])
         if not passed or {(p.excerpt, p.reason) for p in passed} == before:
             continue
-        units = run.yields.get(note.path, 0)
+        units = found.yields.get(note.path, 0)
         head = (f"gave no unit; passed over {len(passed)} paragraph(s)" if not units else
                 f"passed over {len(passed)} paragraph(s) beside its {units} unit(s)")
         detail = "\n".join(f"line {p.line}: {p.reason}: {p.excerpt}" for p in passed)

@@ -71,9 +71,10 @@ def source_note(note: Note, known: frozenset[str], template: DayTemplate = NO_TE
 
 def extract_step(ctx: DreamContext, run: RunState) -> None:
     """Find changed notes, extract units, apply the per-run cap."""
+    found, report = run.extraction, run.report
     state, vault = ctx.state, ctx.vault
     infos = vault.scan([vault.daily, vault.resource], cache=state)  # reads changed notes only
-    run.scanned = len(infos)
+    found.scanned = len(infos)
     held = _held_back(ctx, infos)
     checkpoints = state.checkpoints()
     present, unread = _drop_gone(ctx, run, set(checkpoints), {i.path for i in infos})
@@ -91,11 +92,11 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     # Notes whose units wait (pending, failed, or held for review) are not extracted
     # again: their units are taken up as they are, and the run that integrates the last
     # one (or settling its last proposal, ``pipeline/integrate/review.py``) checkpoints them.
-    run.held_paths = waiting_paths(state, failed_notes=False, failures=failures)
-    sent = [n for n in notes if n.path not in run.held_paths
-            and not _parked_as_is(note_failures.get(n.path), run.changed[n.path])]
-    run.parked_paths.update(n.path for n in notes if n not in sent
-                            and n.path not in run.held_paths)
+    found.held_paths = waiting_paths(state, failed_notes=False, failures=failures)
+    sent = [n for n in notes if n.path not in found.held_paths
+            and not _parked_as_is(note_failures.get(n.path), found.changed[n.path])]
+    report.parked_paths.update(n.path for n in notes if n not in sent
+                               and n.path not in found.held_paths)
     retries = [f for f in failures if f.kind == "unit" and not f.parked
                and (ctx.only is None or set(f.paths) & ctx.only)]
     # Extract only what this run can integrate: a slow model spends minutes per note,
@@ -103,8 +104,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     room = max(ctx.max_units - len(retries) - len(pending), 0)
     fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints), template)
     sizes = {i.path: i.size for i in infos}
-    read = [n for n in sent if n.path in run.yields]  # extracted now, not failed or deferred
-    run.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
+    read = [n for n in sent if n.path in found.yields]  # extracted now, not failed or deferred
+    found.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
     record_readings(ctx, run, read)
     _take_units(ctx, run, retries, pending, fresh)
 
@@ -124,18 +125,19 @@ def _drop_gone(ctx: DreamContext, run: RunState, checkpointed: set[str],
                scanned: set[str]) -> tuple[set[str], set[str]]:
     """The paths present (scanned or left out by the walk) and the notes recorded
     unread; the checkpoints and readings of notes gone are dropped."""
+    found, report = run.extraction, run.report
     vault, state = ctx.vault, ctx.state
     # Files the walk left out (a symlink leading out of the vault) are notes not read:
     # the summary and `vaultlink status` say so, with why.
     left_out = vault.skipped_in([vault.daily, vault.resource])
     for path, why in left_out.items():
-        run.skipped[path] = run.unread[path] = why
+        report.skipped[path] = found.unread[path] = why
     present = scanned | set(left_out)
     unread = {u["path"] for u in state.unread_notes()}
-    run.gone = sorted(p for p in checkpointed | unread if p not in present)
-    if run.gone and not ctx.dry_run:
-        state.drop_checkpoints(run.gone)
-        state.forget_readings(run.gone)
+    found.gone = sorted(p for p in checkpointed | unread if p not in present)
+    if found.gone and not ctx.dry_run:
+        state.drop_checkpoints(found.gone)
+        state.forget_readings(found.gone)
     return present, unread
 
 
@@ -155,7 +157,7 @@ def _changed_notes(ctx: DreamContext, run: RunState, infos: list[NoteInfo],
             gave, rules = yields.get(info.path, (1, ""))
             if gave or rules == ctx.extractor.rules:
                 if info.path in unread:  # broken, then put back as it was when integrated
-                    run.readable.append(info.path)
+                    run.extraction.readable.append(info.path)
                 continue
             cp = None  # it gave nothing under other rules (or without a model): read it again
         if ctx.only is not None and info.path not in ctx.only:
@@ -167,8 +169,8 @@ def _changed_notes(ctx: DreamContext, run: RunState, infos: list[NoteInfo],
             template = day_template(ctx.vault, [i for i in infos
                                                 if i.path.startswith(f"{ctx.vault.daily}/")])
         src, prints = source_note(note, frozenset(cp.sections if cp else ()), template)
-        run.changed[info.path] = note.hash
-        run.sections[info.path] = prints
+        run.extraction.changed[info.path] = note.hash
+        run.extraction.sections[info.path] = prints
         if src.new_text().strip():
             notes.append(src)
     return notes, template or NO_TEMPLATE
@@ -185,7 +187,7 @@ def _read(ctx: DreamContext, run: RunState, path: str) -> Note | None:
         except (NoteUnreadable, VaultError) as exc:
             reason = exc.reason if isinstance(exc, NoteUnreadable) else str(exc)
     if note is None:
-        run.skipped[path] = run.unread[path] = reason or "unreadable"
+        run.report.skipped[path] = run.extraction.unread[path] = reason or "unreadable"
         log.info("skipping %s: %s", path, reason)  # progress shows it; status too
         ctx.report(NoteSkipped(path, reason))
     return note
@@ -195,6 +197,7 @@ def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
                 pending: list[tuple[int, dict[str, Any]]], fresh: list[Unit]) -> None:
     """The run's units: failed ones first, then pending, then fresh, up to the cap; the
     rest wait (their notes are not checkpointed)."""
+    found = run.extraction
     queued: list[tuple[Unit, int | None, Retry | None]] = [
         (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
     if ctx.dry_run:
@@ -206,14 +209,14 @@ def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
         ctx.state.add_pending(u.to_dict() for u in fresh)
         queued += [(Unit.from_dict(u), i, None) for i, u in ctx.state.pending_units()]
     taken = queued[:ctx.max_units]
-    run.units = [u for u, _, _ in taken]
-    run.pending_ids = [i for _, i, _ in taken]  # aligned with run.units
-    run.retries = {n: r for n, (_, _, r) in enumerate(taken) if r is not None}
+    found.units = [u for u, _, _ in taken]
+    found.pending_ids = [i for _, i, _ in taken]  # aligned with found.units
+    found.retries = {n: r for n, (_, _, r) in enumerate(taken) if r is not None}
     overflow = [u for u, _, _ in queued[ctx.max_units:]]
-    ctx.report(Extracted(tuple(u.name for u in run.units), len(run.changed),
-                         len(run.retries)))
+    ctx.report(Extracted(tuple(u.name for u in found.units), len(found.changed),
+                         len(found.retries)))
     if overflow:
-        run.deferred_paths.update(p for u in overflow for p in u.paths)
+        found.deferred_paths.update(p for u in overflow for p in u.paths)
         ctx.report(UnitsDeferred(len(overflow)))
         log.info("%d unit(s) over the cap of %d wait for the next run", len(overflow),
                  ctx.max_units)
@@ -231,12 +234,13 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
     recorded and the run goes on; a new note that repeats a ``checkpointed`` one gives
     the units that corroborate its twin's nodes (``dream.repeats``, on what the owner
     wrote: ``template``'s lines are no part of either note)."""
+    found = run.extraction
     fresh: list[Unit] = []
     for i, note in enumerate(notes, start=1):
         stopping = ctx.should_stop is not None and ctx.should_stop()
         if len(fresh) >= room or stopping:  # the rest waits, unchecked, for the next run
             later = [n.path for n in notes[i - 1:]]
-            run.deferred_paths.update(later)
+            found.deferred_paths.update(later)
             if stopping:
                 ctx.report(Stopped(len(later)))
             else:
@@ -266,17 +270,17 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             ctx.state.resolve_failure([failure.id])
         after = _spent(ctx)
         spent = (after[0] - before[0], after[1] - before[1], after[2] - before[2])
-        run.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
-                                        "answer_tokens": spent[1],
-                                        "model_seconds": round(spent[2], 2)}
+        found.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
+                                          "answer_tokens": spent[1],
+                                          "model_seconds": round(spent[2], 2)}
         ctx.report(NoteFinished(note.path, len(units), (spent[0], spent[1]), spent[2]))
         if twin:
             log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
                      len(units))
         # this note's paragraphs passed over (a repeat's extractor did not read it)
         passed = [] if twin else list(getattr(ctx.extractor, "passed", []))
-        run.passed_over += passed
-        run.yields[note.path] = len(units)
+        found.passed_over += passed
+        found.yields[note.path] = len(units)
         if not units:  # checkpointed all the same: say so, or it looks lost
             ctx.report(NoteWithoutUnits(
                 note.path, reasons_text(passed) or ctx.extractor.passes_over))
@@ -298,14 +302,15 @@ def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Fa
     """Record a note that gave no units because extracting it failed: it is not
     checkpointed, it is retried next run, and it is parked after ``park_after`` failures
     that ``counts`` (a wrong answer or a bug, not a server that failed or timed out)."""
-    run.failed_notes[note.path] = error
+    found, report = run.extraction, run.report
+    found.failed_notes[note.path] = error
     parked = False
     if not ctx.dry_run:
         parked = ctx.state.record_failure(
             run.run_id, {"name": note.path, "paths": [note.path],
-                         "hash": run.changed[note.path]}, error,
+                         "hash": found.changed[note.path]}, error,
             attempts=int(counts), kind="note",
             failure_id=failure.id if failure else None, park_after=ctx.park_after)
-    (run.parked_paths if parked else run.failed_paths).add(note.path)
+    (report.parked_paths if parked else report.failed_paths).add(note.path)
     log.warning("extract %s failed: %s", note.path, error)
     ctx.report(NoteFailed(note.path, error, parked))

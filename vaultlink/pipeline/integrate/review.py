@@ -148,8 +148,8 @@ def mark(ctx: DreamContext, run: RunState, result: UnitResult) -> None:
     section fingerprints): settling the proposal checkpoints them so."""
     if result.proposal_id is None or ctx.dry_run:
         return
-    marks = {p: [run.changed[p], list(run.sections.get(p, ()))]
-             for p in result.unit.paths if p in run.changed}
+    marks = {p: [run.extraction.changed[p], list(run.extraction.sections.get(p, ()))]
+             for p in result.unit.paths if p in run.extraction.changed}
     ctx.state.proposal_mark(result.proposal_id, marks)
 
 

@@ -80,34 +80,35 @@ def user_prompt(unit: Unit, hint: str = "") -> str:
 
 def integrate_step(ctx: DreamContext, run: RunState) -> None:
     """Integrate every unit of the run, each in its own session."""
-    for i, unit in enumerate(run.units, start=1):
+    found, report = run.extraction, run.report
+    for i, unit in enumerate(found.units, start=1):
         if ctx.should_stop is not None and ctx.should_stop():
             # Stopping: the units not started stay in pending_units (or failed_units)
             # for the next run, and their notes are not checkpointed.
-            rest = run.units[i - 1:]
-            run.deferred_paths.update(p for u in rest for p in u.paths)
+            rest = found.units[i - 1:]
+            found.deferred_paths.update(p for u in rest for p in u.paths)
             ctx.report(Stopped(len(rest)))
             break
-        ctx.report(UnitStarted(i, len(run.units), unit.name, tuple(unit.paths)))
-        retry = run.retries.get(i - 1)
+        ctx.report(UnitStarted(i, len(found.units), unit.name, tuple(unit.paths)))
+        retry = found.retries.get(i - 1)
         result = integrate_unit(ctx, run.run_id, unit, retry)
-        pending = run.pending_ids[i - 1] if i <= len(run.pending_ids) else None
+        pending = found.pending_ids[i - 1] if i <= len(found.pending_ids) else None
         if not ctx.dry_run and pending is not None:
             ctx.state.remove_pending([pending])  # decided: journaled, or in failed_units
-        run.results.append(result)
+        report.results.append(result)
         mark(ctx, run, result)  # held for review: its notes as read, for its checkpoint
         match result.status:
             case UnitStatus.FAILED:
-                run.failed_units.append(unit)
-                (run.parked_paths if result.parked else run.failed_paths).update(unit.paths)
+                report.failed_units.append(unit)
+                (report.parked_paths if result.parked else report.failed_paths).update(unit.paths)
             case UnitStatus.SKIPPED:
-                run.skipped[unit.name] = result.error
+                report.skipped[unit.name] = result.error
             case UnitStatus.INTEGRATED if result.action:
-                run.changes.append({"target": result.target, "action": result.action,
-                                    "note": result.note})
+                report.changes.append({"target": result.target, "action": result.action,
+                                       "note": result.note})
         spent = result.usage
         ctx.report(UnitFinished(
-            i, len(run.units), unit.name, result.status, result.action or "",
+            i, len(found.units), unit.name, result.status, result.action or "",
             target=result.target, note=result.note, error=result.error, parked=result.parked,
             tokens=(sum(spent.prompt_tokens), spent.answer_tokens) if spent else None,
             seconds=spent.seconds if spent else 0.0))
