@@ -3,8 +3,9 @@
 ``OfflinePolicy`` answers ``chat`` the way a tool-calling model would, so the offline
 path runs through the same agent loop, toolbox and guard as Ollama, and nothing it
 writes skips a check. It keeps no state: each turn it re-reads the conversation and
-takes the next step of one plan (search, classify by similarity, read, then REFINE,
-CORROBORATE or CREATE; never CORRECT). The plan step by step: docs/pipeline.md.
+takes the next step of one plan (search, classify by similarity, read, then CREATE,
+REFINE, CORROBORATE, or CORRECT where a unit gives one of the node's sentences a new
+value: ``prose/update.py``). The plan step by step: docs/pipeline.md.
 """
 
 from __future__ import annotations
