@@ -125,20 +125,21 @@ class DreamContext:
     extractor: Extractor
     integrator: ChatModel
     provider: str
-    max_units: int = 5
+    # the configured values (cli/settings.py holds each default, once)
+    max_units: int
+    park_after: int  # runs a failed unit or note is tried before it waits for the user
+    same_threshold: float  # similarity: a node "very close" to a unit (one-shot)
+    related_threshold: float  # similarity: a node related to a unit
+    max_steps: int
+    max_topics: int
+    topic_min_units: int  # a day's units before the model groups them
+    lookback_days: int
     integrate_mode: str = "tools"  # tools | oneshot: how a model integrates a unit
     # When set, gives integrate_mode at the first unit (it may ask the server for the
     # model's size): a run with nothing to integrate never asks.
     mode_of: Callable[[], str] | None = None
     integrator_name: str = ""  # as the journal records it: "offline", "ollama <model>"
-    park_after: int = 3  # runs a failed unit or note is tried before it waits for the user
-    same_threshold: float = 0.60  # similarity: a node "very close" to a unit (one-shot)
-    related_threshold: float = 0.24  # similarity: a node related to a unit
-    max_steps: int = 12
     dry_run: bool = False
-    max_topics: int = 3
-    topic_min_units: int = 4  # a day's units before the model groups them
-    lookback_days: int = 7
     topic_picker: TopicPicker | None = None  # None: one topic per unit
     only: frozenset[str] | None = None
     today: dt.date = field(default_factory=dt.date.today)
