@@ -112,7 +112,7 @@ MUTATIONS = [
              "        while False:",
              ("tests/test_history.py",)),
     Mutation("recovery-dropped", "a write killed before its journal row is rolled back",
-             "vaultlink/pipeline/upkeep.py",
+             "vaultlink/pipeline/recovery.py",
              "        if now != intent.before_text and mark in intent.written:",
              "        if False:",
              ("tests/test_history.py",)),

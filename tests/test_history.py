@@ -16,8 +16,8 @@ import pytest
 
 from vaultlink.errors import StateError, UndoConflict, UndoNeedsCascade
 from vaultlink.pipeline import history
+from vaultlink.pipeline.recovery import recover
 from vaultlink.pipeline.topics import write_topics
-from vaultlink.pipeline.upkeep import recover
 from vaultlink.vault import faults
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.graph import check_vault

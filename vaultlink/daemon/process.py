@@ -223,9 +223,9 @@ def writer_or_daemon(v: Vault, command: str) -> VaultLock | None:
 
 def recover_after_crash(v: Vault) -> None:
     """What every writer does first: finish what a killed process left behind (work
-    files of an atomic write, and writes it never journaled: ``upkeep.recover``)."""
+    files of an atomic write, and writes it never journaled: ``recovery.recover``)."""
     # the journal, undo and its rollback: ~40 ms that --help need not pay
-    from vaultlink.pipeline.upkeep import recover
+    from vaultlink.pipeline.recovery import recover
     from vaultlink.vault.state import State
 
     recover_work_files(v.root, [v.digest, STATE_DIR])

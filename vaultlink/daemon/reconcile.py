@@ -13,7 +13,8 @@ from vaultlink.daemon.watch import current_hash
 from vaultlink.errors import VaultlinkError
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.pipeline.backfill import changed_notes
-from vaultlink.pipeline.upkeep import recover, relink
+from vaultlink.pipeline.recovery import recover
+from vaultlink.pipeline.renames import relink
 from vaultlink.vault.atomic import recover_work_files
 from vaultlink.vault.checkpoints import unchanged_since
 from vaultlink.vault.notes import STATE_DIR, Vault

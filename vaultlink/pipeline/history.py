@@ -17,7 +17,7 @@ group, all or nothing (write intents make a killed undo roll back at the next st
 A user's own note linking to the node, or a node edited by hand, always refuses.
 
 Reverting an UNDO row is a redo; reverting any row of a group reverts its whole group.
-What a killed process left half-done is rolled back by ``upkeep.recover``.
+What a killed process left half-done is rolled back by ``recovery.recover``.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from vaultlink.errors import (
 )
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.names import name_key
+from vaultlink.pipeline.stored import stored_name
 from vaultlink.pipeline.topics import without_nodes
 from vaultlink.vault.actions import Action
 from vaultlink.vault.atomic import content_hash
@@ -383,7 +384,7 @@ def _row(s: Step, action: Action) -> Row:
 def describe(entry: JournalEntry) -> str:
     """One line per decision for ``vaultlink log``."""
     when = dt.datetime.fromtimestamp(entry.at).strftime("%Y-%m-%d %H:%M")
-    unit = entry.unit.get("name", "?")
+    unit = stored_name(entry.unit, "?")
     mark = f" (undone by #{entry.undone_by})" if entry.undone_by else ""
     target = f" {entry.target}" if entry.target else ""
     note = f": {entry.note}" if entry.note else ""

@@ -20,7 +20,7 @@ class Action(StrEnum):
     FAILED = "FAILED"  # a unit not integrated this run (kept in failed_units)
     UNDO = "UNDO"
     REDO = "REDO"
-    RELINK = "RELINK"  # links following a renamed source note (``pipeline/upkeep.py``)
+    RELINK = "RELINK"  # links following a renamed source note (``pipeline/renames.py``)
     RENAME = "RENAME"  # a node that shadowed an owner's name moved
 
 

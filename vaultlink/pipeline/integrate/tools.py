@@ -74,7 +74,7 @@ class Toolbox:
     With ``dry_run`` the writes land in an overlay that later reads see, and the
     vault is left alone. With ``intents`` (the state database) every write is announced
     before it lands, so a process killed before the unit's journal row is written has
-    its writes rolled back at the next start (``dream.upkeep.recover``).
+    its writes rolled back at the next start (``pipeline/recovery.py``).
 
     With ``hold`` (review before write, ``integrate/review.py``) the checked writes
     also wait in the overlay: ``land()`` writes them, compare-and-swap against what the
