@@ -38,7 +38,7 @@ class Provider(StrEnum):
 
 @dataclass(frozen=True)
 class PipelineOptions:
-    """What ``dream.compose`` builds a run's parts from (models, indexes, thresholds)."""
+    """What ``pipeline/compose.py`` builds a run's parts from (models, indexes, thresholds)."""
 
     provider: Provider
     llm_host: str

@@ -154,7 +154,7 @@ class Settings:
         return node
 
     def pipeline(self) -> PipelineOptions:
-        """The values the pipeline's parts are built from, typed (see ``dream.compose``)."""
+        """The values the pipeline's parts are built from, typed (see ``pipeline/compose.py``)."""
         g = self.get
         return PipelineOptions(
             provider=Provider(g("llm.provider")), llm_host=str(g("llm.host")),

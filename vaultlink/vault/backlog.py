@@ -1,7 +1,7 @@
 """The backlog: a vault's older notes, held back at its first start until asked for.
 
 On the first start in a vault that has notes, only what changed in the last
-``backfill.days`` is integrated (``dream.backfill``); the older notes wait here with the
+``backfill.days`` is integrated (``pipeline/backfill.py``); the older notes wait here with the
 hash they had, so they are indexed for search but not extracted. ``vaultlink backfill``
 queues them on purpose (``queued_at``), and the daemon works the queued ones oldest
 first, between new notes. A note leaves the backlog when it is checkpointed

@@ -10,7 +10,7 @@ row), so a process killed between them would leave a node the journal does not k
 Write *intents* close that gap: before a digest file is written, its path, the text it
 had and the hash of what is about to land go to ``inflight``; the journal row that
 records the write deletes the intent in the same transaction. An intent still there
-at start-up is a write whose decision never got recorded, and ``dream.history``
+at start-up is a write whose decision never got recorded, and ``pipeline/history.py``
 rolls it back (the unit is retried, the undo group is all-or-nothing).
 """
 
