@@ -137,7 +137,7 @@ def rename_shadowing(
     """
     # the journal and the link graph: ~60 ms that --help need not pay
     from vaultlink.cli.common import vault_writer
-    from vaultlink.pipeline.rename import apply_renames, plan_renames
+    from vaultlink.pipeline.shadowing import apply_renames, plan_renames
     from vaultlink.vault.state import State
 
     v, _ = open_vault(vault)

@@ -16,7 +16,7 @@ from vaultlink.pipeline.events import RunFinished, RunStarted, StepStarted
 from vaultlink.pipeline.extract.step import extract_step
 from vaultlink.pipeline.finish import finish_step
 from vaultlink.pipeline.integrate.step import integrate_step
-from vaultlink.pipeline.rename import repair_once
+from vaultlink.pipeline.shadowing import repair_once
 from vaultlink.pipeline.topics import topics_step
 from vaultlink.vault.backlog import Backlog, Rates
 
