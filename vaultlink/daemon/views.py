@@ -19,6 +19,7 @@ from vaultlink.markdown.frontmatter import split_frontmatter, text_value
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.pipeline import history
+from vaultlink.pipeline.stored import stored_paths
 from vaultlink.vault.actions import DECISIONS
 from vaultlink.vault.graph import LinkGraph, ParseCache, build_graph
 from vaultlink.vault.notes import DESCRIPTION_CHARS, NAME_CHARS, Vault
@@ -200,7 +201,7 @@ class Views:
         fed: list[str] = []
         for entry in state.journal(limit=200, path=rel):
             if (entry.action in DECISIONS and entry.undone_by is None and entry.target
-                    and rel in entry.unit.get("paths", []) and entry.target in graph.meta):
+                    and rel in stored_paths(entry.unit) and entry.target in graph.meta):
                 fed.append(entry.target)
         for edge in graph.backlinks.get(rel, []):
             if self.daemon.vault.folder_of(edge.source) == "digest" and self._cites(

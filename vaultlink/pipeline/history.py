@@ -36,6 +36,7 @@ from vaultlink.errors import (
 )
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.markdown.names import name_key
+from vaultlink.pipeline.stored import stored_name
 from vaultlink.pipeline.topics import without_nodes
 from vaultlink.vault.actions import Action
 from vaultlink.vault.atomic import content_hash
@@ -383,7 +384,7 @@ def _row(s: Step, action: Action) -> Row:
 def describe(entry: JournalEntry) -> str:
     """One line per decision for ``vaultlink log``."""
     when = dt.datetime.fromtimestamp(entry.at).strftime("%Y-%m-%d %H:%M")
-    unit = entry.unit.get("name", "?")
+    unit = stored_name(entry.unit, "?")
     mark = f" (undone by #{entry.undone_by})" if entry.undone_by else ""
     target = f" {entry.target}" if entry.target else ""
     note = f": {entry.note}" if entry.note else ""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from vaultlink.errors import (
     IndexServerUnavailable,
@@ -47,6 +46,14 @@ from vaultlink.pipeline.extract.readings import reasons_text, record_readings
 from vaultlink.pipeline.extract.repeats import fingerprint, repeat_units, twin_of
 from vaultlink.pipeline.extract.template import NO_TEMPLATE, DayTemplate, day_template
 from vaultlink.pipeline.integrate.review import requeue_stale
+from vaultlink.pipeline.stored import (
+    add_pending,
+    failed_unit,
+    note_hash,
+    pending_units,
+    record_note_failure,
+    stored_name,
+)
 from vaultlink.prose.units import Unit
 from vaultlink.vault.checkpoints import unchanged_since, waiting_paths
 from vaultlink.vault.notes import Note, NoteInfo
@@ -81,8 +88,8 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     notes, template = _changed_notes(ctx, run, infos, checkpoints, held, unread)
     if not ctx.dry_run:  # a proposal whose node changed since: its unit is decided again
         for stale in requeue_stale(vault, state):
-            ctx.report(ProposalStale(stale.id, stale.unit.get("name", ""), stale.target))
-    pending = state.pending_units()
+            ctx.report(ProposalStale(stale.id, stored_name(stale.unit), stale.target))
+    pending = pending_units(state)
     failures = state.open_failures()
     gone = [f for f in failures if f.paths and not set(f.paths) & present]
     if gone and not ctx.dry_run:  # its source was deleted: nothing left to integrate
@@ -194,20 +201,20 @@ def _read(ctx: DreamContext, run: RunState, path: str) -> Note | None:
 
 
 def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
-                pending: list[tuple[int, dict[str, Any]]], fresh: list[Unit]) -> None:
+                pending: list[tuple[int, Unit]], fresh: list[Unit]) -> None:
     """The run's units: failed ones first, then pending, then fresh, up to the cap; the
     rest wait (their notes are not checkpointed)."""
     found = run.extraction
     queued: list[tuple[Unit, int | None, Retry | None]] = [
-        (Unit.from_dict(f.unit), None, Retry(f.id, f.attempts, f.error)) for f in retries]
+        (failed_unit(f), None, Retry(f.id, f.attempts, f.error)) for f in retries]
     if ctx.dry_run:
-        queued += [(Unit.from_dict(u), None, None) for _, u in pending]
+        queued += [(u, None, None) for _, u in pending]
         queued += [(u, None, None) for u in fresh]
     else:
         # Every unit waits in pending_units until integrate decides it, so a run killed
         # midway loses none: the notes of pending units are not extracted again.
-        ctx.state.add_pending(u.to_dict() for u in fresh)
-        queued += [(Unit.from_dict(u), i, None) for i, u in ctx.state.pending_units()]
+        add_pending(ctx.state, fresh)
+        queued += [(u, i, None) for i, u in pending_units(ctx.state)]
     taken = queued[:ctx.max_units]
     found.units = [u for u, _, _ in taken]
     found.pending_ids = [i for _, i, _ in taken]  # aligned with found.units
@@ -224,7 +231,7 @@ def _take_units(ctx: DreamContext, run: RunState, retries: list[Failure],
 
 def _parked_as_is(failure: Failure | None, digest: str) -> bool:
     """A note whose extraction failed until parked, and that has not changed since."""
-    return failure is not None and failure.parked and failure.unit.get("hash") == digest
+    return failure is not None and failure.parked and note_hash(failure) == digest
 
 
 def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
@@ -306,11 +313,10 @@ def _note_failed(ctx: DreamContext, run: RunState, note: SourceNote, failure: Fa
     found.failed_notes[note.path] = error
     parked = False
     if not ctx.dry_run:
-        parked = ctx.state.record_failure(
-            run.run_id, {"name": note.path, "paths": [note.path],
-                         "hash": found.changed[note.path]}, error,
-            attempts=int(counts), kind="note",
-            failure_id=failure.id if failure else None, park_after=ctx.park_after)
+        parked = record_note_failure(
+            ctx.state, run.run_id, note.path, found.changed[note.path], error,
+            attempts=int(counts), failure_id=failure.id if failure else None,
+            park_after=ctx.park_after)
     (report.parked_paths if parked else report.failed_paths).add(note.path)
     log.warning("extract %s failed: %s", note.path, error)
     ctx.report(NoteFailed(note.path, error, parked))

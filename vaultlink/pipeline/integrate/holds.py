@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from vaultlink.markdown.language import subject_words
 from vaultlink.markdown.sections import cites_any
+from vaultlink.pipeline.stored import is_unit, stored_name
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.vault.actions import DECISIONS
@@ -68,9 +69,7 @@ def decided_before(state: State, unit: Unit) -> JournalEntry | None:
     if not unit.paths:
         return None
     for e in state.journal(limit=50, path=unit.paths[0]):
-        if (e.action in DECISIONS and e.undone_by is None and e.unit.get("name") == unit.name
-                and e.unit.get("paths") == unit.paths
-                and e.unit.get("summary") == unit.summary):
+        if e.action in DECISIONS and e.undone_by is None and is_unit(e.unit, unit):
             return e
     return None
 
@@ -78,5 +77,5 @@ def decided_before(state: State, unit: Unit) -> JournalEntry | None:
 def journaled_to(state: State, unit: Unit, target: str) -> bool:
     """Whether a live decision sent a unit of this name to ``target``."""
     return any(entry.target == target and entry.action in DECISIONS
-               and entry.undone_by is None and entry.unit.get("name") == unit.name
+               and entry.undone_by is None and stored_name(entry.unit) == unit.name
                for entry in state.journal(50, target))

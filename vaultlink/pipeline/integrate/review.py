@@ -33,6 +33,7 @@ from vaultlink.errors import NoteNotFound
 from vaultlink.markdown.sections import cited_sources, without_sources
 from vaultlink.pipeline.context import DreamContext, ReviewMode, RunState, UnitResult
 from vaultlink.pipeline.events import UnitStatus
+from vaultlink.pipeline.stored import is_unit, propose, stored_name
 from vaultlink.prose.shared_subject import names_node, same_facts
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.actions import UPDATE_ACTIONS, Action
@@ -132,9 +133,8 @@ def hold(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox, receipt: 
     if reason is None or after is None:
         toolbox.land()
         return None
-    pid = ctx.state.proposal_add(run_id, unit.to_dict(), receipt.action, target,
-                                 toolbox.read_hash(target), before, after, reason,
-                                 receipt.note, integrator)
+    pid = propose(ctx.state, run_id, unit, receipt.action, target, toolbox.read_hash(target),
+                  before, after, reason, receipt.note, integrator)
     toolbox.rollback()  # nothing landed: the overlay goes
     log.info("unit %s: %s %s held for review as proposal #%d (%s)", unit.name,
              receipt.action, target, pid, reason)
@@ -160,8 +160,7 @@ def waiting_or_rejected(ctx: DreamContext, unit: Unit) -> UnitResult | None:
     if ctx.dry_run:
         return None
     for p in ctx.state.proposals():
-        if (p.unit.get("name") == unit.name and sorted(p.paths) == sorted(unit.paths)
-                and p.unit.get("summary") == unit.summary):
+        if is_unit(p.unit, unit, any_order=True):
             return UnitResult(unit, UnitStatus.HELD, p.action, p.target,
                               f"waits for review as proposal #{p.id}: {p.reason}",
                               proposal_id=p.id)
@@ -240,7 +239,7 @@ def mark_stale(state: State, p: Proposal, why: str) -> Proposal | None:
         return None
     state.add_pending([p.unit])
     log.info("proposal #%d is stale (%s): unit %s is decided again by the next run", p.id,
-             why, p.unit.get("name", ""))
+             why, stored_name(p.unit))
     return state.proposal_get(p.id)
 
 

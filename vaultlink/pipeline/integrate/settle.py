@@ -25,6 +25,7 @@ from vaultlink.pipeline.integrate.oneshot import carry_out
 from vaultlink.pipeline.integrate.review import Settled, hash_now, mark_stale
 from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox
+from vaultlink.pipeline.stored import proposal_unit, stored_name
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.vault.actions import Action
 from vaultlink.vault.checkpoints import waiting_paths
@@ -43,7 +44,7 @@ def approve(vault: Vault, state: State, proposal_id: int) -> Settled:
     p = _open(state, proposal_id)
     if hash_now(vault, p.target) != p.old_hash:
         return _settled_stale(state, p, f"{p.target} changed since the proposal was made")
-    unit = Unit.from_dict(p.unit)
+    unit = proposal_unit(p)
     box = _toolbox(vault, state, unit)
     try:
         box.put(p.target, p.after_text)
@@ -70,7 +71,7 @@ def reject(vault: Vault, state: State, proposal_id: int) -> Settled:
            f"{p.target} ({p.reason})")
     jid = state.journal_add(None, p.unit, Action.SKIP, p.target, why, integrator=p.integrator)
     return _settle(state, p, ProposalState.REJECTED, jid, [],
-                   f"rejected: nothing written; unit {p.unit.get('name', '')} is not "
+                   f"rejected: nothing written; unit {stored_name(p.unit)} is not "
                    "proposed again")
 
 
@@ -78,7 +79,7 @@ def create_new(vault: Vault, state: State, proposal_id: int) -> Settled:
     """Write the unit as a new node of its own (a CREATE) instead of the proposed
     change, through the guard and the journal."""
     p = _open(state, proposal_id)
-    unit = Unit.from_dict(p.unit)
+    unit = proposal_unit(p)
     box = _toolbox(vault, state, unit)
     outcome = SessionOutcome(Ending.ERROR)
     try:
@@ -127,7 +128,7 @@ def _settled_stale(state: State, p: Proposal, why: str) -> Settled:
     if now is None:
         raise StateError(f"proposal #{p.id} was settled meanwhile")
     return Settled(now, None, [], f"stale: {why}; nothing written, the next run decides "
-                                  f"unit {p.unit.get('name', '')} again")
+                                  f"unit {stored_name(p.unit)} again")
 
 
 def _checkpoint(state: State, p: Proposal) -> None:

@@ -45,6 +45,7 @@ from vaultlink.pipeline.integrate.review import hold, mark, waiting_or_rejected
 from vaultlink.pipeline.integrate.session import Ending, SessionOutcome, Usage, run_session
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.prompts import prompt
+from vaultlink.pipeline.stored import journal_unit, record_unit_failure
 from vaultlink.prose.node_names import carried_unit
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.prose.wording import wording_of
@@ -248,8 +249,8 @@ def _failed(ctx: DreamContext, run_id: int, unit: Unit, message: str, spent: Spe
     failures that ``counts``) and journaled as FAILED."""
     parked = False
     if not ctx.dry_run:
-        parked = ctx.state.record_failure(
-            run_id, unit.to_dict(), message, attempts=int(counts), codes=spent.usage.refusals,
+        parked = record_unit_failure(
+            ctx.state, run_id, unit, message, attempts=int(counts), codes=spent.usage.refusals,
             failure_id=retry.id if retry is not None else None, park_after=ctx.park_after)
     result = _record(ctx, run_id, unit, None, Verdict(
         Action.FAILED, UnitStatus.FAILED, "", message, message, spent))
@@ -361,8 +362,8 @@ def _record(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox | None,
         return result
     queries = toolbox.queries if toolbox is not None else []
     candidates = _candidates(queries, v.classification)
-    result.journal_id = ctx.state.journal_add(
-        run_id, unit.to_dict(), v.action, v.target, v.note, diff, queries, candidates,
+    result.journal_id = journal_unit(
+        ctx.state, run_id, unit, v.action, v.target, v.note, diff, queries, candidates,
         before_text=v.before, after_text=v.after, integrator=v.spent.integrator,
         prompt_tokens=sum(usage.prompt_tokens), answer_tokens=usage.answer_tokens,
         model_seconds=usage.seconds, refusals=usage.refusals, calls=dict(usage.calls))
