@@ -19,14 +19,13 @@ from __future__ import annotations
 import difflib
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vaultlink.vault.actions import DECISIONS, FOLLOW_UPS, REVERSALS, Action
+from vaultlink.vault.connection import StateConnection
 
 JOURNAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
@@ -123,18 +122,8 @@ class Row:
     calls: tuple[tuple[str, int], ...] = ()
 
 
-class JournalTables:
+class JournalTables(StateConnection):
     """The journal and intent tables; mixed into ``State``, which owns the connection."""
-
-    _db: sqlite3.Connection
-    _lock: threading.RLock
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One atomic change (``State.transaction``)."""
-        raise NotImplementedError
-
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     @staticmethod
     def _migrate_journal(db: sqlite3.Connection) -> None:

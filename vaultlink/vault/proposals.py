@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from vaultlink.vault.actions import Action
+from vaultlink.vault.connection import StateConnection
 
 PROPOSALS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (
@@ -77,18 +76,8 @@ class Proposal:
         return [str(p) for p in self.unit.get("paths", [])]
 
 
-class ProposalTables:
+class ProposalTables(StateConnection):
     """The proposals table; mixed into ``State``, which owns the connection."""
-
-    _db: sqlite3.Connection
-    _lock: threading.RLock
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One atomic change (``State.transaction``)."""
-        raise NotImplementedError
-
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     def proposal_add(self, run_id: int | None, unit: dict[str, Any], action: Action,
                      target: str, old_hash: str | None, before_text: str | None,

@@ -5,26 +5,15 @@ into ``State`` (``state.py``), which owns the connection.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from typing import Any
 
+from vaultlink.vault.connection import StateConnection
 
-class ReadingTables:
+
+class ReadingTables(StateConnection):
     """The unread_notes, note_yield and passed_over tables."""
-
-    _db: sqlite3.Connection
-    _lock: threading.RLock
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One atomic change (``State.transaction``)."""
-        raise NotImplementedError
-
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     # -- notes that could not be read ------------------------------------------
 
