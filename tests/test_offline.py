@@ -472,6 +472,21 @@ def test_offline_dream_on_the_sample_vault_links_and_checks_clean(tmp_path: Path
     assert snapshot(lost) == after
 
 
+def first_step(policy: OfflinePolicy, unit: Unit, node: str, name: str,
+               similarity: float) -> str:
+    """The tool the policy calls once it found ``node`` (at ``similarity``) and read it."""
+    hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": similarity,
+             "name": name, "description": "d"}]
+    lines = node.split("\n")
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits}),
+             Turn("read", {"path": "digest/wiki/n.md", "start_line": 1, "end_line": 40},
+                  {"text": node, "start_line": 1, "end_line": len(lines),
+                   "total_lines": len(lines)})]
+    step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall)
+    return step.name
+
+
 @pytest.mark.parametrize("title, similarity, grows", [
     ("Release notes", 0.62, False),  # the node's words scattered over a standup list
     ("Hey Andrew", 0.64, False),  # a greeting every session of a conversation opens with
@@ -494,16 +509,7 @@ def test_a_day_notes_unit_grows_a_node_only_when_its_own_name_shares_the_subject
                 title=title)
     node = (f"---\nname: {name}\ndescription: d\n---\nRebuild the staging search index "
             "after a crash of the indexer.\n\n## Sources\n\n- From [[daily/2026-06-09.md]].\n")
-    hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": similarity,
-             "name": name, "description": "d"}]
-    lines = node.split("\n")
-    turns = [Turn("node_search", {"query": "q"}, {"hits": hits}),
-             Turn("read", {"path": "digest/wiki/n.md", "start_line": 1, "end_line": 40},
-                  {"text": node, "start_line": 1, "end_line": len(lines),
-                   "total_lines": len(lines)})]
-    step = policy.decide(unit, turns)
-    assert isinstance(step, ToolCall)
-    assert (step.name == "edit") is grows
+    assert (first_step(policy, unit, node, name, similarity) == "edit") is grows
 
 
 @pytest.mark.parametrize("name, body, source, grows", [
@@ -529,16 +535,8 @@ def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, source: 
                 "## Inheritance\nEnvironments inherit from `default`.", ["resource/h/env.md"],
                 title="Environment configuration")
     node = f"---\nname: {name}\ndescription: d\n---\n{body}\n## Sources\n\n- From [[{source}]].\n"
-    hits = [{"path": "digest/wiki/n.md", "score": 0.01, "similarity": 0.7, "name": name,
-             "description": "d"}]
-    lines = node.split("\n")
-    turns = [Turn("node_search", {"query": "q"}, {"hits": hits}),
-             Turn("read", {"path": "digest/wiki/n.md", "start_line": 1, "end_line": 40},
-                  {"text": node, "start_line": 1, "end_line": len(lines),
-                   "total_lines": len(lines)})]
-    step = policy.decide(unit, turns)
-    assert isinstance(step, ToolCall)
-    assert step.name == ("edit" if grows else "frontmatter_read")
+    assert first_step(policy, unit, node, name, 0.7) == ("edit" if grows
+                                                          else "frontmatter_read")
 
 
 def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> None:
