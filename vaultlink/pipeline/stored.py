@@ -15,6 +15,7 @@ from typing import Any
 from vaultlink.prose.units import Unit
 from vaultlink.vault.actions import Action
 from vaultlink.vault.proposals import Proposal
+from vaultlink.vault.runs import FailureKind
 from vaultlink.vault.state import Failure, State
 
 Row = dict[str, Any]  # a unit as the store keeps it (``Unit.to_dict``)
@@ -54,7 +55,7 @@ def record_note_failure(state: State, run_id: int | None, path: str, digest: str
     """``State.record_failure`` for a note whose extraction failed, with the hash read
     (``note_hash``); whether it is parked now."""
     return state.record_failure(run_id, {"name": path, "paths": [path], "hash": digest}, error,
-                                attempts=attempts, kind="note", failure_id=failure_id,
+                                attempts=attempts, kind=FailureKind.NOTE, failure_id=failure_id,
                                 park_after=park_after)
 
 

@@ -4,6 +4,7 @@ has the note changed since it was checkpointed, and which notes wait on units st
 
 from __future__ import annotations
 
+from vaultlink.vault.runs import FailureKind
 from vaultlink.vault.state import Checkpoint, Failure, State
 
 
@@ -29,5 +30,5 @@ def waiting_paths(state: State, failed_notes: bool = True,
     them already (default: read from ``state``)."""
     if failures is None:
         failures = state.open_failures()
-    failed = {p for f in failures if failed_notes or f.kind == "unit" for p in f.paths}
+    failed = {p for f in failures if failed_notes or f.kind == FailureKind.UNIT for p in f.paths}
     return pending_paths(state) | failed | state.proposal_paths()

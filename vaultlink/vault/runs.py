@@ -6,15 +6,21 @@ connection.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from vaultlink.vault.actions import DECISIONS
+from vaultlink.vault.connection import StateConnection
+
+
+class FailureKind(StrEnum):
+    """What failed: a unit to integrate, or a note's extraction (stored as its value)."""
+
+    UNIT = "unit"
+    NOTE = "note"
 
 
 @dataclass(frozen=True)
@@ -23,7 +29,7 @@ class Failure:
     extract (``kind``), with how many runs tried and whether it waits for the user."""
 
     id: int
-    kind: str
+    kind: FailureKind
     unit: dict[str, Any]
     paths: list[str]
     error: str
@@ -33,18 +39,8 @@ class Failure:
     at: float
 
 
-class RunTables:
+class RunTables(StateConnection):
     """The runs, failed_units and pending_units tables."""
-
-    _db: sqlite3.Connection
-    _lock: threading.RLock
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One atomic change (``State.transaction``)."""
-        raise NotImplementedError
-
-    def _all(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
 
     # -- pending units (over the per-run cap) ----------------------------------
 
@@ -100,9 +96,10 @@ class RunTables:
                 "counts": json.loads(r["counts"]), "changes": json.loads(r["changes"])}
 
     def record_failure(self, run_id: int | None, unit: dict[str, Any], error: str,
-                       attempts: int = 1, *, kind: str = "unit", codes: Iterable[str] = (),
+                       attempts: int = 1, *, kind: FailureKind = FailureKind.UNIT,
+                       codes: Iterable[str] = (),
                        failure_id: int | None = None, park_after: int = 0) -> bool:
-        """A unit (or a note's extraction, ``kind="note"``) that failed this run; its paths
+        """A unit (or a note's extraction, ``FailureKind.NOTE``) that failed this run; its paths
         stay unchecked and it is retried. Failing again updates ``failure_id``'s row with
         ``attempts`` more tries (0 when the server, not the answer, failed); at
         ``park_after`` tries (0: never) it is parked, waiting for the user. Returns
@@ -131,9 +128,9 @@ class RunTables:
 
     def open_failures(self) -> list[Failure]:
         """Failures not resolved yet, parked ones included, oldest first."""
-        return [Failure(r["id"], r["kind"], json.loads(r["unit"]), json.loads(r["paths"]),
-                        r["error"], r["attempts"], bool(r["parked"]), json.loads(r["codes"]),
-                        r["at"])
+        return [Failure(r["id"], FailureKind(r["kind"]), json.loads(r["unit"]),
+                        json.loads(r["paths"]), r["error"], r["attempts"], bool(r["parked"]),
+                        json.loads(r["codes"]), r["at"])
                 for r in self._all("SELECT * FROM failed_units WHERE resolved=0 ORDER BY id")]
 
     def resolve_failure(self, ids: Iterable[int]) -> None:

@@ -57,6 +57,7 @@ from vaultlink.pipeline.stored import (
 from vaultlink.prose.units import Unit
 from vaultlink.vault.checkpoints import unchanged_since, waiting_paths
 from vaultlink.vault.notes import Note, NoteInfo
+from vaultlink.vault.runs import FailureKind
 from vaultlink.vault.state import Checkpoint, Failure
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     if gone and not ctx.dry_run:  # its source was deleted: nothing left to integrate
         state.resolve_failure(f.id for f in gone)
     failures = [f for f in failures if f not in gone]
-    note_failures = {f.paths[0]: f for f in failures if f.kind == "note" and f.paths}
+    note_failures = {f.paths[0]: f for f in failures if f.kind == FailureKind.NOTE and f.paths}
     # Notes whose units wait (pending, failed, or held for review) are not extracted
     # again: their units are taken up as they are, and the run that integrates the last
     # one (or settling its last proposal, ``pipeline/integrate/review.py``) checkpoints them.
@@ -104,7 +105,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
             and not _parked_as_is(note_failures.get(n.path), found.changed[n.path])]
     report.parked_paths.update(n.path for n in notes if n not in sent
                                and n.path not in found.held_paths)
-    retries = [f for f in failures if f.kind == "unit" and not f.parked
+    retries = [f for f in failures if f.kind == FailureKind.UNIT and not f.parked
                and (ctx.only is None or set(f.paths) & ctx.only)]
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
