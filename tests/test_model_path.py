@@ -290,9 +290,10 @@ def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
     new = {k for k in snapshot(root) if k not in before and not k.startswith("digest/topics/")}
     assert new == {target}
-    spent = run.report.results[1].usage
+    spent, first = run.report.results[1].usage, run.report.results[0].usage
+    assert spent is not None and first is not None
     assert spent.prompt_tokens and spent.answer_tokens > 0
-    assert run.report.results[0].usage.prompt_tokens == []  # the CREATE asked nothing
+    assert first.prompt_tokens == []  # the CREATE asked nothing
 
 
 def test_oneshot_corrects_a_wrong_target_in_one_turn(tmp_path: Path) -> None:
@@ -366,7 +367,8 @@ def test_tool_calls_written_as_text_integrate(tmp_path: Path) -> None:
     with FakeOllama(model=with_extract(lambda r: next(turns), UNIT_A)) as server:
         run = dream(root, server.url)
     assert [r.status for r in run.report.results] == ["integrated"]
-    assert run.report.results[0].usage.calls == {"text": 1}
+    usage = run.report.results[0].usage
+    assert usage is not None and usage.calls == {"text": 1}
     state = State(root / ".vaultlink/state.sqlite")
     try:
         entry = state.journal(1)[0]

@@ -26,6 +26,7 @@ from vaultlink.pipeline.events import (
     UnitStarted,
     UnitStatus,
 )
+from vaultlink.pipeline.usage import Usage
 
 
 class ProgressPrinter:
@@ -190,14 +191,14 @@ def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
                      "parked": r.parked, "proposal_id": r.proposal_id,
                      **_usage_json(r.usage)}
                     for r in report.results],
-        "extract": found.extract_usage,
+        "extract": {path: asdict(spend) for path, spend in found.extract_usage.items()},
         "failed_notes": [{"path": p, "error": e, "parked": p in report.parked_paths}
                          for p, e in found.failed_notes.items()],
     }
 
 
-def _usage_json(usage: Any) -> dict[str, Any]:
-    """What the model spent on a unit (``session.Usage``), as ``--json`` shows it."""
+def _usage_json(usage: Usage | None) -> dict[str, Any]:
+    """What the model spent on a unit, as ``--json`` shows it."""
     if usage is None:
         return {}
     return {"answer_tokens": usage.answer_tokens, "model_seconds": round(usage.seconds, 2),

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from vaultlink.llm.chat import ChatModel
 from vaultlink.pipeline.events import Progress, RunEvent, UnitFinished, UnitStatus
+from vaultlink.pipeline.usage import NoteSpend, Usage
 from vaultlink.prose.units import Unit
 from vaultlink.vault.actions import Action
 from vaultlink.vault.faults import crash_point
@@ -179,7 +180,7 @@ class UnitResult:
     error: str = ""
     journal_id: int | None = None
     prompt_tokens: list[int] = field(default_factory=list)
-    usage: Any = None  # ``session.Usage``: tokens, seconds, tool calls, refusals
+    usage: Usage | None = None  # tokens, seconds, tool calls, refusals
     parked: bool = False  # failed for the last allowed time: waits for the user
     proposal_id: int | None = None  # held: the proposal that waits for review
 
@@ -208,7 +209,7 @@ class Extraction:
     gone: list[str] = field(default_factory=list)  # known notes no longer in the vault
     readable: list[str] = field(default_factory=list)  # unread before, checkpointed as is
     failed_notes: dict[str, str] = field(default_factory=dict)  # extraction failed: why
-    extract_usage: dict[str, dict[str, Any]] = field(default_factory=dict)  # per note
+    extract_usage: dict[str, NoteSpend] = field(default_factory=dict)  # per note
     held_paths: set[str] = field(default_factory=set)  # notes of earlier open failures
     passed_over: list[PassedOver] = field(default_factory=list)  # paragraphs no unit took
     yields: dict[str, int] = field(default_factory=dict)  # note path -> units extracted

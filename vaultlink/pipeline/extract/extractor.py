@@ -42,7 +42,7 @@ from vaultlink.pipeline.extract.unit_names import (
     subject_name,
     unique_names,
 )
-from vaultlink.pipeline.integrate.session import Usage
+from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)

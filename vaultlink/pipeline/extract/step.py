@@ -54,6 +54,7 @@ from vaultlink.pipeline.stored import (
     record_note_failure,
     stored_name,
 )
+from vaultlink.pipeline.usage import NoteSpend
 from vaultlink.prose.units import Unit
 from vaultlink.vault.checkpoints import unchanged_since, waiting_paths
 from vaultlink.vault.notes import Note, NoteInfo
@@ -278,9 +279,8 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             ctx.state.resolve_failure([failure.id])
         after = _spent(ctx)
         spent = (after[0] - before[0], after[1] - before[1], after[2] - before[2])
-        found.extract_usage[note.path] = {"units": len(units), "prompt_tokens": spent[0],
-                                          "answer_tokens": spent[1],
-                                          "model_seconds": round(spent[2], 2)}
+        found.extract_usage[note.path] = NoteSpend(len(units), spent[0], spent[1],
+                                                   round(spent[2], 2))
         ctx.report(NoteFinished(note.path, len(units), (spent[0], spent[1]), spent[2]))
         if twin:
             log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],

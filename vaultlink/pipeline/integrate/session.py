@@ -1,4 +1,4 @@
-"""The tool-calling loop of one integrate session, and what a session spent.
+"""The tool-calling loop of one integrate session (what it spent: ``pipeline/usage.py``).
 
 The model (an ``llm.ChatModel``: Ollama, a scripted fake, or the offline policy) calls
 the six tools until it answers with a receipt ``{action, target_path, note}``. Tool
@@ -12,14 +12,14 @@ itself: the toolbox does, through the guard.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vaultlink.errors import AnswerCut, GuardRefusal, ModelOutputError
-from vaultlink.llm.chat import MALFORMED, ChatModel, ChatReply, extract_json
+from vaultlink.llm.chat import MALFORMED, ChatModel, extract_json
 from vaultlink.markdown.sections import cites_all
+from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.units import Receipt, parse_receipt
 from vaultlink.vault.actions import Action
 
@@ -33,35 +33,6 @@ NOTHING_WRITTEN = (
     "Nothing was written yet, so the unit is not integrated. Do not copy the unit or a "
     "receipt. Call a tool now: `write` to create digest/{bucket}/<slug>.md, or `edit` to "
     "update a node that node_search found. Write the call as a tool call.")
-
-
-@dataclass
-class Usage:
-    """What the model spent on one unit, across its turns and attempts."""
-
-    prompt_tokens: list[int] = field(default_factory=list)  # one per model call
-    answer_tokens: int = 0
-    seconds: float = 0.0
-    calls: Counter[str] = field(default_factory=Counter)  # tool calls by form
-    refusals: list[str] = field(default_factory=list)  # guard refusal codes, in order
-    corrections: int = 0  # correction turns sent
-
-    def add(self, reply: ChatReply) -> None:
-        """Count one model answer."""
-        self.prompt_tokens.append(int(getattr(reply, "prompt_tokens", 0) or 0))
-        self.answer_tokens += int(getattr(reply, "eval_tokens", 0) or 0)
-        self.seconds += float(getattr(reply, "seconds", 0.0) or 0.0)
-        for call in reply.tool_calls or []:
-            self.calls[getattr(call, "form", "native")] += 1
-
-    def merge(self, other: Usage) -> None:
-        """Add another attempt's spending to this one."""
-        self.prompt_tokens += other.prompt_tokens
-        self.answer_tokens += other.answer_tokens
-        self.seconds += other.seconds
-        self.calls.update(other.calls)
-        self.refusals += other.refusals
-        self.corrections += other.corrections
 
 
 class Ending(StrEnum):

@@ -42,10 +42,11 @@ from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.integrate.holds import decided_before, holds_words, journaled_to
 from vaultlink.pipeline.integrate.oneshot import run_oneshot
 from vaultlink.pipeline.integrate.review import hold, mark, waiting_or_rejected
-from vaultlink.pipeline.integrate.session import Ending, SessionOutcome, Usage, run_session
+from vaultlink.pipeline.integrate.session import Ending, SessionOutcome, run_session
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.prompts import prompt
 from vaultlink.pipeline.stored import journal_unit, record_unit_failure
+from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.node_names import carried_unit
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.prose.wording import wording_of
