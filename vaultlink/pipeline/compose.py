@@ -17,7 +17,7 @@ from vaultlink.index.recall import Indexes, open_recall
 from vaultlink.llm.arbiter import ARBITER, is_local_host
 from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions, Provider, redact_url
-from vaultlink.pipeline.context import DreamContext, Extractor, ReviewMode
+from vaultlink.pipeline.context import DreamContext, Extractor, IntegrateMode, ReviewMode
 from vaultlink.pipeline.events import ModelProgress, Progress
 from vaultlink.pipeline.extract.extractor import ModelExtractor
 from vaultlink.pipeline.offline.extract import OfflineExtractor
@@ -119,15 +119,16 @@ def models_for(provider: str, options: PipelineOptions,
 ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured call
 
 
-def integrate_mode(provider: str, options: PipelineOptions) -> str:
+def integrate_mode(provider: str, options: PipelineOptions) -> IntegrateMode:
     """``tools`` or ``oneshot``; ``auto`` picks one-shot for small models (measured in
     ``bench/realmodel``: they rarely drive a tool loop) and for a size Ollama does not say."""
     if provider != Provider.OLLAMA:
-        return "tools"  # the offline integrator speaks the tool protocol
+        return IntegrateMode.TOOLS  # the offline integrator speaks the tool protocol
     if options.integrate_mode != "auto":
-        return options.integrate_mode
+        return IntegrateMode(options.integrate_mode)
     size = parameter_count(options.llm_host, options.model)
-    return "tools" if size is not None and size >= ONESHOT_BELOW else "oneshot"
+    big = size is not None and size >= ONESHOT_BELOW
+    return IntegrateMode.TOOLS if big else IntegrateMode.ONESHOT
 
 
 def close_models(ctx: DreamContext) -> None:

@@ -108,6 +108,13 @@ class TopicPicker(Protocol):
         ...
 
 
+class IntegrateMode(StrEnum):
+    """How a model integrates a unit (``llm.integrate_mode``, ``auto`` resolved)."""
+
+    TOOLS = "tools"  # a tool-calling session (``pipeline/integrate/session.py``)
+    ONESHOT = "oneshot"  # one structured decision (``pipeline/integrate/oneshot.py``)
+
+
 class ReviewMode(StrEnum):
     """``review.mode``: which decisions wait for the owner (``pipeline/integrate/review.py``)."""
 
@@ -135,10 +142,10 @@ class DreamContext:
     max_topics: int
     topic_min_units: int  # a day's units before the model groups them
     lookback_days: int
-    integrate_mode: str = "tools"  # tools | oneshot: how a model integrates a unit
+    integrate_mode: IntegrateMode = IntegrateMode.TOOLS
     # When set, gives integrate_mode at the first unit (it may ask the server for the
     # model's size): a run with nothing to integrate never asks.
-    mode_of: Callable[[], str] | None = None
+    mode_of: Callable[[], IntegrateMode] | None = None
     integrator_name: str = ""  # as the journal records it: "offline", "ollama <model>"
     dry_run: bool = False
     topic_picker: TopicPicker | None = None  # None: one topic per unit
@@ -153,7 +160,7 @@ class DreamContext:
     # test or a bench builds by hand; the CLI and the daemon pass the configured one)
     review: ReviewMode = ReviewMode.OFF
 
-    def mode(self) -> str:
+    def mode(self) -> IntegrateMode:
         """``integrate_mode``, found out now if it was left to the first unit."""
         if self.mode_of is not None:
             self.integrate_mode, self.mode_of = self.mode_of(), None

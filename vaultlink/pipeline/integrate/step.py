@@ -30,8 +30,10 @@ from vaultlink.errors import (
 )
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.sections import append_source_sentence, cites_all
+from vaultlink.options import Provider
 from vaultlink.pipeline.context import (
     DreamContext,
+    IntegrateMode,
     Retry,
     ReviewMode,
     RunState,
@@ -59,7 +61,7 @@ from vaultlink.vault.state import diff_of
 log = logging.getLogger(__name__)
 
 ATTEMPTS = 2
-MODES = ("tools", "oneshot")
+MODES = (IntegrateMode.TOOLS, IntegrateMode.ONESHOT)
 ALREADY = "already integrated: the node cites this source"
 
 
@@ -125,11 +127,11 @@ def vault_files(vault: Vault) -> frozenset[str]:
     return files
 
 
-def modes_for(ctx: DreamContext, tries: int) -> list[str]:
+def modes_for(ctx: DreamContext, tries: int) -> list[IntegrateMode]:
     """The mode of each attempt: the configured one first, the other one first on
     every other retry run (a retry is never the request that failed)."""
-    if ctx.provider != "ollama" or (mode := ctx.mode()) not in MODES:
-        return ["tools"] * ATTEMPTS
+    if ctx.provider != Provider.OLLAMA or (mode := ctx.mode()) not in MODES:
+        return [IntegrateMode.TOOLS] * ATTEMPTS
     other = MODES[1 - MODES.index(mode)]
     return [mode, mode] if tries % 2 == 0 else [other, mode]
 
@@ -151,12 +153,12 @@ def integrate_unit(ctx: DreamContext, run_id: int, unit: Unit,
         toolbox = _toolbox(ctx, unit)
         outcome, badly = _attempt(ctx, unit, toolbox, mode, hint, attempt)
         served_badly += badly
-        if mode != "oneshot":
+        if mode != IntegrateMode.ONESHOT:
             outcome.usage.refusals += toolbox.refusals
         usage.merge(outcome.usage)
         for warning in outcome.warnings:
             log.warning("%s: %s", unit.name, warning)
-        name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == "ollama" \
+        name = f"{ctx.integrator_name} {mode}".strip() if ctx.provider == Provider.OLLAMA \
             else ctx.integrator_name
         result = _landed(ctx, run_id, unit, toolbox, outcome, Spent(usage, name), retry)
         if result is not None:
@@ -188,14 +190,14 @@ def _settled_before(ctx: DreamContext, run_id: int, unit: Unit) -> UnitResult | 
         Spent(Usage(), ctx.integrator_name)))
 
 
-def _attempt(ctx: DreamContext, unit: Unit, toolbox: Toolbox, mode: str, hint: str,
+def _attempt(ctx: DreamContext, unit: Unit, toolbox: Toolbox, mode: IntegrateMode, hint: str,
              attempt: int) -> tuple[SessionOutcome, bool]:
     """One attempt in ``mode``, and whether the server (not the model) failed it."""
     # the owner's links as full paths, each naming what it named in the owner's note
     told = carried_unit(unit, toolbox.guard.files or vault_files(ctx.vault),
                         toolbox.guard.read_source)
     try:
-        if mode == "oneshot":
+        if mode == IntegrateMode.ONESHOT:
             # no bucket focus: the one-shot answer is a decision, the text the summary
             return run_oneshot(ctx.integrator, toolbox, prompt("oneshot"), told, "", hint,
                                ctx.same_threshold, ctx.related_threshold), False
