@@ -182,7 +182,7 @@ def run_json(run: RunState, dry_run: bool) -> dict[str, Any]:
     found, report = run.extraction, run.report
     return {
         "run_id": run.run_id, "dry_run": dry_run, "counts": run.counts(),
-        "changes": report.changes, "topics": report.topics_written, "warnings": report.warnings,
+        "changes": report.changes(), "topics": report.topics_written, "warnings": report.warnings,
         UnitStatus.SKIPPED: report.skipped,
         "passed_over": [asdict(p) for p in found.passed_over], "yields": found.yields,
         "results": [{"unit": r.unit.to_dict(), "status": r.status, "action": r.action or "",

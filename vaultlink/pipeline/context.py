@@ -232,10 +232,15 @@ class RunReport:
     failed_units: list[Unit] = field(default_factory=list)
     failed_paths: set[str] = field(default_factory=set)
     parked_paths: set[str] = field(default_factory=set)  # notes of units that now wait
-    changes: list[dict[str, str]] = field(default_factory=list)
     checkpointed: list[str] = field(default_factory=list)
     topics_written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def changes(self) -> list[dict[str, str]]:
+        """What the run wrote, one ``{target, action, note}`` per decision written, as
+        the runs table, ``--json`` and the last run's status keep it."""
+        return [{"target": r.target, "action": r.action, "note": r.note}
+                for r in self.results if r.status == UnitStatus.INTEGRATED and r.action]
 
 
 @dataclass

@@ -39,5 +39,5 @@ def finish_step(ctx: DreamContext, run: RunState) -> None:
     ctx.state.resolve_failures(paths)
     ctx.state.note_unread(found.unread,
                           settled=[*found.changed, *found.gone, *found.readable])
-    ctx.state.finish_run(run.run_id, run.counts(), run.report.changes)
+    ctx.state.finish_run(run.run_id, run.counts(), run.report.changes())
     log.info("run %d: %s", run.run_id, run.counts())

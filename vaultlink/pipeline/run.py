@@ -54,13 +54,13 @@ def run_dream(ctx: DreamContext, steps: Sequence[tuple[str, Step]]) -> RunState:
         ctx.report(StepStarted(name))
         step(ctx, run)
     if not ctx.dry_run and not any(n == "dream_finish_step" for n, _ in steps):
-        ctx.state.finish_run(run.run_id, run.counts(), report.changes)
+        ctx.state.finish_run(run.run_id, run.counts(), report.changes())
     if not ctx.dry_run and (report.results or found.extracted[0]):
         # The pace of this provider in this vault: what backfill estimates are made of.
         notes, size, units = found.extracted
         Backlog(ctx.state).record(ctx.provider, Rates(
             notes, size, units, len(report.results), time.monotonic() - started))
-    ctx.report(RunFinished(run.counts(), report.changes))
+    ctx.report(RunFinished(run.counts(), report.changes()))
     return run
 
 

@@ -107,9 +107,6 @@ def integrate_step(ctx: DreamContext, run: RunState) -> None:
                 (report.parked_paths if result.parked else report.failed_paths).update(unit.paths)
             case UnitStatus.SKIPPED:
                 report.skipped[unit.name] = result.error
-            case UnitStatus.INTEGRATED if result.action:
-                report.changes.append({"target": result.target, "action": result.action,
-                                       "note": result.note})
         spent = result.usage
         ctx.report(UnitFinished(
             i, len(found.units), unit.name, result.status, result.action or "",
