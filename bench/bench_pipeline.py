@@ -29,6 +29,7 @@ from tests.fakes.ollama_server import FakeOllama  # noqa: E402
 from tests.fakes.sample_vault_model import CompetentModel  # noqa: E402
 from vaultlink.cli.settings import load_settings  # noqa: E402
 from vaultlink.llm.chat import estimate_tokens  # noqa: E402
+from vaultlink.options import Provider  # noqa: E402
 from vaultlink.pipeline.compose import dream_context, open_parts  # noqa: E402
 from vaultlink.pipeline.run import build_steps, run_dream  # noqa: E402
 from vaultlink.vault.notes import Vault  # noqa: E402
@@ -79,7 +80,7 @@ def one_round(url: str, num_ctx: int) -> tuple[float, float, float, int, list[in
         parts.index.sync()  # the index build is measured by bench_index.py, not here
         embedder = TimedEmbedder(parts.index.embedder)
         parts.index.embedder = embedder
-        ctx = dream_context(parts, settings.pipeline(), "ollama")
+        ctx = dream_context(parts, settings.pipeline(), Provider.OLLAMA)
         integrator = Timed(ctx.integrator)
         ctx.integrator = integrator
         extractor_model = Timed(ctx.extractor.model)  # type: ignore[attr-defined]

@@ -81,6 +81,7 @@ def in_process_dream(root: Path) -> tuple[float, int, dict[str, int]]:
     from dataclasses import dataclass, field
 
     from vaultlink.cli.settings import load_settings
+    from vaultlink.options import Provider
     from vaultlink.pipeline.compose import close_models, dream_context, open_parts
     from vaultlink.pipeline.run import build_steps, run_dream
     from vaultlink.vault.notes import Vault
@@ -99,7 +100,7 @@ def in_process_dream(root: Path) -> tuple[float, int, dict[str, int]]:
     try:
         started = time.perf_counter()
         parts.index.sync()
-        ctx = dream_context(parts, settings.pipeline(), "offline")
+        ctx = dream_context(parts, settings.pipeline(), Provider.OFFLINE)
         try:
             run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:

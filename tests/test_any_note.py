@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from vaultlink.cli.settings import load_settings
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import dream_context, open_parts
 from vaultlink.pipeline.context import Extractor, SourceNote
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -113,7 +114,7 @@ def test_every_run_completes_and_every_note_is_integrated_or_reported(
     parts = open_parts(Vault(root), options)
     try:
         parts.index.sync()
-        ctx = dream_context(parts, options, "offline")
+        ctx = dream_context(parts, options, Provider.OFFLINE)
         ctx = dataclasses.replace(ctx, extractor=Poisoned(ctx.extractor, poison))
         run = run_dream(ctx, build_steps(["dream_extract_step", "dream_integrate_step",
                                           "dream_topics_step", "dream_finish_step"]))

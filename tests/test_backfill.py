@@ -22,6 +22,7 @@ from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.service import Daemon
 from vaultlink.errors import ConfigError
+from vaultlink.options import Provider
 from vaultlink.pipeline.backfill import DAY, estimate
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
@@ -70,7 +71,7 @@ def dream(root: Path, **overrides: Any) -> tuple[RunState, list[RunEvent]]:
     parts = open_parts(Vault(root), settings.pipeline())
     events: list[RunEvent] = []
     try:
-        ctx = dream_context(parts, settings.pipeline(), "offline",
+        ctx = dream_context(parts, settings.pipeline(), Provider.OFFLINE,
                             progress=events.append)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps"))), events
@@ -125,7 +126,7 @@ def test_a_dry_run_at_the_first_start_shows_the_window_and_records_nothing(
     settings = load_settings(vault, environ={}).with_overrides({"llm.provider": "offline"})
     parts = open_parts(Vault(vault), settings.pipeline())
     try:
-        ctx = dream_context(parts, settings.pipeline(), "offline", dry_run=True)
+        ctx = dream_context(parts, settings.pipeline(), Provider.OFFLINE, dry_run=True)
         run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         assert set(run.extraction.changed) == {"daily/2026-11-30.md", "resource/clip.md"}
         assert Backlog(parts.state).adopted_at() is None

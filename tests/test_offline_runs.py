@@ -16,6 +16,7 @@ from tests.vaults import vault_with
 from vaultlink.cli import app
 from vaultlink.cli.settings import load_settings
 from vaultlink.errors import ModelUnavailable
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import choose_provider, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -32,7 +33,7 @@ def dream(root: Path, provider: str = "offline") -> RunState:
     parts = open_parts(Vault(root), settings.pipeline())
     try:
         parts.index.sync()
-        return run_dream(dream_context(parts, settings.pipeline(), provider),
+        return run_dream(dream_context(parts, settings.pipeline(), Provider(provider)),
                          build_steps(settings.get("auto_dream.steps")))
     finally:
         parts.close()

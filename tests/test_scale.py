@@ -13,6 +13,7 @@ import pytest
 
 from tests.vaults import write_note
 from vaultlink.cli.settings import load_settings
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import Parts, close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -113,7 +114,7 @@ def test_deleted_notes_leave_the_cache_and_other_folders_stay(
 
 def one_run(parts: Parts, root: Path) -> RunState:
     settings = load_settings(root, environ={}).with_overrides({"llm.provider": "offline"})
-    ctx = dream_context(parts, settings.pipeline(), "offline")
+    ctx = dream_context(parts, settings.pipeline(), Provider.OFFLINE)
     try:
         return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
     finally:

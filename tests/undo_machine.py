@@ -37,7 +37,7 @@ from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import make_embedder
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import Indexes, LazyChroma
-from vaultlink.options import PipelineOptions
+from vaultlink.options import PipelineOptions, Provider
 from vaultlink.pipeline import history
 from vaultlink.pipeline.compose import Parts, dream_context
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -145,7 +145,7 @@ class UndoMachine(RuleBasedStateMachine):
     def dream(self) -> None:
         """One run of the pipeline (offline integrator), as ``vaultlink dream`` does."""
         self.parts.index.sync()
-        ctx = dream_context(self.parts, self.session.options, "offline")
+        ctx = dream_context(self.parts, self.session.options, Provider.OFFLINE)
         run = run_dream(ctx, STEPS)
         for r in run.report.results:
             event(f"dream: {r.action or r.status}")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bench.quality.realdocs import Page, load_corpus, truth_pairs, write_as_vault
 from vaultlink.cli.settings import load_settings
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -69,7 +70,7 @@ def dream_once(root: Path) -> RunState:
     parts = open_parts(Vault(root), options)
     try:
         parts.index.sync()
-        ctx = dream_context(parts, options, "offline")
+        ctx = dream_context(parts, options, Provider.OFFLINE)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:

@@ -27,6 +27,7 @@ from bench.quality.common import DATA
 from vaultlink.cli.settings import load_settings
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.prose.sentences import content_words, summary_lines
@@ -109,7 +110,7 @@ def run_stream(provider: str = "offline", host: str | None = None, model: str | 
                 rel = f"daily/{note.name}"
                 shutil.copy(note, root / rel)
                 sections[rel] = section_texts(note, rel)
-                ctx = dream_context(parts, settings.pipeline(), provider)
+                ctx = dream_context(parts, settings.pipeline(), Provider(provider))
                 run = run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
                 close_models(ctx)
                 result.units += len(run.extraction.units)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultlink.cli.settings import load_settings
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.integrate.step import integrate_unit
 from vaultlink.prose.units import Unit
@@ -161,7 +162,7 @@ def run_case(case: dict[str, Any], mode: str, host: str, model: str,
         started = time.monotonic()
         try:
             parts.index.sync()
-            ctx = dream_context(parts, options, "ollama")
+            ctx = dream_context(parts, options, Provider.OLLAMA)
             try:
                 run_id = parts.state.start_run(False, "ollama")
                 unit = Unit.from_dict({**case["unit"], "paths": [source_path(case)]})

@@ -16,6 +16,7 @@ from tests.fakes.sample_vault_model import (
     unit_of,
 )
 from vaultlink.cli.settings import load_settings
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -61,7 +62,7 @@ def dream(root: Path, host: str, *, dry_run: bool = False, **overrides: Any) -> 
     parts = open_parts(vault, settings.pipeline())
     try:
         parts.index.sync()
-        ctx = dream_context(parts, settings.pipeline(), "ollama", dry_run=dry_run)
+        ctx = dream_context(parts, settings.pipeline(), Provider.OLLAMA, dry_run=dry_run)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:
@@ -80,7 +81,7 @@ def offline_dream(root: Path, **overrides: Any) -> RunState:
     parts = open_parts(Vault(root), settings.pipeline())
     try:
         parts.index.sync()
-        return run_dream(dream_context(parts, settings.pipeline(), "offline"),
+        return run_dream(dream_context(parts, settings.pipeline(), Provider.OFFLINE),
                          build_steps(settings.get("auto_dream.steps")))
     finally:
         parts.close()

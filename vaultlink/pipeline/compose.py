@@ -76,7 +76,7 @@ MODEL_GONE = (
 )
 
 
-def choose_provider(options: PipelineOptions, state: State | None = None) -> str:
+def choose_provider(options: PipelineOptions, state: State | None = None) -> Provider:
     """``ollama`` or ``offline``: ``auto`` asks the server once, cheaply.
 
     With ``auto`` and no server answering, a vault a model has already written to (per
@@ -93,14 +93,14 @@ def choose_provider(options: PipelineOptions, state: State | None = None) -> str
     return Provider.OFFLINE
 
 
-def max_steps(provider: str, options: PipelineOptions) -> int:
+def max_steps(provider: Provider, options: PipelineOptions) -> int:
     """A unit's session turns: ``llm.max_steps``, and for the offline integrator (whose
     turns cost nothing) at least what reading its longest target takes."""
     return max(options.max_steps, OFFLINE_MIN_STEPS) if provider == Provider.OFFLINE \
         else options.max_steps
 
 
-def models_for(provider: str, options: PipelineOptions,
+def models_for(provider: Provider, options: PipelineOptions,
                resource: str = "resource") -> tuple[Extractor, Any]:
     """The extractor and the integrating chat model for a provider (``resource``: the
     vault's folder of kept documents)."""
@@ -119,7 +119,7 @@ def models_for(provider: str, options: PipelineOptions,
 ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured call
 
 
-def integrate_mode(provider: str, options: PipelineOptions) -> IntegrateMode:
+def integrate_mode(provider: Provider, options: PipelineOptions) -> IntegrateMode:
     """``tools`` or ``oneshot``; ``auto`` picks one-shot for small models (measured in
     ``bench/realmodel``: they rarely drive a tool loop) and for a size Ollama does not say."""
     if provider != Provider.OLLAMA:
@@ -143,7 +143,7 @@ def close_models(ctx: DreamContext) -> None:
             log.warning("could not close the Ollama client: %s", exc)
 
 
-def dream_context(parts: Parts, options: PipelineOptions, provider: str, *,
+def dream_context(parts: Parts, options: PipelineOptions, provider: Provider, *,
                   dry_run: bool = False, only: frozenset[str] | None = None,
                   progress: Progress | None = None) -> DreamContext:
     """A ready DreamContext for one run."""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from vaultlink.llm.chat import ChatModel
+from vaultlink.options import Provider
 from vaultlink.pipeline.events import Progress, RunEvent, UnitFinished, UnitStatus
 from vaultlink.pipeline.usage import NoteSpend, Usage
 from vaultlink.prose.units import Unit
@@ -132,7 +133,7 @@ class DreamContext:
     index: NodeIndexLike
     extractor: Extractor
     integrator: ChatModel
-    provider: str
+    provider: Provider
     # the configured values (cli/settings.py holds each default, once)
     max_units: int
     park_after: int  # runs a failed unit or note is tried before it waits for the user

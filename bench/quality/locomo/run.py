@@ -131,6 +131,7 @@ def bm25(root: Path, layout: Layout, questions: list[Any]) -> list[list[int]]:
 
 def dream_once(root: Path) -> RunState:
     from vaultlink.cli.settings import load_settings
+    from vaultlink.options import Provider
     from vaultlink.pipeline.compose import close_models, dream_context, open_parts
     from vaultlink.pipeline.run import build_steps, run_dream
     from vaultlink.vault.notes import Vault
@@ -141,7 +142,7 @@ def dream_once(root: Path) -> RunState:
     parts = open_parts(Vault(root), options)
     try:
         parts.index.sync()
-        ctx = dream_context(parts, options, "offline")
+        ctx = dream_context(parts, options, Provider.OFFLINE)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vaultlink.cli.settings import load_settings
+from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
 from vaultlink.pipeline.run import build_steps, run_dream
@@ -62,7 +63,7 @@ def dream_once(root: Path, model: Model) -> RunState:
     parts = open_parts(Vault(root), options)
     try:
         parts.index.sync()
-        ctx = dream_context(parts, options, model.provider)
+        ctx = dream_context(parts, options, Provider(model.provider))
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:
