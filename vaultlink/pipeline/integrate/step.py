@@ -300,7 +300,7 @@ def _toolbox(ctx: DreamContext, unit: Unit) -> Toolbox:
                       "utf-8", errors="replace"),
                   aliases=lambda: owner_aliases(ctx.vault, vault_files(ctx.vault)),
                   links=lambda: owner_links(ctx.vault, vault_files(ctx.vault)))
-    model = ctx.provider == "ollama"
+    model = ctx.provider == Provider.OLLAMA
     return Toolbox(ctx.vault, ctx.index, guard, dry_run=ctx.dry_run,
                    intents=None if ctx.dry_run else ctx.state, scores=not model,
                    hit_limit=10 if model else 50, hold=ctx.review is not ReviewMode.OFF)
