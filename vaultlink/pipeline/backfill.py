@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from vaultlink.options import Provider
 from vaultlink.vault.backlog import Backlog, BacklogItem
 from vaultlink.vault.checkpoints import unchanged_since
 from vaultlink.vault.notes import NoteInfo, Vault
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 DAY = 86_400.0
 # Until a provider is measured in this vault: the offline integrator's pace on 2 cores,
 # and a small model on a laptop CPU ("a minute or more per unit").
-ASSUMED_SECONDS_PER_UNIT = {"offline": 0.3, "ollama": 60.0}
+ASSUMED_SECONDS_PER_UNIT: dict[str, float] = {Provider.OFFLINE: 0.3, Provider.OLLAMA: 60.0}
 # Units per 1,000 bytes of note until measured (docs/performance.md, "Backfill is a
 # choice").
 ASSUMED_UNITS_PER_KB = 1.8
@@ -102,7 +103,7 @@ def seconds_per_unit(state: State, provider: str) -> tuple[float, bool]:
     r = Backlog(state).rates(provider)
     if r.integrated >= 3 and r.seconds > 0:
         return r.seconds / r.integrated, True
-    return ASSUMED_SECONDS_PER_UNIT.get(provider, ASSUMED_SECONDS_PER_UNIT["ollama"]), False
+    return ASSUMED_SECONDS_PER_UNIT.get(provider, ASSUMED_SECONDS_PER_UNIT[Provider.OLLAMA]), False
 
 
 def average_note_kb(state: State) -> float:
