@@ -68,7 +68,7 @@ def source_note(note: Note, known: frozenset[str], template: DayTemplate = NO_TE
                 ) -> tuple[SourceNote, tuple[str, ...]]:
     """Cut what the owner wrote in a note into sections, marking those the checkpoint
     does not know as new: a day note's template and Obsidian's machinery (fields,
-    queries, comments, navigation) are left out, line for line (``dream.template``)."""
+    queries, comments, navigation) are left out, line for line (``extract/template.py``)."""
     title = note.path.rsplit("/", 1)[-1].removesuffix(".md")
     text = template.owner_text(note.path, note.text)
     chunks = chunk_note(split_frontmatter(text)[1], title, max_chars=4000)
@@ -122,7 +122,7 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
 def _held_back(ctx: DreamContext, infos: list[NoteInfo]) -> dict[str, str]:
     """Path -> hash of the backlog notes this run passes over while unchanged."""
     state = ctx.state
-    # The first start holds back older notes (dream.backfill); they wait while unchanged.
+    # The first start holds back older notes (pipeline/backfill.py); they wait while unchanged.
     held = adopt(state, infos, time.time(), ctx.backfill_days, record=not ctx.dry_run)
     if held:
         ctx.report(BacklogHeld(len(held), ctx.backfill_days))
@@ -241,7 +241,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
                    template: DayTemplate = NO_TEMPLATE) -> list[Unit]:
     """Units of each note, until there are ``room`` units; a note the model fails on is
     recorded and the run goes on; a new note that repeats a ``checkpointed`` one gives
-    the units that corroborate its twin's nodes (``dream.repeats``, on what the owner
+    the units that corroborate its twin's nodes (``extract/repeats.py``, on what the owner
     wrote: ``template``'s lines are no part of either note)."""
     found = run.extraction
     fresh: list[Unit] = []
