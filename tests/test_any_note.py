@@ -77,7 +77,7 @@ class Poisoned:
     def __init__(self, inner: Extractor, poison: str) -> None:
         self.inner, self.poison = inner, poison
         self.passes_over, self.rules = inner.passes_over, inner.rules
-        self.passed = inner.passed
+        self.passed, self.usage = inner.passed, inner.usage
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         if any(n.path == self.poison for n in notes):

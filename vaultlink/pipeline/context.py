@@ -93,6 +93,10 @@ class Extractor(Protocol):
     rules: str
     #: What the last ``extract`` call passed over, paragraph by paragraph.
     passed: list[PassedOver]
+    @property
+    def usage(self) -> Usage | None:
+        """What a model extractor's calls spent so far (None: it calls no model)."""
+        ...
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units found in ``notes``; each unit's paths are among the notes' paths."""

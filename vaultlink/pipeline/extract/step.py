@@ -286,7 +286,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
                      len(units))
         # this note's paragraphs passed over (a repeat's extractor did not read it)
-        passed = [] if twin else list(getattr(ctx.extractor, "passed", []))
+        passed = [] if twin else list(ctx.extractor.passed)
         found.passed_over += passed
         found.yields[note.path] = len(units)
         if not units:  # checkpointed all the same: say so, or it looks lost
@@ -299,7 +299,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
 def _spent(ctx: DreamContext) -> tuple[int, int, float]:
     """Prompt and answer tokens and model seconds the extractor has spent so far (a model
     extractor counts its calls; the others spend nothing)."""
-    usage = getattr(ctx.extractor, "usage", None)
+    usage = ctx.extractor.usage
     if usage is None:
         return 0, 0, 0.0
     return sum(usage.prompt_tokens), usage.answer_tokens, usage.seconds

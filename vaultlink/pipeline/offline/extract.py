@@ -238,6 +238,7 @@ class OfflineExtractor:
     """``Extractor`` with no model: a unit per subject of each note's new sections."""
 
     rules = RULES
+    usage = None  # no model: nothing spent
 
     def __init__(self) -> None:
         self.passes_over = ("the offline extractor found no subject in it: only logistics, "
