@@ -62,15 +62,19 @@ def snapshot(root: Path) -> dict[str, bytes]:
             if p.is_file() and ".vaultlink" not in p.relative_to(root).parts}
 
 
-def dream_once(root: Path) -> RunState:
-    """One ``dream --llm offline`` run over the vault, every unit in one go."""
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 1000})
+OFFLINE_ALL = {"llm.provider": "offline", "auto_dream.max_units": 1000}
+
+
+def dream_once(root: Path, overrides: dict[str, object] | None = None,
+               provider: Provider = Provider.OFFLINE) -> RunState:
+    """One ``dream`` over the vault, every unit in one go (``dream --llm offline`` unless
+    ``overrides`` and ``provider`` say otherwise)."""
+    settings = load_settings(root, environ={}).with_overrides(overrides or OFFLINE_ALL)
     options = settings.pipeline()
     parts = open_parts(Vault(root), options)
     try:
         parts.index.sync()
-        ctx = dream_context(parts, options, Provider.OFFLINE)
+        ctx = dream_context(parts, options, provider)
         try:
             return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
         finally:

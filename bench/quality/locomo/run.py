@@ -130,25 +130,10 @@ def bm25(root: Path, layout: Layout, questions: list[Any]) -> list[list[int]]:
 
 
 def dream_once(root: Path) -> RunState:
-    from vaultlink.cli.settings import load_settings
-    from vaultlink.options import Provider
-    from vaultlink.pipeline.compose import close_models, dream_context, open_parts
-    from vaultlink.pipeline.run import build_steps, run_dream
-    from vaultlink.vault.notes import Vault
+    """One ``dream --llm offline`` over the vault, every unit in one go."""
+    from bench.quality.digest_run import dream_once as offline_dream
 
-    settings = load_settings(root, environ={}).with_overrides(
-        {"llm.provider": "offline", "auto_dream.max_units": 1000})
-    options = settings.pipeline()
-    parts = open_parts(Vault(root), options)
-    try:
-        parts.index.sync()
-        ctx = dream_context(parts, options, Provider.OFFLINE)
-        try:
-            return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
-        finally:
-            close_models(ctx)
-    finally:
-        parts.close()
+    return offline_dream(root)
 
 
 def dream(root: Path, layout: Layout) -> dict[str, Any]:

@@ -13,12 +13,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vaultlink.cli.settings import load_settings
+from bench.quality.digest_run import dream_once as dream_run
+from bench.quality.digest_run import snapshot
 from vaultlink.options import Provider
-from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
-from vaultlink.pipeline.run import build_steps, run_dream
-from vaultlink.vault.notes import Vault
 
 MAX_RUNS = 12
 
@@ -50,26 +48,9 @@ class Dreamed:
     seconds: float = 0.0
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of the vault but vaultlink's state folder."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".vaultlink" not in p.relative_to(root).parts}
-
-
 def dream_once(root: Path, model: Model) -> RunState:
-    """One ``dream`` over the vault, every unit in one go."""
-    settings = load_settings(root, environ={}).with_overrides(model.overrides())
-    options = settings.pipeline()
-    parts = open_parts(Vault(root), options)
-    try:
-        parts.index.sync()
-        ctx = dream_context(parts, options, Provider(model.provider))
-        try:
-            return run_dream(ctx, build_steps(settings.get("auto_dream.steps")))
-        finally:
-            close_models(ctx)
-    finally:
-        parts.close()
+    """One ``dream`` over the vault with ``model``, every unit in one go."""
+    return dream_run(root, model.overrides(), Provider(model.provider))
 
 
 def dream_vault(name: str, source: Path, work: Path, model: Model) -> Dreamed:
