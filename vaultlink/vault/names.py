@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from vaultlink.errors import FrontmatterError, VaultlinkError
 from vaultlink.markdown.frontmatter import read_frontmatter, split_frontmatter
@@ -98,12 +98,21 @@ def shadow_advice(path: str, why: str) -> str:
             "a date, an id or a number is never a node's name: name it by its subject.")
 
 
-# -- the owner's aliases --------------------------------------------------------------
+# -- the owner's aliases and links ---------------------------------------------------
 
+
+class NoteNames(NamedTuple):
+    """The names an owner's note gives: the keys of its aliases and of its link targets."""
+
+    aliases: tuple[str, ...]
+    links: tuple[str, ...]
+
+
+NO_NAMES = NoteNames((), ())
 _cache_lock = threading.Lock()
-# (vault root, note path) -> ((mtime_ns, size), alias keys, link target keys): a note
-# is read again only when it changed
-_cache: dict[tuple[str, str], tuple[tuple[int, int], tuple[str, ...], tuple[str, ...]]] = {}
+# (vault root, note path) -> ((mtime_ns, size), its names): a note is read again only
+# when it changed
+_cache: dict[tuple[str, str], tuple[tuple[int, int], NoteNames]] = {}
 
 
 def aliases_of(text: str) -> list[str]:
@@ -121,56 +130,51 @@ def aliases_of(text: str) -> list[str]:
 def owner_aliases(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
     """Alias key -> the owner's notes that list it, over the ``.md`` files of ``files``
     outside the digest folder."""
-    out: dict[str, list[str]] = {}
-    root = str(vault.root)
-    for rel in files:
-        if not rel.lower().endswith(".md") or vault.folder_of(rel) == "digest":
-            continue
-        for key in _aliases_cached(vault, root, rel):
-            out.setdefault(key, []).append(rel)
-    return out
+    return _owner_keys(vault, files, lambda names: names.aliases)
 
 
 def owner_links(vault: Vault, files: Iterable[str]) -> dict[str, list[str]]:
     """Link target key -> the owner's notes that link to it, over the ``.md`` files of
     ``files`` outside the digest folder (``NameIndex.awaited`` keeps those no file holds)."""
+    return _owner_keys(vault, files, lambda names: names.links)
+
+
+def _owner_keys(vault: Vault, files: Iterable[str],
+                which: Callable[[NoteNames], tuple[str, ...]]) -> dict[str, list[str]]:
+    """Key -> the owner's notes that name it, as ``which`` of their names says."""
     out: dict[str, list[str]] = {}
     root = str(vault.root)
     for rel in files:
         if not rel.lower().endswith(".md") or vault.folder_of(rel) == "digest":
             continue
-        for key in _names_cached(vault, root, rel)[1]:
+        for key in which(_names_cached(vault, root, rel)):
             out.setdefault(key, []).append(rel)
     return out
 
 
-def _aliases_cached(vault: Vault, root: str, rel: str) -> tuple[str, ...]:
-    return _names_cached(vault, root, rel)[0]
-
-
-def _names_cached(vault: Vault, root: str, rel: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _names_cached(vault: Vault, root: str, rel: str) -> NoteNames:
     """A note's alias keys and link target keys, read again only when it changed."""
     try:
         path = vault.abs(rel)
         st = os.stat(path)
     except (OSError, VaultlinkError):
-        return (), ()
+        return NO_NAMES
     stamp = (st.st_mtime_ns, st.st_size)
     with _cache_lock:
         hit = _cache.get((root, rel))
     if hit is not None and hit[0] == stamp:
-        return hit[1], hit[2]
+        return hit[1]
     try:
         with open(path, "rb") as fh:
             text = fh.read(LINK_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        return (), ()
+        return NO_NAMES
     aliases = tuple(dict.fromkeys(name_key(a) for a in aliases_of(text[:HEAD_BYTES])))
     links = tuple(dict.fromkeys(name_key(link.target) for link in find_wikilinks(text)
                                 if link.target))
     with _cache_lock:
-        _cache[(root, rel)] = (stamp, aliases, links)
-    return aliases, links
+        _cache[(root, rel)] = (stamp, NoteNames(aliases, links))
+    return NoteNames(aliases, links)
 
 
 def vault_names(vault: Vault, files: Iterable[str]) -> NameIndex:
