@@ -511,3 +511,17 @@ def test_chunk_note_hard_split_pieces_report_their_own_lines() -> None:
     for c in chunks[1:]:
         first = c.text.split("\n", 1)[0]
         assert first in lines[c.line - 1]
+
+
+def test_link_targets_are_the_targets_the_parser_finds() -> None:
+    """The quick scan the name index reads every note with agrees with the parser on
+    links in prose, aliases, anchors, embeds, code spans, fences and comments."""
+    from vaultlink.markdown.links import find_wikilinks, link_targets
+
+    text = ("---\nlinks: [[not a link]]\n---\n# T\n\nSee [[clflush]], [[Timing|a timer]], "
+            "[[Note#Part]] and ![[diagram.png]].\nCode `[[in code]]` and ``[[x]]``.\n\n"
+            "```\n[[fenced]]\n```\n\n<!--\n[[commented]]\n-->\nA <!-- [[c]] --> b.\n"
+            "- [[日本語のノート]]\n")
+    parsed = [w.target for w in find_wikilinks(text) if w.target]
+    assert link_targets(text) == parsed == ["clflush", "Timing", "Note", "diagram.png",
+                                            "日本語のノート"]

@@ -136,6 +136,28 @@ _TAG = "\ue000{}\ue001"
 _TAG_RE = re.compile("\ue000(\\d+)\ue001$")
 
 
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1|<!--.*?-->")
+
+
+def link_targets(text: str) -> list[str]:
+    """The targets a note's links name, found without a full Markdown parse (fenced code,
+    code spans and HTML comments left out), for reading every note of a vault
+    (docs/performance.md). It may take an escaped ``\\[[x]]`` for a link."""
+    _, body, _ = split_frontmatter(text)
+    if "[[" not in body:
+        return []
+    code = code_line_numbers(body)
+    out: list[str] = []
+    for number, line in enumerate(body.split("\n"), start=1):
+        if number in code or "[[" not in line:
+            continue
+        for m in RAW_WIKILINK.finditer(_CODE_SPAN.sub("", line)):
+            target = parse_link_body(m.group(2))[0]
+            if target:
+                out.append(target)
+    return out
+
+
 def code_line_numbers(body: str) -> set[int]:
     """Lines inside fenced code blocks or HTML comments (1-based)."""
     lines = body.split("\n")

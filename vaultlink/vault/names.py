@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from vaultlink.errors import FrontmatterError, VaultlinkError
 from vaultlink.markdown.frontmatter import read_frontmatter, split_frontmatter
-from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.links import link_targets
 from vaultlink.markdown.names import file_keys, name_key, numbered_name
 
 if TYPE_CHECKING:  # a type only: the import chain from the integrators stays short
@@ -170,8 +170,7 @@ def _names_cached(vault: Vault, root: str, rel: str) -> NoteNames:
     except OSError:
         return NO_NAMES
     aliases = tuple(dict.fromkeys(name_key(a) for a in aliases_of(text[:HEAD_BYTES])))
-    links = tuple(dict.fromkeys(name_key(link.target) for link in find_wikilinks(text)
-                                if link.target))
+    links = tuple(dict.fromkeys(name_key(target) for target in link_targets(text)))
     with _cache_lock:
         _cache[(root, rel)] = (stamp, NoteNames(aliases, links))
     return NoteNames(aliases, links)
