@@ -156,6 +156,17 @@ def test_a_log_of_times_of_day_gives_no_unit_and_is_reported() -> None:
     assert "nap" not in unit.summary and "1.21 fixes the import" in unit.summary
 
 
+def test_a_callout_that_only_lists_links_is_a_list_of_links() -> None:
+    """A course's index note as its owner keeps it: a callout of [[lecture]] links. It
+    points elsewhere; made a node, it was named by a link ("Dipendenze funzionali.md")."""
+    text = ("> [!info] index\n>  - [[1 - intro]]\n> - [[2 - algebra relazionale]]\n"
+            "> - [[3 - modello relazionale]]\n>\n>([[domande orale, raccolte]])\n")
+    units, ex = extract("resource/basi di dati 1/basi di dati 1.md", text)
+    assert units == []
+    assert [(p.line, p.reason) for p in ex.passed] == [
+        (1, "list of links"), (6, "too short to say anything on its own")]
+
+
 def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     for text, src in sample_notes():
         ex = OfflineExtractor()

@@ -220,6 +220,9 @@ def kind_of(chunk: list[str]) -> str:
     if first.lstrip().startswith(">"):
         return "quote"
     marks = [ln for ln in chunk if LIST_MARK.match(ln)]
+    if (len(marks) == len(chunk) - 1 and first.rstrip().endswith(":")
+            and _link_list(marks)):
+        return "links"  # "See also:" or a callout's "index:" over a list of [[links]]
     if marks and LIST_MARK.match(first):
         if all(_CHECKBOX.match(ln) for ln in marks):
             return "tasks"
