@@ -167,6 +167,15 @@ def test_a_callout_that_only_lists_links_is_a_list_of_links() -> None:
         (1, "list of links"), (6, "too short to say anything on its own")]
 
 
+def test_a_page_named_by_its_file_leaves_its_running_number_out() -> None:
+    """A course's notes as an owner keeps them: "15 - file hash.md", no heading. The
+    lecture's number says where the note stands in the series, not what it is about."""
+    text = ("Un file hash distribuisce i record in bucket secondo una funzione di hash "
+            "della chiave, così una ricerca per chiave legge un solo bucket.\n")
+    (unit,), _ = extract("resource/basi di dati 1/15 - file hash.md", text)
+    assert unit.title == "File hash" and unit.name == "file-hash"
+
+
 def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     for text, src in sample_notes():
         ex = OfflineExtractor()

@@ -110,6 +110,17 @@ def without_dated_lead(name: str) -> str:
     return rest if rest.strip() else name
 
 
+# A file name's running number ("10 - file hash", "7a - concorrenza", "3. intro"): the
+# note's place in a series, not its subject (a date's "2024-01-05" has no spaces)
+_RUNNING_NUMBER = re.compile(r"^\s*\d{1,3}[a-z]?(?:\s+[-–—]|[.)])\s+(?=\S)")
+
+
+def file_title(path: str) -> str:
+    """A note's file name as a title: no folder, no ``.md``, no running number in
+    front of it."""
+    return _RUNNING_NUMBER.sub("", path.rsplit("/", 1)[-1].removesuffix(".md"), count=1)
+
+
 def name_key(name: str) -> str:
     """A name as ``[[name]]`` meets it: NFC, lower case, no ``.md``, no folder."""
     base = unicodedata.normalize("NFC", name).strip().rsplit("/", 1)[-1].lower()

@@ -20,7 +20,13 @@ from dataclasses import replace
 from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
-from vaultlink.markdown.names import file_keys, is_stamp, name_key, without_dated_lead
+from vaultlink.markdown.names import (
+    file_keys,
+    file_title,
+    is_stamp,
+    name_key,
+    without_dated_lead,
+)
 from vaultlink.prose.phrase_names import opening_words, subject_name
 from vaultlink.prose.sentences import readable, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
@@ -100,7 +106,7 @@ def qualifiers(unit: Unit, title: str) -> list[str]:
     elif subject and title.lower() in subject.lower() and subject.lower() != title.lower():
         out.append(subject)  # already the qualified name itself: "Morning exercise"
     for path in unit.paths[:1]:
-        stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        stem = file_title(path).replace("-", " ")
         ok = sound(stem, unit)
         if ok and not same_name(ok, title) and ok not in out:
             out.append(ok)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
-from vaultlink.markdown.names import numbered_name
+from vaultlink.markdown.names import file_title, numbered_name
 from vaultlink.prose.blocks import PROSE_KINDS, Block
 
 
@@ -38,7 +38,7 @@ def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
         return heads[0].info, top, ""
-    return " ".join(re.split(r"[-_ ]+", stem)).capitalize(), top, ""
+    return " ".join(re.split(r"[-_ ]+", file_title(path))).capitalize(), top, ""
 
 
 # Folders that hold pages of any site (the Web Clipper's default is Clippings/)

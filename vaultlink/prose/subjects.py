@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
+from vaultlink.markdown.names import file_title
 from vaultlink.prose.blocks import PROSE_KINDS, Block
 from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
@@ -217,7 +218,7 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
     language = language_of(" ".join(said[:20]))
     if subject and not site and is_generic(subject) and not dated:
         site = salient_name(said)  # "Getting started" of what: "React"
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+    stem = file_title(path).replace("-", " ")
     if subject:
         name = first_sound([qualified(subject, site, language)], title=True) or qualified(
             clean_heading(stem), site, language)
