@@ -189,6 +189,11 @@ def opening_words(text: str, count: int = 3) -> str:
     return joiner.join(out)
 
 
+def content_runs(sentence: str) -> list[list[str]]:
+    """The runs of content words a sentence says, as written: the phrases a name is cut from."""
+    return _runs(sentence, stop_words_of(sentence))
+
+
 def _runs(sentence: str, stops: frozenset[str] = STOP_WORDS) -> list[list[str]]:
     """Maximal runs of content words (as written) between stop words and punctuation."""
     out: list[list[str]] = []

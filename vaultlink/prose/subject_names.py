@@ -234,21 +234,31 @@ def same_name(a: str, b: str, whole: bool = False) -> bool:
     """Whether two names name the same thing: the same words, or (unless ``whole``) one's
     two or more words all in the other ("Reciprocal rank fusion" and "Reciprocal rank
     fusion paper"), word endings aside ("reranker", "reranking")."""
-    def key(name: str) -> set[str]:
-        out = set()
-        for w in name_words(name.replace("-", " ")):
-            if w in FUNCTION:
-                continue
-            for suffix in ("ings", "ing", "ers", "er", "es", "s"):
-                if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-                    w = w[:-len(suffix)]
-                    break
-            out.add(w)
-        return out
-    ka, kb = key(a), key(b)
+    ka, kb = _name_key(a), _name_key(b)
     if whole:
         return bool(ka) and ka == kb
     return bool(ka) and (ka == kb or (min(len(ka), len(kb)) >= 2 and (ka <= kb or kb <= ka)))
+
+
+def holds_name(outer: str, inner: str) -> bool:
+    """Whether every word of ``inner`` is in ``outer`` ("Reciprocal rank fusion paper"
+    holds "Reciprocal rank fusion"; "Release notes" does not hold "Sift 2.3 release
+    notes"), word endings aside."""
+    inside = _name_key(inner)
+    return bool(inside) and inside <= _name_key(outer)
+
+
+def _name_key(name: str) -> set[str]:
+    out = set()
+    for w in name_words(name.replace("-", " ")):
+        if w in FUNCTION:
+            continue
+        for suffix in ("ings", "ing", "ers", "er", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+                w = w[:-len(suffix)]
+                break
+        out.add(w)
+    return out
 
 
 def first_sound(candidates: list[str], title: bool = False) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
 from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.conversation import event_name, events, speakers
 from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
@@ -231,6 +232,10 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
                            title=True) or qualified(clean_heading(stem), site, language)
         reading.title = reading.title or page
         return _document(content, name, top, opening, split=False)
+    if names := speakers(content):  # a conversation: one subject per event talked over
+        turns = [b for b in content if b.kind == "prose"]
+        said = [Subject(event_name(run, turns, names), run) for run in events(content, names)]
+        return [s for s in said if s.name] + _unnamed(said)
     return _sections(content, level)
 
 

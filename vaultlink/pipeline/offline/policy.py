@@ -20,6 +20,7 @@ from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import cited_sources, cites_all
+from vaultlink.prose.conversation import told_by
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
@@ -33,7 +34,13 @@ from vaultlink.prose.sentences import (
     title_of,
 )
 from vaultlink.prose.shared_subject import names_subject
-from vaultlink.prose.subject_names import is_generic, name_words, same_name
+from vaultlink.prose.subject_names import (
+    holds_name,
+    is_generic,
+    name_words,
+    same_name,
+    subject_of_title,
+)
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.update import Linkable, covered, plan_update
 from vaultlink.prose.wording import wording_of
@@ -182,6 +189,10 @@ class OfflinePolicy:
             return False  # the note's other subject: the extractor kept them apart
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
+        if sim < SAME_THING and told_by(unit.summary.splitlines()):
+            # turns of a conversation share their speakers and their courtesies with every
+            # other session: only a restatement shows that two sessions tell one thing
+            return False
         said = set(content_words(name.replace("-", " ")))
         own = set(content_words(mine.replace("-", " ")))
         if sim < SAME_THING and said and not is_generic(mine) and not said & own:
@@ -195,6 +206,10 @@ class OfflinePolicy:
             # their text, and "npm install" is not "npm install-test")
             pages = any(not _DATED.search(c) for c in cited_sources(text))
             if not same_name(name, mine, whole=pages):
+                return False
+            if not pages and not holds_name(name, subject_of_title(mine)):
+                # a node a day note named by part of the page's title is something else
+                # ("Release notes" of a standup is not "Sift 2.3 release notes")
                 return False
         page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
                    for ln in split_frontmatter(text)[1].split("\n"))

@@ -1,0 +1,122 @@
+"""Conversations kept as day notes (a chat log, an interview, LoCoMo's sessions): read as
+the events they move through, named by what the turns say, and merged into another
+session's node only as a restatement. Shapes from LoCoMo's sessions (snap-research/locomo)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_offline import first_step
+from vaultlink.pipeline.context import SourceNote
+from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.conversation import events, speakers, told_by
+from vaultlink.prose.subject_names import holds_name
+from vaultlink.prose.units import Unit
+
+TURNS = [
+    ("John", "Hey James, good catching up! Been a while huh? I left my IT job after "
+             "three years to work on something that makes a difference."),
+    ("James", "Hey John! Great to hear from you. Leaving after three years is a big "
+             "step, how did it feel?"),
+    ("John", "Scary at first, but the new job fits my values. I want to organise "
+             "gaming tournaments for the schools in our state, starting with chess "
+             "and Fortnite."),
+    ("James", "Gaming tournaments for schools sound great. Which tournament comes "
+             "first?"),
+    ("John", "A chess tournament in October, then Fortnite tournaments every month "
+             "after that."),
+    ("James", "Perfect, the schools will love the tournaments."),
+    ("James", "Yesterday I took my puppy Daisy to the vet clinic for her first "
+             "vaccinations and a routine examination of her paws and teeth."),
+    ("John", "Is the puppy all right after the vet clinic? Daisy looked tired in "
+             "your photo."),
+    ("James", "Daisy is fine, the vet said the puppy is healthy and growing fast."),
+    ("John", "Glad the puppy is well. Give Daisy a treat from me."),
+    ("John", "Thanks, James! Take care, bye!"),
+    ("James", "Take care, John, bye!"),
+]
+SESSION = "---\ndate: 2022-08-06\n---\n\n" + "\n\n".join(f"{w}: {t}" for w, t in TURNS)
+
+
+def read(text: str, path: str = "daily/2022-08-06.md") -> list[Unit]:
+    return OfflineExtractor().extract_note(SourceNote(path, "", [], text))
+
+
+def test_a_day_note_of_turns_is_a_conversation_of_its_speakers() -> None:
+    assert speakers(parse_blocks(SESSION)) == {"John", "James"}
+    # any script: speakers are labels of letters, whatever the alphabet
+    japanese = "\n\n".join(f"{who}: {said}" for who, said in [
+        ("田中", "昨日は山に登りました。"), ("佐藤", "いいですね、どの山ですか。"),
+        ("田中", "高尾山です。紅葉がきれいでした。"), ("佐藤", "次は一緒に行きましょう。")])
+    assert speakers(parse_blocks(japanese)) == {"田中", "佐藤"}
+
+
+@pytest.mark.parametrize("text", [
+    # one speaker quoted over and over is a note, not a conversation
+    "\n\n".join(f"Note: point {i} of the plan is written down here." for i in range(6)),
+    # two labelled lines in a page of prose
+    "Intro paragraph of the owner.\n\nQ: why?\n\nA: because.\n\nMore prose here.\n\n"
+    "And more prose.\n\nAnd a last paragraph.",
+])
+def test_labels_that_do_not_take_turns_are_no_conversation(text: str) -> None:
+    assert speakers(parse_blocks(text)) == frozenset()
+
+
+def test_a_conversation_gives_a_unit_per_event_named_by_what_it_says() -> None:
+    """Named by the speakers and courtesies, every session was one node "Hey James" or
+    "Take care", and a later session merged into it; each event is a unit of its own,
+    named by the words its turns keep coming back to."""
+    units = read(SESSION)
+    names = [u.title.lower() for u in units]
+    assert len(units) == 2, names
+    assert any("tournament" in n for n in names), names
+    assert any("puppy" in n or "daisy" in n or "vet" in n for n in names), names
+    for name in names:
+        assert "james" not in name and "john" not in name and "care" not in name
+    # every turn is kept in some unit: nothing of the talk is passed over
+    said = "\n".join(u.summary for u in units)
+    assert "Take care, John, bye!" in said and "chess tournament in October" in said
+
+
+def test_events_break_where_a_long_turn_turns_to_something_else() -> None:
+    blocks = [b for b in parse_blocks(SESSION) if b.kind == "prose"]
+    runs = events(blocks, speakers(blocks))
+    assert [len(r) for r in runs] == [6, 6]
+    assert runs[1][0].items[0].startswith("James: Yesterday I took my puppy")
+
+
+def test_a_units_lines_are_turns_when_two_speakers_open_them() -> None:
+    assert told_by(["Andrew: Hey!", "Audrey: Hi, the dogs are fine."]) == {"Andrew", "Audrey"}
+    assert told_by(["Note: one line.", "Note: another."]) == frozenset()
+    assert told_by(["Plain prose.", "More prose."]) == frozenset()
+
+
+@pytest.mark.parametrize("similarity, grows", [(0.7, False), (0.9, True)])
+def test_a_conversations_unit_grows_another_sessions_node_only_as_a_restatement(
+        similarity: float, grows: bool) -> None:
+    """Two sessions of one conversation share speakers, courtesies and the words of the
+    speakers' lives ("dog", "walk"): below the similarity of a restatement a session's
+    event is a node of its own, even under the same name."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("dog-walks", "wiki", "Andrew: My dog walks got longer.\n"
+                "Audrey: Two dogs, two walks a day!", ["daily/2023-07-08.md"], title="Dog walks")
+    node = ("---\nname: Dog walks\ndescription: d\n---\nAndrew: Dog walks in the park.\n\n"
+            "## Sources\n\n- From [[daily/2023-06-02.md]].\n")
+    assert (first_step(policy, unit, node, "Dog walks", similarity) == "edit") is grows
+
+
+def test_a_page_grows_a_day_notes_node_only_when_the_node_holds_its_whole_title() -> None:
+    """A standup's status list named "Release notes" took the indexer's "Sift indexer 2.3.0
+    release notes" page: the node's name is part of the page's title, not its subject."""
+    assert holds_name("Reciprocal rank fusion paper", "Reciprocal rank fusion")
+    assert not holds_name("Release notes", "Sift indexer 2.3.0 release notes")
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("sift-indexer-2-3-0-release-notes", "wiki",
+                "The indexer builds the new index beside the old one.\n\n## Highlights\n"
+                "Online rebuilds.", ["resource/sift-2-3-release-notes.md"],
+                title="Sift indexer 2.3.0 release notes")
+    node = ("---\nname: Release notes\ndescription: d\n---\n- Jonas upgraded the indexer. "
+            "Release notes: sift 2 3 release notes.\n\n## Sources\n\n"
+            "- From [[daily/2026-06-17/standup.md]].\n")
+    assert first_step(policy, unit, node, "Release notes", 0.7) != "edit"
