@@ -50,7 +50,7 @@ DOCS: dict[str, tuple[Path, tuple[str, ...]]] = {
 # day-note corpora: the project's sample vault, and LoCoMo conversations as day notes
 # (one session a note, bench/quality/locomo), built from the fetched snapshot
 SAMPLE = HERE.parent.parent / "sample_vault"
-LOCOMO = ("locomo-26", "locomo-44", "locomo-47")
+LOCOMO = tuple(f"locomo-{c}" for c in ("26", "30", "41", "42", "43", "44", "47", "48", "49", "50"))
 SOURCES = re.compile(r"^## Sources\s*$", re.M)
 WIKILINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 MARKUP = re.compile(r"[*_`]")
