@@ -27,6 +27,7 @@ from vaultlink.index.nodes import NodeIndex
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.names import is_copy
 from vaultlink.markdown.sections import sources_links
 from vaultlink.markdown.text import LIST_MARK
 from vaultlink.pipeline.context import RunState, SourceNote
@@ -37,7 +38,8 @@ from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.prose.sentences import Turn, delink, summary_lines
-from vaultlink.prose.units import Unit
+from vaultlink.prose.subject_names import same_name
+from vaultlink.prose.units import Unit, slugify
 from vaultlink.vault.graph import build_graph, check_vault
 from vaultlink.vault.notes import Vault
 
@@ -537,6 +539,33 @@ def test_a_page_grows_only_a_node_of_its_own_name(name: str, body: str, source: 
     node = f"---\nname: {name}\ndescription: d\n---\n{body}\n## Sources\n\n- From [[{source}]].\n"
     assert first_step(policy, unit, node, name, 0.7) == ("edit" if grows
                                                           else "frontmatter_read")
+
+
+@pytest.mark.parametrize("copy, name, grows", [
+    ("resource/tools/Emacs 1.md", "Programming emacs", True),  # qualified: owner has Emacs.md
+    ("resource/tools/Emacs 1.md", "Emacs", True),
+    ("resource/other/Emacs 1.md", "Programming emacs", False),  # another folder's note
+    ("resource/tools/Emacs 2 notes.md", "Programming emacs", False),
+])
+def test_the_owners_copy_of_a_page_grows_the_node_made_of_that_page(
+        copy: str, name: str, grows: bool) -> None:
+    """Obsidian's "Make a copy" saves "Emacs 1.md" beside "Emacs.md": the copy, with a line
+    added, became a second node "Emacs 1" beside the node its original made (10 of 60
+    copies on the six personal vaults), since a page grows only a node of its very name."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    title = copy.rsplit("/", 1)[-1].removesuffix(".md")
+    unit = Unit(slugify(title), "wiki", "Clipped again for the team.\n\n## Keys\n"
+                "C-x C-f opens a file.", [copy], title=title)
+    node = (f"---\nname: {name}\ndescription: d\n---\nC-x C-f opens a file.\n\n## Keys\n\n"
+            "C-x C-s saves it.\n\n## Sources\n\n- From [[resource/tools/Emacs.md]].\n")
+    assert (first_step(policy, unit, node, name, 0.8) == "edit") is grows
+
+
+def test_a_name_with_obsidians_copy_number_is_the_same_name() -> None:
+    assert is_copy("resource/a/Emacs 1.md", "resource/a/Emacs.md")
+    assert not is_copy("resource/a/Lecture 2.md", "resource/a/Lecture 1.md")
+    assert same_name("Memory corruption defenses", "Memory Corruption Defenses 1", whole=True)
+    assert not same_name("Lecture 1", "Lecture 2", whole=True)
 
 
 def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> None:

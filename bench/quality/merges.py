@@ -27,7 +27,7 @@ from pathlib import Path
 from bench.quality.locomo.data import load as load_locomo
 from bench.quality.locomo.vault import write_vault as write_locomo
 from bench.quality.personal import corpus as personal
-from bench.quality.personal.run import Model, dream_vault
+from bench.quality.personal.run import MAX_RUNS, Model, dream_once, dream_vault
 from bench.quality.realdocs import ROOT as REALDOCS
 from bench.quality.realdocs import load_corpus, write_as_vault
 from vaultlink.markdown.links import find_wikilinks
@@ -51,6 +51,13 @@ DOCS: dict[str, tuple[Path, tuple[str, ...]]] = {
 # (one session a note, bench/quality/locomo), built from the fetched snapshot
 SAMPLE = HERE.parent.parent / "sample_vault"
 LOCOMO = tuple(f"locomo-{c}" for c in ("26", "30", "41", "42", "43", "44", "47", "48", "49", "50"))
+# A note saved again, as Obsidian's "Make a copy" names it ("<name> 1.md"), with one line
+# added above its text: a repeat, the merge every integrator must make (issue 37). Taken
+# of the documentation and personal corpora as `<corpus>-again`, after the corpus settled.
+AGAIN = "-again"
+AGAIN_LINE = "Clipped again for the team."
+MAX_AGAIN = 10
+FRONT = re.compile(r"\A---\n.*?\n---\n", re.S)
 SOURCES = re.compile(r"^## Sources\s*$", re.M)
 WIKILINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 MARKUP = re.compile(r"[*_`]")
@@ -198,8 +205,28 @@ def locomo_source(name: str, dest: Path) -> Path:
     return source
 
 
+def save_again(root: Path) -> list[str]:
+    """Save up to ``MAX_AGAIN`` of a vault's pages (spread over their sorted list) again
+    beside themselves as ``<name> 1.md``, ``AGAIN_LINE`` above their text; their paths."""
+    pages = sorted(p for p in (root / "resource").rglob("*.md")
+                   if not re.search(r"\d{4}-\d{2}-\d{2}", p.name))
+    picked = pages[::max(1, len(pages) // MAX_AGAIN)][:MAX_AGAIN]
+    out = []
+    for page in picked:
+        text = page.read_text(encoding="utf-8")
+        front = FRONT.match(text)
+        head, body = (text[:front.end()], text[front.end():]) if front else ("", text)
+        copy = page.with_name(f"{page.stem} 1.md")
+        copy.write_text(f"{head}{AGAIN_LINE}\n\n{body.lstrip()}", encoding="utf-8")
+        out.append(copy.relative_to(root).as_posix())
+    return out
+
+
 def dream_corpus(name: str, work: Path, review: str = "off") -> Found:
-    """Dream one corpus offline and list its merges (with review on: those written)."""
+    """Dream one corpus offline and list its merges (with review on: those written); a
+    ``-again`` corpus is dreamed twice: as it is, then with some pages saved again."""
+    again = name.endswith(AGAIN)
+    name, label = name.removesuffix(AGAIN), name
     if name in DOCS:
         source = doc_source(name, work)
     elif name == "sample":
@@ -211,9 +238,21 @@ def dream_corpus(name: str, work: Path, review: str = "off") -> Found:
         if not source.is_dir():
             personal.build(name)
     started = time.monotonic()
-    dreamed = dream_vault(name, source, work, Offline(review=review))
-    merges, held = find_merges(name, dreamed.root)
-    return Found(name, merges, time.monotonic() - started, dreamed.settled, held)
+    model = Offline(review=review)
+    dreamed = dream_vault(label, source, work, model)
+    copies: set[str] = set()
+    if again:
+        copies = set(save_again(dreamed.root))
+        dreamed.settled = False
+        for _ in range(MAX_RUNS):
+            run = dream_once(dreamed.root, model)
+            if not run.extraction.changed and not run.report.results:
+                dreamed.settled = True
+                break
+    merges, held = find_merges(label, dreamed.root)
+    if again:  # the corpus's own merges are counted under its name: the copies' only
+        merges = [m for m in merges if copies & set(m.note.split(", "))]
+    return Found(label, merges, time.monotonic() - started, dreamed.settled, held)
 
 
 def load_labels() -> dict[tuple[str, str, str, str], dict[str, str]]:
@@ -317,6 +356,7 @@ def report(found: list[Found]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     names = [v["name"] for v in personal.load_manifest()] + list(DOCS) + ["sample", *LOCOMO]
+    names += [f"{n}{AGAIN}" for n in names if n in DOCS or n not in ("sample", *LOCOMO)]
     ap = argparse.ArgumentParser(prog="python -m bench.quality.merges", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", action="append", choices=names, help="only this corpus")

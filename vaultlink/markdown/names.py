@@ -121,6 +121,18 @@ def file_title(path: str) -> str:
     return _RUNNING_NUMBER.sub("", path.rsplit("/", 1)[-1].removesuffix(".md"), count=1)
 
 
+def is_copy(path: str, of: str) -> bool:
+    """Whether ``path`` is a copy of ``of`` as Obsidian's "Make a copy" names one: the
+    same folder, the same name with a number after it ("Emacs 1.md" of "Emacs.md")."""
+    folder, _, name = path.removesuffix(".md").rpartition("/")
+    other_folder, _, other = of.removesuffix(".md").rpartition("/")
+    copy = _COPY_NUMBER.fullmatch(name)
+    return folder == other_folder and copy is not None and copy.group(1) == other
+
+
+_COPY_NUMBER = re.compile(r"(.+?) \d{1,2}")
+
+
 def name_key(name: str) -> str:
     """A name as ``[[name]]`` meets it: NFC, lower case, no ``.md``, no folder."""
     base = unicodedata.normalize("NFC", name).strip().rsplit("/", 1)[-1].lower()

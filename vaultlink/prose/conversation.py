@@ -14,7 +14,7 @@ from collections import Counter
 from itertools import pairwise
 
 from vaultlink.prose.blocks import Block
-from vaultlink.prose.phrase_names import content_runs, subject_name
+from vaultlink.prose.phrase_names import content_runs, salient_name, subject_name
 from vaultlink.prose.sentences import content_words
 from vaultlink.prose.subject_names import first_sound
 
@@ -120,7 +120,9 @@ def event_name(run: list[Block], turns: list[Block], names: frozenset[str]) -> s
     phrases = [(sum(weight.get(w, 0.0) for w in content_words(" ".join(ph))), -k, " ".join(ph))
                for k, ph in enumerate(p for i in items for p in content_runs(i))]
     ranked = [ph for score, _, ph in sorted(phrases, reverse=True) if score > 0]
-    return first_sound([p for p in ranked if len(p.split()) > 1] + ranked[:1]
+    # one word names an event only as a name it keeps coming back to ("Daisy", never
+    # "Thanks" or "Going")
+    return first_sound([p for p in ranked if len(p.split()) > 1] + [salient_name(items)]
                        + [subject_name(items, [])])
 
 

@@ -19,6 +19,7 @@ from vaultlink.errors import Refusal
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.names import is_copy
 from vaultlink.markdown.sections import cited_sources, cites_all
 from vaultlink.prose.conversation import told_by
 from vaultlink.prose.node_names import node_names
@@ -187,6 +188,8 @@ class OfflinePolicy:
         mine = unit.title or unit.name.replace("-", " ")
         if any(same_name(name, other) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
+        if any(is_copy(unit.paths[0], c) for c in cited_sources(text)):
+            return True  # the owner's copy of a note the node is made of: a repeat
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
         if sim < SAME_THING and told_by(unit.summary.splitlines()):
