@@ -14,7 +14,12 @@ from collections import Counter
 from itertools import pairwise
 
 from vaultlink.prose.blocks import Block
-from vaultlink.prose.phrase_names import content_runs, salient_name, subject_name
+from vaultlink.prose.phrase_names import (
+    content_runs,
+    opening_words,
+    salient_name,
+    subject_name,
+)
 from vaultlink.prose.sentences import content_words
 from vaultlink.prose.subject_names import first_sound
 
@@ -123,7 +128,7 @@ def event_name(run: list[Block], turns: list[Block], names: frozenset[str]) -> s
     # one word names an event only as a name it keeps coming back to ("Daisy", never
     # "Thanks" or "Going")
     return first_sound([p for p in ranked if len(p.split()) > 1] + [salient_name(items)]
-                       + [subject_name(items, [])])
+                       + [subject_name(items, []), opening_words(" ".join(items))])
 
 
 def _said(turn: Block, turns: list[Block]) -> list[str]:

@@ -81,6 +81,7 @@ class Subject:
     procedure: bool = False
     aspect_level: int = 0  # documents: the heading level of their aspects
     opening: str = ""  # documents: the section that opens the page, read as its lead
+    turns: bool = False  # an event of a conversation: its turns are kept whole
 
     def text(self) -> str:
         """Everything the subject's blocks say."""
@@ -234,7 +235,8 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
         return _document(content, name, top, opening, split=False)
     if names := speakers(content):  # a conversation: one subject per event talked over
         turns = [b for b in content if b.kind == "prose"]
-        said = [Subject(event_name(run, turns, names), run) for run in events(content, names)]
+        said = [Subject(event_name(run, turns, names), run, turns=True)
+                for run in events(content, names)]
         return [s for s in said if s.name] + _unnamed(said)
     return _sections(content, level)
 

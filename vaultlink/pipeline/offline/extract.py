@@ -184,6 +184,10 @@ def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
 
 def summary_of(subject: Subject) -> Picked:
     """The unit's lines, the blocks they come from, and those only partly quoted."""
+    if subject.turns:  # an event of a conversation, each turn whole (a turn cut short
+        # loses what a later question asks of it; ``conversation.MAX_TURNS`` bounds it)
+        said = sum(len(b.items) for b in subject.blocks)
+        return pick(subject.blocks, said, said, strict_first=True, follow_on=True)
     if not subject.document:  # the user's own flow: later paragraphs may say "It ..."
         return pick(subject.blocks, NOTE_LINES, NOTE_ITEMS, strict_first=True, follow_on=True)
     level = subject.aspect_level
