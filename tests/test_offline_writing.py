@@ -7,6 +7,8 @@ Pure functions on small texts; the CORRECT case also goes through the real guard
 
 from __future__ import annotations
 
+import pytest
+
 from vaultlink.pipeline.integrate.guard import Guard
 from vaultlink.pipeline.topics import keywords
 from vaultlink.prose.units import Receipt, Unit
@@ -226,6 +228,31 @@ def test_a_cjk_name_is_a_mention_only_as_a_whole_word() -> None:
     _, linked = weave(["今天练习了半音阶。"], [("digest/wiki/yin.md", "音")], set())
     assert linked == []
     assert also_covered("今天练习了半音阶。", [("digest/wiki/yin.md", "音")]) == ""
+
+
+@pytest.mark.parametrize("items, name", [
+    # a word said twice in one clause is said once: the diary line is about the cold
+    (["風邪のせいで、今本当に全ての音が半音の半音(50¢)低く聞こえる。", "気味が悪い。",
+      "キーボードのtuneを+50まで捻ってようやく聴き覚えのある音になる。"], "風邪"),
+    # こと ("thing"), これ ("this") and 全て ("all") come back in every text: no subject
+    (["入力を処理することができる。置き換えることはできない。", "意識の問題がある。",
+      "これは意識の問題だ。"], "意識"),
+])
+def test_a_japanese_name_is_what_the_text_keeps_returning_to_not_its_grammar(
+        items: list[str], name: str) -> None:
+    """oignon's nodes "こと", "これ", "全て" and "半音" (a diary line on a cold) took links
+    from 30 of its nodes: every "ことができる", every "これ", every semitone."""
+    from vaultlink.prose.phrase_names import unspaced_phrase
+    assert unspaced_phrase(items) == name
+
+
+def test_a_japanese_noun_made_a_verb_is_no_mention_of_it() -> None:
+    from vaultlink.prose.writing import weave
+    blocks, linked = weave(["忘れられない。意識するのを止められない。"],
+                           [("digest/wiki/意識.md", "意識")], set())
+    assert linked == [] and "[[" not in blocks[0]
+    blocks, linked = weave(["人間の意識は量子的だ。"], [("digest/wiki/意識.md", "意識")], set())
+    assert linked == ["digest/wiki/意識.md"]
 
 
 def test_a_japanese_name_is_made_of_nouns_not_verb_endings() -> None:

@@ -117,23 +117,27 @@ def unspaced_phrase(items: list[str]) -> str:
     characters) between punctuation and grammar words, two to eight characters, the one
     the text repeats most, longer runs weighing more ("搜索索引" in a paragraph on
     rebuilding the search index), the earliest of equals; else the text's first run."""
-    chunks = UNSPACED_RUN.findall(" ".join(items))
     counts: Counter[tuple[str, ...]] = Counter()
     first: dict[tuple[str, ...], int] = {}
     opening = ""
-    for chunk in chunks:
-        for run in _word_runs(name_words_of(chunk)):
+    grammar = stop_words_of(" ".join(items))  # こと, これ: words of every text
+    for item in (s for i in items for s in _CLAUSE_END.split(i)):
+        seen: set[tuple[str, ...]] = set()  # once a clause: "半音の半音" says it once
+        for run in (r for chunk in UNSPACED_RUN.findall(item)
+                    for r in _word_runs(name_words_of(chunk))):
             text = "".join(run)
-            if not opening and len(text) >= 2 and not is_generic(text) and not is_event(text):
+            if not opening and len(text) >= 2 and not is_generic(text) and not is_event(text) \
+                    and text not in grammar:
                 opening = text
             for size in range(1, min(4, len(run)) + 1):
                 for i in range(len(run) - size + 1):
                     key = tuple(run[i:i + size])
-                    if 2 <= len("".join(key)) <= MAX_PHRASE_CHARS:
+                    if 2 <= len("".join(key)) <= MAX_PHRASE_CHARS and key not in seen:
+                        seen.add(key)
                         counts[key] += 1
                         first.setdefault(key, len(first))
     repeated = [k for k, n in counts.items() if n >= 2 and not is_generic("".join(k))
-                and not is_event("".join(k))]
+                and not is_event("".join(k)) and "".join(k) not in grammar]
     if not repeated:
         return opening
     best = max(repeated, key=lambda k: (counts[k] * (1 + 0.8 * (len(k) - 1)), -first[k]))
@@ -146,6 +150,7 @@ def unspaced_phrase(items: list[str]) -> str:
     return "".join(best)
 
 
+_CLAUSE_END = re.compile(r"(?<=[。！？!?，,：:；;、])")
 # a word that counts ("一次", "三点", "每周日"): no part of a name
 _COUNTED = re.compile(r"^[每第]?[\d一二三四五六七八九十百千万两几零〇]")
 

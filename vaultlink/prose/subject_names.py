@@ -33,6 +33,7 @@ considerations caveat pitfalls faq more further notes-for-us synopsis syntax see
 related links specification specifications compatibility parameters parameter arguments
 returns return value values exceptions properties methods constructor events default
 defaults misc. untitled todo done tbd wip fixme
+全て すべて 全部 所有 一切 全部分 其他 その他 他
 """.split()) | frozenset(
     # the same parts of a page in the languages Obsidian is used in most; a Chinese or
     # Japanese heading is one word here (no spaces), compared whole

@@ -246,10 +246,16 @@ def _link_first(text: str, pattern: re.Pattern[str], path: str) -> str:
     return text
 
 
+_MADE_VERB = re.compile(r"(?:する|して|した|しな|しま|され|させ|できる|できな)")
+
+
 def on_word_edges(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` begins and ends on words of the Chinese or Japanese
     around it (a name's characters inside a longer word are no mention of it: "音" in
-    "半音", "ある" in "あるいは"); spaced scripts have their edges in the pattern."""
+    "半音", "ある" in "あるいは"); spaced scripts have their edges in the pattern. A
+    Japanese noun made a verb by する ("意識する", to be aware of) is no mention of it."""
+    if _MADE_VERB.match(text, end):
+        return False
     for at in (start, end):
         run = next((r for r in UNSPACED_RUN.finditer(text) if r.start() < at < r.end()), None)
         if run is None:
