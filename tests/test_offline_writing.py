@@ -260,3 +260,16 @@ def test_a_japanese_name_is_made_of_nouns_not_verb_endings() -> None:
     name = unspaced_phrase(["風邪で全部が低く聞こえる。半音下がってない気がする。"
                             "半音の練習はまだない。ないものはない。"])
     assert name == "半音"
+
+
+@pytest.mark.parametrize("path, site", [
+    ("resource/fastify/plugins.md", "Fastify"),  # a documentation set: its pages' site
+    ("resource/10_cool/CESH.md", ""),  # folders numbered to sort are where the owner files
+    ("resource/PKM/20-AREAS/growth.md", ""),
+    ("resource/1. Projects/plan.md", ""),
+])
+def test_a_folder_numbered_to_sort_is_no_site_to_name_a_node_by(path: str, site: str) -> None:
+    """oignon's nodes were "10_cool cesh", "10_cool index", "11_fine 数式": a one-word
+    title qualified by its folder, as a documentation page is by its site."""
+    from vaultlink.prose.pages import site_of
+    assert site_of([], path) == site

@@ -47,6 +47,11 @@ web inbox resources resource reading pages bookmarks read-later later saved pape
 imports imported archive""".split())
 
 
+# A folder numbered to sort ("10_cool", "01_draft", "20-AREAS", "1. Projects"): where the
+# owner files notes (Johnny.Decimal, PARA), not a site the note belongs to.
+_FILED = re.compile(r"^\d{1,3}(?:[._\s-]+|\.\d+\s+)(?=\D)")
+
+
 def site_of(blocks: list[Block], path: str) -> str:
     """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
     banner = next((b for b in blocks if b.kind == "banner"), None)
@@ -55,7 +60,7 @@ def site_of(blocks: list[Block], path: str) -> str:
     parts = path.split("/")
     folder = parts[-2] if len(parts) > 2 else ""
     if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
-            and folder.lower() not in _NOT_SITES \
+            and folder.lower() not in _NOT_SITES and not _FILED.match(folder) \
             and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""
