@@ -154,3 +154,63 @@ def test_date_spans_of_a_question() -> None:
     assert note_date("resource/paper.md") is None
     assert within(date(2023, 7, 5), [(None, 6, None)])
     assert not within(date(2023, 7, 9), [(None, 6, None)])
+
+
+def test_a_note_holding_all_the_rare_words_rises(vault: Vault, indexes: Indexes,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question's rare words spread over a note's sections, one each: every other
+    note matches one of them better, section for section, but only this note holds all
+    three; the notes ranked by the share of the words they hold lift it into the top 5
+    (without that list it was not in the top 6)."""
+    write_note(vault.root, "daily/2023-03-04.md", "# Saturday\n\n## Morning\n\nWe took the "
+               "early train to Porto and walked along the river, grey and quiet under the "
+               "bridges.\n\n## Lunch\n\nLunch at my aunt's house by the sea; she talked for "
+               "hours about the old days and her childhood friends.\n\n## Evening\n\nBack home "
+               "in the evening with a jar she gave me, her sourdough, older than me.\n")
+    for n, text in enumerate(["Sourdough again: sourdough loaf, sourdough pancakes.",
+                              "Porto on TV, Porto won, Porto fans sang.",
+                              "My aunt called, my aunt wants to visit in spring.",
+                              "The car starter broke, a new starter costs a lot.",
+                              "Sourdough class tonight, sourdough is hard.",
+                              "Porto is far, Porto trains are slow.",
+                              "My aunt sent a postcard, my aunt is funny."], start=1):
+        write_note(vault.root, f"daily/2023-04-{n:02d}.md", text + "\n")
+    indexes.chunks.sync()
+    query = "Porto aunt sourdough"
+    assert "daily/2023-03-04.md" in [h.path for h in indexes.chunks.search(query, 5)]
+    monkeypatch.setattr(chunks, "COVERAGE_WEIGHT", 0.0)
+    assert "daily/2023-03-04.md" not in [h.path for h in indexes.chunks.search(query, 6)]
+
+
+def test_coverage_weighs_the_rare_words_a_few_sections_in_a_row_hold() -> None:
+    from vaultlink.index.fusion import by_coverage, term_weights, window_weight
+
+    weights = term_weights(["porto", "aunt", "the"], {"porto": 2, "aunt": 5, "the": 60}, 100)
+    assert weights["porto"] > weights["aunt"] > 0 and weights["the"] == 1e-6
+    # the words within three sections in a row count, each once; apart, they do not add up
+    near = [{"porto"}, {"aunt"}, set(), set(), {"porto"}]
+    apart = [{"porto"}, set(), set(), {"aunt"}]
+    assert window_weight(near, weights) == weights["porto"] + weights["aunt"]
+    assert window_weight(apart, weights) == weights["porto"]
+    assert window_weight(apart, weights, reach=2) == window_weight(near, weights)
+    share = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 0.0, "e": 1.0}
+    assert by_coverage(["a", "b", "c", "d", "e"], share) == ["c", "b", "a", "e"]
+    # CJK words are terms like any other (the index's cut makes them)
+    cjk = term_weights(["東京", "大阪"], {"東京": 3, "大阪": 3}, 50)
+    assert window_weight([{"東京"}, {"大阪"}], cjk) == 2 * cjk["東京"]
+
+
+def test_coverage_weight_is_the_same_in_every_process() -> None:
+    """A set's order follows string hashing, which changes per process: the weight must
+    not (a last-bit difference flipped ties, and the daemon's answer differed from the
+    CLI's for 5 of 197 LoCoMo questions)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from vaultlink.index.fusion import window_weight;"
+            "print(repr(window_weight([{'x', 'y', 'z'}], {'x': 0.1, 'y': 0.2, 'z': 0.3})))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}
+                           ).stdout.strip() for seed in range(4)}
+    assert seen == {repr(0.1 + 0.2 + 0.3)}

@@ -25,13 +25,16 @@ from typing import TYPE_CHECKING
 from vaultlink.index.base import IndexBase, SyncReport, _Change
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import (
+    COVERAGE_WEIGHT,
     DATE_WEIGHT,
     SEARCH_KEYWORD_WEIGHT,
     SEARCH_VECTOR_WEIGHT,
     DateSpan,
+    by_coverage,
     date_spans,
     fuse_ranks,
     note_date,
+    window_weight,
     within,
 )
 from vaultlink.index.queries import IndexQueries, Scope
@@ -207,7 +210,10 @@ class ChunkIndex(IndexBase, IndexQueries):
         distilled from: its best-matching paragraph is looked up among the sections of
         the notes the node cites, and the section that holds it (``BACKING_SHARE`` of its
         words) takes the node's place, with the node in ``via``; a node whose lines no
-        cited note backs is an entry of its own. No fixed preference for either.
+        cited note backs is an entry of its own. No fixed preference for either. The
+        notes that hold most of the query's rare words within a few sections in a row
+        (``_by_coverage``), and day notes of a date it names (``_by_date``), are ranked
+        lists beside that one.
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
@@ -234,9 +240,7 @@ class ChunkIndex(IndexBase, IndexQueries):
                 candidates.setdefault(row[0], []).append(row)
         words: dict[tuple[str, int], frozenset[str]] = {}
         spans = date_spans(query)
-        for row, score, sim, kw in weighed:
-            if len(entries) == limit and not spans:
-                break
+        for row, score, sim, kw in weighed:  # all: the lists below may lift a later note
             path, via = row[0], ""
             if not digest_only and path.startswith(digest):
                 backing = self._backing(path, row[3], terms, candidates, words)
@@ -247,7 +251,7 @@ class ChunkIndex(IndexBase, IndexQueries):
                     entries[path][4].append(via)
                 continue
             entries[path] = (row, score, sim, kw, [via] if via else [])
-        ranked = list(entries.values())
+        ranked = _by_coverage(list(entries.values()), *self._terms_held(query, entries))
         if spans:  # the question names a date: the notes of that date are a ranked list too
             ranked = _by_date(ranked, spans)
         return self._linked_hits(ranked[:limit])
@@ -347,6 +351,19 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 _Entry = tuple[tuple[str, int, str, str], float, float, int, list[str]]
+
+
+def _by_coverage(entries: list[_Entry], held: dict[str, list[set[str]]],
+                 weights: dict[str, float]) -> list[_Entry]:
+    """``entries`` (best first) fused by rank with those of them whose note holds the
+    query's rare words within a few sections in a row (``held``: path -> each section's
+    terms), most of their weight first, that list weighing ``COVERAGE_WEIGHT``."""
+    weight = {i: window_weight(held.get(e[0][0], []), weights) for i, e in enumerate(entries)}
+    order = by_coverage(range(len(entries)), weight)
+    if not order:
+        return entries
+    lists = [(list(range(len(entries))), 1.0), (order, COVERAGE_WEIGHT)]
+    return [entries[i] for i, _ in fuse_ranks(lists)]
 
 
 def _by_date(entries: list[_Entry], spans: list[DateSpan]) -> list[_Entry]:

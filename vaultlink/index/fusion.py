@@ -6,8 +6,9 @@ Pure functions: the indexes hand in ranked lists and raw query text.
 from __future__ import annotations
 
 import calendar
+import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any, TypeVar
 
@@ -156,6 +157,41 @@ def informative_terms(terms: Sequence[str], rows: Mapping[str, int], total: int)
     words a page of English documentation is found by, and kept "der" and "и".
     """
     return [t for t in terms if 2 * rows.get(t, 0) < total]
+
+
+# A note holding more of the question's rare words within a few sections in a row ranks
+# as a list of its own beside the fused one, with this weight: the words of an answer
+# are often spread over adjacent sections, each alone matching few of them (figures:
+# docs/quality.md). A window, not the whole note: a long note holds many words anyway.
+COVERAGE_WEIGHT = 0.4
+COVERAGE_REACH = 1  # sections either side of one, in the window
+
+
+def term_weights(terms: Sequence[str], rows: Mapping[str, int], total: int) -> dict[str, float]:
+    """Each term's weight as FTS5's BM25 gives it, ``log((N - n + 0.5) / (n + 0.5))``
+    (``rows``: term -> rows it is in, of ``total``), floored at FTS5's 1e-6."""
+    return {t: max(math.log((total - rows.get(t, 0) + 0.5) / (rows.get(t, 0) + 0.5)), 1e-6)
+            for t in terms}
+
+
+def window_weight(held: Sequence[Collection[str]], weights: Mapping[str, float],
+                  reach: int = COVERAGE_REACH) -> float:
+    """The most term weight any run of ``2 * reach + 1`` texts in a row holds (``held``:
+    each text's terms, in the note's order), each term counted once."""
+    best = 0.0
+    for i in range(len(held)):
+        terms = set().union(*held[max(0, i - reach):i + reach + 1])
+        # summed in the weights' order, not the set's: a set's order changes with the
+        # process (string hashing), and a sum's last bit with it, flipping ties
+        best = max(best, sum(w for t, w in weights.items() if t in terms))
+    return best
+
+
+def by_coverage(keys: Sequence[T], weight: Mapping[T, float]) -> list[T]:
+    """The ``keys`` with some term weight (``weight``: key -> what it holds, as
+    ``window_weight`` says), the most first; equals in the given order."""
+    return sorted((k for k in keys if weight.get(k, 0.0) > 0),
+                  key=lambda k: -weight[k])  # a stable sort keeps the given order
 
 
 def query_text(query: str) -> str:

@@ -87,13 +87,17 @@ class TermRows:
         """The FTS5 query for a query's ``terms`` (``fusion.fts_terms``): those in fewer
         than half of the texts, and in a large index only the rarest of them; None when
         no term is left to ask for."""
+        return or_match(self.asked(terms))
+
+    def asked(self, terms: Sequence[str]) -> list[str]:
+        """The terms of ``match``'s query, in their order."""
         if not terms:
-            return None
+            return []
         total = self.total()
         rows = {t: self.rows(t) for t in terms}
         if total <= LARGE_INDEX_TEXTS:
-            return or_match(informative_terms(terms, rows, total))
-        return or_match(rarest_terms(terms, rows, KEYWORD_ROW_BUDGET))
+            return informative_terms(terms, rows, total)
+        return rarest_terms(terms, rows, KEYWORD_ROW_BUDGET)
 
     def phrase_too_common(self, words: Sequence[str]) -> bool:
         """True when a phrase of ``words`` is not worth asking FTS5 for: the index is

@@ -6,7 +6,7 @@ list a subclass adds; a ``Scope`` (a bucket, the digest only) filters all of the
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from vaultlink.index.fusion import (
     fts_terms,
     fuse_ranks,
     query_text,
+    term_weights,
 )
 from vaultlink.index.keywords import TermRows
 
@@ -102,6 +103,33 @@ class IndexQueries(_Tables):
         large index only the rarest of them (``TermRows.match``); None when no term is
         left to ask for."""
         return self._terms.match(fts_terms(text))
+
+    def _terms_held(self, text: str, paths: Collection[str]
+                    ) -> tuple[dict[str, list[set[str]]], dict[str, float]]:
+        """For each of ``paths``, which of the terms ``_keyword_list`` asks FTS5 for each
+        of its texts holds, in the texts' order; and each term's weight
+        (``fusion.term_weights``). The terms are the rare ones (``TermRows.asked``)."""
+        fts, docs = self._fts_t, self._docs_t
+        wanted = list(paths)
+        with self._lock:
+            terms = self._terms.asked(fts_terms(text))
+            if not terms or not wanted:
+                return {}, {}
+            rows = {t: self._terms.rows(t) for t in terms}
+            marks = ",".join("?" * len(wanted))
+            texts = {i: (path, n) for i, path, n in self._db.execute(
+                f"SELECT id, path, ord FROM {docs} WHERE path IN ({marks})", wanted)}
+            holds: dict[int, set[str]] = {i: set() for i in texts}
+            for term in terms:
+                for (i,) in self._db.execute(f"SELECT rowid FROM {fts} WHERE {fts} MATCH ?",
+                                             (f'"{term}"',)):
+                    if i in holds:
+                        holds[i].add(term)
+            weights = term_weights(terms, rows, self._terms.total())
+        held: dict[str, list[set[str]]] = {}
+        for i in sorted(texts, key=lambda i: texts[i][1]):
+            held.setdefault(texts[i][0], []).append(holds[i])
+        return held, weights
 
     def _ids_under(self, prefix: str) -> set[int]:
         return {r[0] for r in self._db.execute(
