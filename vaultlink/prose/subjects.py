@@ -235,9 +235,9 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
         return _document(content, name, top, opening, split=False)
     if names := speakers(content):  # a conversation: one subject per event talked over
         turns = [b for b in content if b.kind == "prose"]
-        said = [Subject(event_name(run, turns, names), run, turns=True)
-                for run in events(content, names)]
-        return [s for s in said if s.name] + _unnamed(said)
+        talked = [Subject(event_name(run, turns, names), run, turns=True)
+                  for run in events(content, names)]
+        return [s for s in talked if s.name] + _unnamed(talked)
     return _sections(content, level)
 
 
