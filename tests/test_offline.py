@@ -561,11 +561,24 @@ def test_the_owners_copy_of_a_page_grows_the_node_made_of_that_page(
     assert (first_step(policy, unit, node, name, 0.8) == "edit") is grows
 
 
-def test_a_name_with_obsidians_copy_number_is_the_same_name() -> None:
+def test_a_copy_is_told_by_its_file_not_by_a_number_in_a_name() -> None:
     assert is_copy("resource/a/Emacs 1.md", "resource/a/Emacs.md")
     assert not is_copy("resource/a/Lecture 2.md", "resource/a/Lecture 1.md")
-    assert same_name("Memory corruption defenses", "Memory Corruption Defenses 1", whole=True)
+    # "Vue 3" is not "Vue", "Windows 10" not "Windows": a page is its own name, word for word
+    assert not same_name("Vue", "Vue 3", whole=True)
     assert not same_name("Lecture 1", "Lecture 2", whole=True)
+
+
+def test_a_copy_rewritten_into_another_note_is_no_repeat() -> None:
+    """Duplicating a note as the start of a new one and rewriting it: the copy's file name
+    says copy, its text says another subject; it does not grow the original's node."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("emacs-1", "wiki", "Tmux splits a terminal into panes.\n\n## Keys\n"
+                "Prefix % splits it sideways.\nPrefix d detaches the session.",
+                ["resource/tools/Emacs 1.md"], title="Emacs 1")
+    node = ("---\nname: Programming emacs\ndescription: d\n---\nC-x C-f opens a file.\n\n"
+            "## Keys\n\nC-x C-s saves it.\n\n## Sources\n\n- From [[resource/tools/Emacs.md]].\n")
+    assert first_step(policy, unit, node, "Programming emacs", 0.8) != "edit"
 
 
 def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> None:

@@ -31,6 +31,7 @@ from bench.quality.personal.run import MAX_RUNS, Model, dream_once, dream_vault
 from bench.quality.realdocs import ROOT as REALDOCS
 from bench.quality.realdocs import load_corpus, write_as_vault
 from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.names import is_copy
 from vaultlink.vault.actions import UPDATE_ACTIONS
 from vaultlink.vault.journal import JournalEntry
 from vaultlink.vault.state import State
@@ -57,7 +58,7 @@ LOCOMO = tuple(f"locomo-{c}" for c in ("26", "30", "41", "42", "43", "44", "47",
 AGAIN = "-again"
 AGAIN_LINE = "Clipped again for the team."
 MAX_AGAIN = 10
-FRONT = re.compile(r"\A---\n.*?\n---\n", re.S)
+FRONT = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.S)
 SOURCES = re.compile(r"^## Sources\s*$", re.M)
 WIKILINK = re.compile(r"!?\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 MARKUP = re.compile(r"[*_`]")
@@ -208,8 +209,11 @@ def locomo_source(name: str, dest: Path) -> Path:
 def save_again(root: Path) -> list[str]:
     """Save up to ``MAX_AGAIN`` of a vault's pages (spread over their sorted list) again
     beside themselves as ``<name> 1.md``, ``AGAIN_LINE`` above their text; their paths."""
-    pages = sorted(p for p in (root / "resource").rglob("*.md")
-                   if not re.search(r"\d{4}-\d{2}-\d{2}", p.name))
+    found = sorted((root / "resource").rglob("*.md"))
+    names = {p.as_posix() for p in found}
+    pages = [p for p in found if not re.search(r"\d{4}-\d{2}-\d{2}", p.name)
+             and not any(is_copy(p.as_posix(), n) for n in names)  # an owner's own copy
+             and not p.with_name(f"{p.stem} 1.md").exists()]  # its copy's name is taken
     picked = pages[::max(1, len(pages) // MAX_AGAIN)][:MAX_AGAIN]
     out = []
     for page in picked:

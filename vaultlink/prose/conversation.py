@@ -1,18 +1,20 @@
 """A conversation kept as a note: paragraphs that each open with a speaker's name
-("Caroline: I went to a support group yesterday."), as chat logs, interviews and
-transcripts are kept. The speakers are the frame of such a note, as a template is of a
-day note: every turn carries them, so they tell no subject from another. A conversation
-is read as the events it moves through, one subject per run of turns on one thing,
-each named by what the turns say, never by a speaker, a greeting or a sign-off.
-Pure functions over blocks.
+("Caroline: I went to a support group yesterday.", "小明：周末去爬山了。"), as chat logs,
+interviews and transcripts are kept. The speakers are the frame of such a note, as a
+template is of a day note: every turn carries them, so they tell no subject from another.
+A conversation is read as the events it moves through, one subject per run of turns on
+one thing, each named by what the turns say, never by a speaker, a greeting or a sign-off.
+Pure functions over blocks, linear in the note's length.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import pairwise
 
+from vaultlink.markdown.language import UNSPACED_RUN
 from vaultlink.prose.blocks import Block
 from vaultlink.prose.phrase_names import (
     content_runs,
@@ -23,15 +25,38 @@ from vaultlink.prose.phrase_names import (
 from vaultlink.prose.sentences import content_words
 from vaultlink.prose.subject_names import first_sound
 
-# A speaker's label: one to three words of letters (any script) and a colon, then text.
-# "Note: ..." and "TODO: ..." are caught too, but never by two or more labels taking turns.
-_LABEL = re.compile(r"^([^\W\d_][\w'’.-]{0,30}(?: [^\W\d_][\w'’.-]{0,30}){0,2})\s?[:：]\s+(?=\S)")
+# A speaker's label: one to three words of letters (any script) and a colon, then text;
+# a full-width colon needs no space after it ("小明：你好").
+_LABEL = re.compile(r"^([^\W\d_][\w'’.-]{0,30}(?: [^\W\d_][\w'’.-]{0,30}){0,2})"
+                    r"(?:\s?:\s+|\s?：\s*)(?=\S)")
 MIN_TURNS = 4           # fewer labelled paragraphs is a note quoting someone, no conversation
 TURN_SHARE = 0.6        # of the note's paragraphs: the rest is the owner's own comment
+MAX_SPEAKERS = 8        # more labels are a glossary or a list of fields ("Docker: ...")
 TOPIC_WORDS = 6         # content words: a turn saying this much may open an event of its own
 STAYS = 0.2             # share of its words a long turn shares with the event so far to stay in it
 MIN_EVENT = 4           # turns an event holds before a new one may open
 MAX_TURNS = 12          # an event longer than this is cut where its talk moves on the most
+
+
+@dataclass
+class Conversation:
+    """A note's speakers and what each of its turns says (words counted once)."""
+
+    names: frozenset[str]
+    turns: list[Block]
+    frame: frozenset[str] = frozenset()
+    words: dict[int, set[str]] = field(default_factory=dict)  # id(block) -> its words
+    overall: Counter[str] = field(default_factory=Counter)  # turns holding each word
+    place: dict[int, int] = field(default_factory=dict)  # id(block) -> turn number
+    names_at: re.Pattern[str] = re.compile(r"(?!)")
+
+    def said(self, block: Block) -> set[str]:
+        """The words of a block, speakers' names and labels aside."""
+        key = id(block)
+        if key not in self.words:
+            text = " ".join(unlabelled(i) for i in block.items)
+            self.words[key] = set(content_words(text)) - self.frame
+        return self.words[key]
 
 
 def speaker_of(block: Block) -> str:
@@ -43,28 +68,46 @@ def speaker_of(block: Block) -> str:
 
 
 def speakers(blocks: list[Block]) -> frozenset[str]:
-    """The speakers of a conversation, when the blocks are one: two or more labels
-    taking turns over most of its paragraphs (empty when they are not)."""
+    """The speakers of a conversation, when the blocks are one: two to ``MAX_SPEAKERS``
+    labels taking turns over most of its paragraphs, two of them twice or more (a
+    meeting's "Status:", "Decision:", "Action:" each once are no speakers)."""
     prose = [b for b in blocks if b.kind == "prose"]
-    labels = [speaker_of(b) for b in prose]
-    said = [s for s in labels if s]
+    said = [s for s in map(speaker_of, prose) if s]
     if len(said) < MIN_TURNS or len(said) < TURN_SHARE * len(prose):
         return frozenset()
-    names = frozenset(said)
+    counts = Counter(said)
     switches = sum(1 for a, b in pairwise(said) if a != b)
-    return names if len(names) >= 2 and switches >= len(said) // 2 else frozenset()
+    talking = sum(1 for n in counts.values() if n >= 2)
+    if not 2 <= len(counts) <= MAX_SPEAKERS or talking < 2 or switches < len(said) // 2:
+        return frozenset()
+    return frozenset(counts)
+
+
+def conversation_of(blocks: list[Block], turns: list[Block]) -> Conversation | None:
+    """The conversation ``blocks`` (the whole note) are, read for ``turns`` (its new
+    blocks); None when the note is no conversation."""
+    names = speakers(blocks)
+    if not names:
+        return None
+    conv = Conversation(names, [b for b in turns if b.kind == "prose"])
+    conv.frame = frozenset(w for name in names for w in content_words(name))
+    conv.overall = Counter(w for b in conv.turns for w in conv.said(b))
+    conv.place = {id(b): k for k, b in enumerate(conv.turns)}
+    # a name in a spaced script is a whole word ("Jon" is not in "Jonathan"); "小明说"
+    # holds 小明 with no space around it
+    alternatives = "|".join(re.escape(n) if UNSPACED_RUN.fullmatch(n)
+                            else rf"(?<!\w){re.escape(n)}(?:['’]s)?(?!\w)"
+                            for n in sorted(names, key=len, reverse=True))
+    conv.names_at = re.compile(alternatives)
+    return conv
 
 
 def told_by(lines: list[str]) -> frozenset[str]:
     """The speakers of a unit's lines, when they are turns of a conversation: two labels
-    or more, each opening a line (empty for any other text)."""
-    said = [m.group(1) for m in map(_LABEL.match, lines) if m]
-    return frozenset(said) if len(set(said)) >= 2 else frozenset()
-
-
-def frame_words(names: frozenset[str]) -> frozenset[str]:
-    """The stems of the speakers' names: words of every turn, so of no subject."""
-    return frozenset(w for name in names for w in content_words(name))
+    or more, each opening a line twice or more (empty for any other text)."""
+    said = Counter(m.group(1) for m in map(_LABEL.match, lines) if m)
+    talking = [s for s, n in said.items() if n >= 2]
+    return frozenset(said) if len(talking) >= 2 and len(said) <= MAX_SPEAKERS else frozenset()
 
 
 def unlabelled(text: str) -> str:
@@ -72,56 +115,57 @@ def unlabelled(text: str) -> str:
     return _LABEL.sub("", text, count=1)
 
 
-def _vocabulary(blocks: list[Block], frame: frozenset[str]) -> set[str]:
-    return set(content_words(" ".join(unlabelled(i) for b in blocks for i in b.items))) - frame
+def _share(a: set[str], b: set[str] | Counter[str]) -> float:
+    return sum(1 for w in a if w in b) / len(a) if a and b else 0.0
 
 
-def _share(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a) if a and b else 0.0
-
-
-def events(blocks: list[Block], names: frozenset[str]) -> list[list[Block]]:
-    """The conversation's turns in runs, one per thing talked about: a long turn that
+def events(conv: Conversation, blocks: list[Block]) -> list[list[Block]]:
+    """The conversation's blocks in runs, one per thing talked about: a long turn that
     shares little with a run of ``MIN_EVENT`` turns or more opens a new one; replies,
     greetings and short turns stay with the run they answer."""
-    frame = frame_words(names)
     runs: list[list[Block]] = []
+    heard: Counter[str] = Counter()  # the words of the run so far
     for block in blocks:
-        said = _vocabulary([block], frame)
+        said = conv.said(block)
         if runs and (len(runs[-1]) < MIN_EVENT or len(said) < TOPIC_WORDS
-                     or _share(said, _vocabulary(runs[-1], frame)) >= STAYS):
+                     or _share(said, heard) >= STAYS):
             runs[-1].append(block)
         else:
             runs.append([block])
+            heard = Counter()
+        heard.update(said)
     if len(runs) > 1 and len(runs[-1]) < MIN_EVENT:  # the last words: goodbyes
         last = runs.pop()
         runs[-1] += last
+    return [part for run in runs for part in _cut(conv, run)]
+
+
+def _cut(conv: Conversation, run: list[Block]) -> list[list[Block]]:
+    """Runs of at most ``MAX_TURNS`` turns, cut where neighbouring turns share least."""
     out: list[list[Block]] = []
-    for run in runs:
-        out.extend(_cut(run, frame))
-    return out
+    while len(run) > MAX_TURNS:
+        at = min(range(MIN_EVENT, MAX_TURNS + 1), key=lambda i: _gap(conv, run, i))
+        out.append(run[:at])
+        run = run[at:]
+    return [*out, run]
 
 
-def _cut(run: list[Block], frame: frozenset[str]) -> list[list[Block]]:
-    """A run of at most ``MAX_TURNS`` turns, else cut where neighbours share least."""
-    if len(run) <= MAX_TURNS:
-        return [run]
-    lo, hi = MIN_EVENT, len(run) - MIN_EVENT
-    at = min(range(lo, hi), key=lambda i: _share(_vocabulary(run[i:i + 2], frame),
-                                                 _vocabulary(run[max(0, i - 2):i], frame)))
-    return _cut(run[:at], frame) + _cut(run[at:], frame)
+def _gap(conv: Conversation, run: list[Block], at: int) -> float:
+    """How much the two turns from ``at`` share with the two before it."""
+    before = conv.said(run[at - 2]) | conv.said(run[at - 1])
+    after = set().union(*(conv.said(b) for b in run[at:at + 2]))
+    return _share(after, Counter(before))
 
 
-def event_name(run: list[Block], turns: list[Block], names: frozenset[str]) -> str:
+def event_name(conv: Conversation, run: list[Block]) -> str:
     """What a run of turns talks about, in the words it says: the phrase holding the word
     the run keeps coming back to and the rest of the conversation does not (chat's
     "amazing" and "take care" are in every part of it), never a speaker's name (a
     greeting "Hey James", a thanks "Thanks, John" name the listener, not a subject)."""
-    frame = frame_words(names)
-    inside = Counter(w for b in run for w in _vocabulary([b], frame))
-    overall = Counter(w for b in turns for w in _vocabulary([b], frame))
-    weight = {w: n * n / overall[w] for w, n in inside.items() if n >= 2}
-    items = [_unnamed(unlabelled(i), names) for b in run for i in _said(b, turns)]
+    inside = Counter(w for b in run for w in conv.said(b))
+    weight = {w: n * n / max(conv.overall[w], n) for w, n in inside.items() if n >= 2}
+    kept = [i for b in run for i in _said(conv, b)] or [i for b in run for i in b.items]
+    items = [conv.names_at.sub(" , ", unlabelled(i)) for i in kept]
     phrases = [(sum(weight.get(w, 0.0) for w in content_words(" ".join(ph))), -k, " ".join(ph))
                for k, ph in enumerate(p for i in items for p in content_runs(i))]
     ranked = [ph for score, _, ph in sorted(phrases, reverse=True) if score > 0]
@@ -131,17 +175,12 @@ def event_name(run: list[Block], turns: list[Block], names: frozenset[str]) -> s
                        + [subject_name(items, []), opening_words(" ".join(items))])
 
 
-def _said(turn: Block, turns: list[Block]) -> list[str]:
-    """What a turn says beyond the courtesies: the first sentence of the first two turns
-    is a greeting, the last two turns a sign-off."""
-    at = next((k for k, t in enumerate(turns) if t is turn), 0)
-    if at >= len(turns) - 2:
+def _said(conv: Conversation, block: Block) -> list[str]:
+    """What a block says beyond the courtesies: the first sentence of the first two turns
+    is a greeting, the last two turns a sign-off (a block that is no turn says it all)."""
+    at = conv.place.get(id(block))
+    if at is None:
+        return block.items
+    if at >= len(conv.turns) - 2:
         return []
-    return turn.items[1:] if at < 2 else turn.items
-
-
-def _unnamed(text: str, names: frozenset[str]) -> str:
-    """A sentence with the speakers' names cut out, so no phrase spans one."""
-    for name in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", " , ", text)
-    return text
+    return block.items[1:] if at < 2 else block.items

@@ -49,7 +49,7 @@ imports imported archive""".split())
 
 # A folder numbered to sort ("10_cool", "01_draft", "20-AREAS", "1. Projects"): where the
 # owner files notes (Johnny.Decimal, PARA), not a site the note belongs to.
-_FILED = re.compile(r"^\d{1,3}(?:[._\s-]+|\.\d+\s+)(?=\D)")
+_FILED = re.compile(r"^(?:\d{2}[._-]|\d{1,2}\.\s)(?=\D)")
 
 
 def site_of(blocks: list[Block], path: str) -> str:

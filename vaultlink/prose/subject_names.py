@@ -235,22 +235,10 @@ def same_name(a: str, b: str, whole: bool = False) -> bool:
     """Whether two names name the same thing: the same words, or (unless ``whole``) one's
     two or more words all in the other ("Reciprocal rank fusion" and "Reciprocal rank
     fusion paper"), word endings aside ("reranker", "reranking")."""
-    a, b = _uncopied(a, b), _uncopied(b, a)
     ka, kb = _name_key(a), _name_key(b)
     if whole:
         return bool(ka) and ka == kb
     return bool(ka) and (ka == kb or (min(len(ka), len(kb)) >= 2 and (ka <= kb or kb <= ka)))
-
-
-def _uncopied(name: str, other: str) -> str:
-    """``name`` without the number Obsidian's "Make a copy" puts after it ("Memory
-    corruption defenses 1"), when ``other`` ends in no number ("Lecture 1" and
-    "Lecture 2" stay two names)."""
-    cut = _COPY_MARK.sub("", name)
-    return cut if cut != name and not _COPY_MARK.search(other) and cut.strip() else name
-
-
-_COPY_MARK = re.compile(r"\s+\d{1,2}\s*$")
 
 
 def holds_name(outer: str, inner: str) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
 from vaultlink.prose.blocks import PROSE_KINDS, Block
-from vaultlink.prose.conversation import event_name, events, speakers
+from vaultlink.prose.conversation import conversation_of, event_name, events
 from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
@@ -233,10 +233,8 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
                            title=True) or qualified(clean_heading(stem), site, language)
         reading.title = reading.title or page
         return _document(content, name, top, opening, split=False)
-    if names := speakers(content):  # a conversation: one subject per event talked over
-        turns = [b for b in content if b.kind == "prose"]
-        talked = [Subject(event_name(run, turns, names), run, turns=True)
-                  for run in events(content, names)]
+    if conv := conversation_of(blocks, content):  # one subject per event talked over
+        talked = [Subject(event_name(conv, run), run, turns=True) for run in events(conv, content)]
         return [s for s in talked if s.name] + _unnamed(talked)
     return _sections(content, level)
 

@@ -37,6 +37,7 @@ ASPECT_ITEMS = 8      # list items per aspect (or opening) of a document
 MAX_ASPECTS = 6
 NOTE_LINES = 16       # a subject of a day note keeps everything up to this many sentences
 NOTE_ITEMS = 16       # ... and list items
+EVENT_LINES = 48      # an event of a conversation (at most 12 turns) keeps this many sentences
 MAX_DESCRIPTION = 280
 # Words that point back to something said before: no node starts with them.
 REFERRING = frozenset("""this that these those it its they them so also however but and thus
@@ -184,10 +185,10 @@ def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
 
 def summary_of(subject: Subject) -> Picked:
     """The unit's lines, the blocks they come from, and those only partly quoted."""
-    if subject.turns:  # an event of a conversation, each turn whole (a turn cut short
-        # loses what a later question asks of it; ``conversation.MAX_TURNS`` bounds it)
-        said = sum(len(b.items) for b in subject.blocks)
-        return pick(subject.blocks, said, said, strict_first=True, follow_on=True)
+    if subject.turns:  # an event of a conversation keeps its turns whole: a turn cut
+        # short loses what a later question asks of it
+        return pick(subject.blocks, EVENT_LINES, EVENT_LINES, strict_first=True,
+                    follow_on=True)
     if not subject.document:  # the user's own flow: later paragraphs may say "It ..."
         return pick(subject.blocks, NOTE_LINES, NOTE_ITEMS, strict_first=True, follow_on=True)
     level = subject.aspect_level

@@ -188,8 +188,9 @@ class OfflinePolicy:
         mine = unit.title or unit.name.replace("-", " ")
         if any(same_name(name, other) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
-        if any(is_copy(unit.paths[0], c) for c in cited_sources(text)):
-            return True  # the owner's copy of a note the node is made of: a repeat
+        if any(is_copy(unit.paths[0], c) for c in cited_sources(text)) and \
+                len(self._fresh(unit, text)) * 2 <= len(unit_lines(unit.summary)):
+            return True  # the owner's copy of a note the node is made of, still saying it
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
         if sim < SAME_THING and told_by(unit.summary.splitlines()):
