@@ -18,6 +18,8 @@ from vaultlink.prose.sentences import STEP_MARK, readable, split_sentences
 
 # Kinds whose text is prose a unit can quote; every other kind is passed over.
 PROSE_KINDS = frozenset({"prose", "list", "steps", "quote"})
+# ... and what the owner writes besides: a list of tasks (a day note's may be kept)
+WRITTEN_KINDS = PROSE_KINDS | {"tasks"}
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
@@ -29,6 +31,12 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LINKDEF = re.compile(r"^\s{0,3}\[[^\]^][^\]]*\]:\s*\S+")
 _FOOTNOTE = re.compile(r"^\s{0,3}\[\^[^\]]+\]:")
 _CHECKBOX = re.compile(r"^\s*[-*+]\s+\[[ xX]\]")
+# A task's checkbox, and the state a node shows it in: a box of its own, never "- [ ]"
+# (a copied open task would show in the owner's task queries, and ticking it there would
+# change nothing); "[-]" is Obsidian Tasks' cancelled.
+_TASK_BOX = re.compile(r"^\[([ xX/!?<>*-])\]\s*")
+_TASK_STATE = {"x": "☑", "X": "☑", "-": "☒"}
+OPEN_TASK = "☐"
 _IMAGE_ONLY = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\])\s*$")
 _DIAGRAMS = frozenset({"mermaid", "plantuml", "dot", "graphviz", "ditaa"})
 
@@ -249,7 +257,7 @@ def items_of(block: Block) -> list[str]:
     A list item and its indented continuation lines are one item; a numbered step keeps
     its number; a blockquote loses its ``>`` marks and an admonition's bold title line.
     """
-    if block.kind not in PROSE_KINDS:
+    if block.kind not in WRITTEN_KINDS:
         return []
     lines = [re.sub(r"^\s*>\s?", "", ln) for ln in block.lines] if block.kind == "quote" \
         else list(block.lines)
@@ -281,9 +289,26 @@ def items_of(block: Block) -> list[str]:
     return [i for i in items if re.search(r"[^\W_]", i)]
 
 
+def is_task(item: str) -> bool:
+    """Whether a line is a task item as a node keeps it (``- ☑ ...``, ``- ☐ ...``)."""
+    return task_said(item) != item
+
+
+def task_said(item: str) -> str:
+    """What a task item says, without its list mark and box ("- ☑ Finish the report" ->
+    "Finish the report"): its verb is then read as the instruction it is."""
+    return re.sub(rf"^\s*(?:[-*+]|\d+[.)])\s+[{OPEN_TASK}{''.join(_TASK_STATE.values())}]\s*",
+                  "", item)
+
+
 def _item(lines: list[str]) -> str:
-    """One list item as a line: ``- text`` or ``3. text`` (its own number kept)."""
+    """One list item as a line: ``- text`` or ``3. text`` (its own number kept); a task
+    keeps its state as a box (``- ☑ text``, ``- ☐ text``)."""
     head = lines[0]
     step = STEP_MARK.match(head)
-    text = clean_inline(" ".join([LIST_MARK.sub("", head), *(ln.strip() for ln in lines[1:])]))
-    return f"{step.group(1)}. {text}" if step else f"- {text}"
+    bare = LIST_MARK.sub("", head)
+    box = _TASK_BOX.match(bare)
+    state = _TASK_STATE.get(box.group(1), OPEN_TASK) + " " if box else ""
+    text = clean_inline(" ".join([bare[box.end():] if box else bare,
+                                  *(ln.strip() for ln in lines[1:])]))
+    return f"{step.group(1)}. {state}{text}" if step else f"- {state}{text}"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.names import file_title, numbered_name
-from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.blocks import WRITTEN_KINDS, Block
 
 
 def note_title(blocks: list[Block]) -> tuple[str, int]:
@@ -20,7 +20,7 @@ def note_title(blocks: list[Block]) -> tuple[str, int]:
         return "", 0
     top = min(b.level for b in heads)
     tops = [b for b in heads if b.level == top]
-    before = [b for b in blocks if b.start < heads[0].start and b.kind in PROSE_KINDS]
+    before = [b for b in blocks if b.start < heads[0].start and b.kind in WRITTEN_KINDS]
     if len(tops) == 1 and tops[0] is heads[0] and not before:
         return heads[0].info, top
     return "", 0
@@ -32,7 +32,7 @@ def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
     that is the page's opening ('' if none)."""
     heads = [b for b in blocks if b.kind == "heading"]
     top = min((b.level for b in heads), default=1)
-    before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in PROSE_KINDS]
+    before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in WRITTEN_KINDS]
     if heads and heads[0].level == top and not before:
         return heads[0].info, top, heads[0].info
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")

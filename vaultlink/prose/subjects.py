@@ -18,6 +18,7 @@ from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
 from vaultlink.prose.blocks import PROSE_KINDS, Block
 from vaultlink.prose.conversation import conversation_of, event_name, events
+from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
 from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
@@ -32,8 +33,8 @@ from vaultlink.prose.subject_names import (
 )
 from vaultlink.prose.units import slugify
 
-LOGISTICS = frozenset("""todo to-do tasks action-items follow-ups followups next-steps agenda
-attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
+LOGISTICS = frozenset("""todo to-do todos to-dos task tasks action-items follow-ups followups
+next-steps agenda attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
 personal-admin errands""".split())
 STATUS = frozenset("standup stand-up status check-in daily-standup".split())
 MERGE = 0.35        # share of the smaller subject's words two subjects must share to be one
@@ -102,9 +103,12 @@ def slug_of(heading: str) -> str:
     return slugify(heading)
 
 
-def passed_reason(block: Block) -> str:
-    """Why a block gives no unit ('' when it is content)."""
-    if block.kind not in PROSE_KINDS:
+def passed_reason(block: Block, dated: bool = False) -> str:
+    """Why a block gives no unit ('' when it is content); ``dated``: of a day note."""
+    if block.kind == "tasks":
+        if not (dated and says_something(block.items, SHORT)):
+            return _REASONS["tasks"]
+    elif block.kind not in PROSE_KINDS:
         return _REASONS.get(block.kind, block.kind)
     text = " ".join(block.items)
     heads = [slug_of(h) for h in block.heads]
@@ -115,8 +119,8 @@ def passed_reason(block: Block) -> str:
         return "logistics (" + _LEAD_LOGISTICS.match(block.items[0]).group(1).lower() + ")"  # type: ignore[union-attr]
     if any(h in STATUS for h in heads[-1:]) and not DECISION.search(text):
         return STATUS_LINE if _ACTIVITY.search(text) else WEAK
-    if is_time_log(block.items):
-        return TIME_LOG
+    if block.kind != "tasks" and is_time_log(block.items):
+        return TIME_LOG  # a task in a slot of the day is still a task
     return ""
 
 
@@ -151,9 +155,9 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     None); ``front_title`` is the title its frontmatter gives, which names it first."""
     title, level = note_title(blocks)
     reading = Reading(title=front_title or title)
-    content, weak = _sorted_blocks(blocks, new, reading.passed)
-    content = joined(content)
     dated = _DATED.search(path) is not None
+    content, weak = _sorted_blocks(blocks, new, reading.passed, dated)
+    content = joined(content)
     if not dated and len(content) > 1 and content[0].kind == "quote" \
             and content[1].kind != "quote" and not content[0].heads[level:]:
         # a quote above a page's text is the site's notice ("Try the new docs", "This
@@ -164,6 +168,9 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
         reading.passed += [(b, STATUS_LINE) for b in weak]
         return reading
     reading.subjects = _subjects(reading, blocks, path, content, level, front_title, dated)
+    for pointer in [s for s in reading.subjects if dated and only_links(s.blocks)]:
+        reading.subjects.remove(pointer)  # its note is the subject, and has its own node
+        reading.passed += [(b, POINTER) for b in pointer.blocks]
     for slight in [s for s in reading.subjects if count_words(s.text()) < TOO_SHORT
                    and not CUE.search(s.text())]:
         reading.subjects.remove(slight)
@@ -179,8 +186,8 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     return reading
 
 
-def _sorted_blocks(blocks: list[Block], new: set[int] | None,
-                   passed: list[tuple[Block, str]]) -> tuple[list[Block], list[Block]]:
+def _sorted_blocks(blocks: list[Block], new: set[int] | None, passed: list[tuple[Block, str]],
+                   dated: bool = False) -> tuple[list[Block], list[Block]]:
     """The new blocks as content and weak status lines; the rest go to ``passed``, with
     why. A list of a status or logistics section is judged item by item."""
     content: list[Block] = []
@@ -195,7 +202,7 @@ def _sorted_blocks(blocks: list[Block], new: set[int] | None,
         pieces = split_items(block) if any(slug_of(h) in STATUS | LOGISTICS
                                            for h in block.heads[-1:]) else [block]
         for piece in pieces:
-            why = passed_reason(piece)
+            why = passed_reason(piece, dated)
             if not why and lead_in and piece.kind in ("list", "steps"):
                 why = lead_in
             lead_in = why if why.startswith("logistics") and piece.items and \
@@ -214,7 +221,8 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
     """The subjects of a note's content: one for a document whose title names it (or a
     page with no such title), else one per section (a day note, a meeting)."""
     title = reading.title
-    subject = subject_of_title(clean_heading(title)) if title else ""
+    subject = subject_of_title(clean_heading(title)) if title and slug_of(title) not in \
+        STATUS | LOGISTICS else ""  # a "Todo" over a day's first list names nothing
     site = site_of(blocks, path)
     said = [i for b in content for i in b.items]
     language = language_of(" ".join(said[:20]))
@@ -236,7 +244,7 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
     if conv := conversation_of(blocks, content):  # one subject per event talked over
         talked = [Subject(event_name(conv, run), run, turns=True) for run in events(conv, content)]
         return [s for s in talked if s.name] + _unnamed(talked)
-    return _sections(content, level)
+    return _sections(content, level, reading.passed)
 
 
 def joined(blocks: list[Block]) -> list[Block]:
@@ -280,7 +288,8 @@ def _document(content: list[Block], name: str, aspect: int, opening: str,
     return ([main] if main.blocks else []) + extra
 
 
-def _sections(content: list[Block], level: int) -> list[Subject]:
+def _sections(content: list[Block], level: int,
+              passed: list[tuple[Block, str]]) -> list[Subject]:
     """Subjects of a note with no subject title: by heading, by vocabulary, then merged."""
     by_section: dict[tuple[str, ...], list[Block]] = {}
     for block in content:
@@ -294,6 +303,24 @@ def _sections(content: list[Block], level: int) -> list[Subject]:
             continue
         for run in _runs(blocks):
             found.append(Subject("", run))
+    # a day's tasks share words with its notes, not a subject: they never join two of
+    # them into one; a task list joins the subject it shares most with, else stands alone
+    merged = _merged([s for s in found if not _tasks(s.blocks)])
+    lists = _merged([s for s in found if _tasks(s.blocks)])
+    for subject in merged + lists:
+        _name(subject, passed)
+    for tasks in (t for t in lists if t.name != POINTER):
+        host = max(merged, key=lambda m: _overlap(m.text(), tasks.text()), default=None)
+        if host is not None and _overlap(host.text(), tasks.text()) >= MERGE:
+            host.blocks = sorted(host.blocks + tasks.blocks, key=lambda b: b.start)
+        else:
+            merged.append(tasks)
+    merged.sort(key=lambda s: s.blocks[0].start)
+    return [s for s in merged if s.name and s.name != POINTER] + _unnamed(merged)
+
+
+def _merged(found: list[Subject]) -> list[Subject]:
+    """Subjects that share their vocabulary, as one (named by a heading if one is)."""
     merged: list[Subject] = []
     for subject in found:
         host = next((m for m in merged if _overlap(m.text(), subject.text()) >= MERGE), None)
@@ -303,12 +330,21 @@ def _sections(content: list[Block], level: int) -> list[Subject]:
         host.blocks += subject.blocks
         if not host.named and subject.named:
             host.name, host.named = subject.name, True
-    for subject in merged:
-        if not subject.name:
-            items = [i for b in subject.blocks for i in b.items]
-            subject.name = subject_name(items, [h for b in subject.blocks for h in b.heads])
-        subject.blocks.sort(key=lambda b: b.start)
-    return [s for s in merged if s.name] + _unnamed(merged)
+    return merged
+
+
+def _name(subject: Subject, passed: list[tuple[Block, str]]) -> None:
+    """A subject's name from its words when no heading gave one ('' when none is sound;
+    ``POINTER`` for one that only links other notes, passed over)."""
+    subject.blocks.sort(key=lambda b: b.start)
+    if subject.name:
+        return
+    items = [i for b in subject.blocks for i in b.items]
+    subject.name = subject_name(items, [h for b in subject.blocks for h in b.heads
+                                        if slug_of(h) not in STATUS | LOGISTICS])
+    subject.name = linked_name(subject.name, subject.blocks) if subject.name else ""
+    if subject.name == POINTER:
+        passed += [(b, POINTER) for b in subject.blocks]
 
 
 def _unnamed(subjects: list[Subject]) -> list[Subject]:
@@ -317,10 +353,12 @@ def _unnamed(subjects: list[Subject]) -> list[Subject]:
     for s in subjects:
         if s.name:
             continue
-        if is_unspaced(s.text()):  # words of the text, never pairs of characters
-            s.name = opening_words(s.text()) or "Untitled"
+        said = re.sub(r"\w+://\S+", " ", s.text())  # an address is no word of it
+        if is_unspaced(said):  # words of the text, never pairs of characters
+            s.name = opening_words(said) or "Untitled"
         else:
-            words = [w for w in content_words(s.text())][:3]
+            # a time or a number ("16:00 offensive security report") says no subject
+            words = [w for w in content_words(said) if not w.isdigit()][:3]
             s.name = " ".join(words).capitalize() or "Untitled"
         out.append(s)
     return out
@@ -333,12 +371,16 @@ def _runs(blocks: list[Block]) -> list[list[Block]]:
         text = " ".join(block.items)
         short = count_words(text) < SHORT and not CUE.search(text)
         lead_in = bool(runs) and runs[-1][-1].items and runs[-1][-1].items[-1].endswith(":")
-        if runs and (short or lead_in or _overlap(" ".join(
+        if runs and _tasks(runs[-1]) == _tasks([block]) and (short or lead_in or _overlap(" ".join(
                 i for b in runs[-1] for i in b.items), text) >= SEGMENT):
             runs[-1].append(block)
         else:
             runs.append([block])
     return runs
+
+
+def _tasks(blocks: list[Block]) -> bool:
+    return all(b.kind == "tasks" for b in blocks)
 
 
 def vocabulary(text: str) -> set[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from vaultlink.markdown.sections import find_sources_section, sections
 from vaultlink.markdown.text import LIST_MARK
+from vaultlink.prose.blocks import is_task
 from vaultlink.prose.sentences import STEP_MARK, content_words, delink
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import (
@@ -240,7 +241,8 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
                             linkable.context)
         if new_heading:
             block = ["", f"## {new_heading}", "", *block]
-        elif not (LIST_MARK.match(group[0]) and end and LIST_MARK.match(lines[end - 1])):
+        elif not (LIST_MARK.match(group[0]) and end and LIST_MARK.match(lines[end - 1])) \
+                or is_task(group[0]):  # another day's tasks: their own list, not run on
             block = ["", *block]
         lines[end:end] = block
         added += len(block)

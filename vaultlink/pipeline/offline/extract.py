@@ -305,6 +305,8 @@ def unit_of(subject: Subject, path: str, title: str) -> tuple[Unit | None, list[
         bucket = bucket_of(subject.name, prose[:LEAD_LINES])
         if bucket == "procedure" and got.aspects() and not PROCEDURE_HEADING.search(title):
             bucket = "wiki"  # a page with a runbook among its parts is still about its thing
+    elif all(b.kind == "tasks" for b in subject.blocks):
+        bucket = "wiki"  # a day's tasks ("Finish the report") are no steps to follow
     else:
         bucket = bucket_of(heading, prose)
     unit = Unit(slugify(subject.name), bucket, "\n".join(lines), [path], title=subject.name,

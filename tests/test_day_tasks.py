@@ -1,0 +1,132 @@
+"""A day's task list, as its owner keeps it: one that says something is kept with its
+state, named by what it says, never by a note it links (issue 37's day paragraphs).
+
+Shapes from real vaults: a student's Todo lists linking course notes
+(digitalyoshixi/zettelkasten), a researcher's day planner with times
+(kha-dinh/my-obsidian), a Chinese diary's lists of links to its projects (ped-Yc/dg.pedyc).
+"""
+
+from __future__ import annotations
+
+from tests.test_offline_extract import extract
+from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.update import plan_update
+
+YOSHIXI = ("- [x] Finish [[Principles of Programming Languages|CSCC24]] cheat sheet ✅ 2026-03-17\n"
+           "- [ ] Work on a few [[Principles of Programming Languages|CSCC24]] proofs\n"
+           "- [x] Review the moosavi paper on regulatory markets ✅ 2026-03-17\n"
+           "- [ ] See if you can order the birth certificate for CSE\n")
+
+
+def test_a_days_task_list_that_says_something_is_kept_with_its_state() -> None:
+    """A student's Todo lists (under the template's "# Todo", which is the frame) were
+    all passed over as "open tasks": 47 of 65 day paragraphs. The list is the day's
+    record: each item keeps its box, as ☑ / ☐ (a copied "- [ ]" would show in the
+    owner's task queries)."""
+    (unit,), ex = extract("daily/2026-03-17.md", YOSHIXI)
+    assert unit.summary.split("\n") == [
+        "- ☑ Finish CSCC24 cheat sheet ✅ 2026-03-17", "- ☐ Work on a few CSCC24 proofs",
+        "- ☑ Review the moosavi paper on regulatory markets ✅ 2026-03-17",
+        "- ☐ See if you can order the birth certificate for CSE"]
+    assert ex.passed == []
+    assert unit.bucket == "wiki"  # no steps to follow
+
+
+def test_errands_and_a_pages_tasks_are_still_passed_over() -> None:
+    """An errand or two ("call the bank", under three items and twelve words, boxes and
+    dates not counted) is no record of the day, and a task list in a page (not a day)
+    is the page's to-do, as before."""
+    _, ex = extract("daily/2026-07-01.md", "## Notes\n\n- [ ] call the bank today\n"
+                    "- [x] post the parcel to Oslo ✅ 2026-07-01 ⏫\n")
+    assert [p.reason for p in ex.passed] == ["open tasks (checkboxes)"]  # 9 words
+    units, ex = extract("resource/Garden.md", "# Garden\n\nThe tomatoes need staking before "
+                        "the first truss sets fruit.\n\n" + YOSHIXI)
+    assert "☐" not in units[0].summary and ex.passed[0].reason == "open tasks (checkboxes)"
+
+
+def test_the_owners_own_todo_section_is_still_logistics() -> None:
+    """A work journal's "## TODO" under its decisions: its tasks share words with the
+    standup and the decision, and kept they joined both into one subject (the sample
+    vault's correction of the rebuild procedure was merged with the standup). The
+    template's "Todo" heading is the frame, so its tasks are read as the day's."""
+    text = ("## Decisions\n\nThe v2.3 indexer swaps the new index in; the service keeps "
+            "running.\n\n## TODO\n\n- [ ] Upgrade the production indexer to v2.3 next week\n"
+            "- [ ] Remove the stop/start steps from the ops wiki\n")
+    (unit,), ex = extract("daily/2026-06-19.md", text)
+    assert "☐" not in unit.summary
+    assert [p.reason for p in ex.passed] == ["logistics (the 'TODO' section)"]
+
+
+def test_a_day_planners_times_do_not_make_its_tasks_a_log() -> None:
+    """A day planner's tasks sit in time slots ("- [x] 12:30 Write Capaceti"): still
+    tasks, named by what they say, never by the time ("16 00 offensive")."""
+    text = ("- [x] 16:00 offensive security report [[Report 2]]\n"
+            "- [x] 17:30 test\n- [x] 18:00 check progress of DeepSC\n"
+            "- [x] 19:00 Check student CTF\n")
+    (unit,), ex = extract("daily/2022-03-14.md", text)
+    assert ex.passed == [] and "☑ 18:00 check progress of DeepSC" in unit.summary
+    assert unit.title == "Offensive security report"
+
+
+def test_a_days_tasks_are_no_procedure() -> None:
+    """"Check due dates ..." twice and "Do work on ...": led by verbs, as tasks are, yet
+    no steps to follow (it was filed as a procedure, "Steps for Check due dates")."""
+    text = ("- [x] Finish the CSCC24 assignment\n"
+            "- [x] Check due dates for the CSCB63 assignment ✅ 2026-02-13\n"
+            "- [x] Check due dates for the CSCB09 assignment ✅ 2026-02-13\n"
+            "- [ ] Do work on the CTFs seminar\n")
+    (unit,), _ = extract("daily/2026-02-13.md", text)
+    assert unit.bucket == "wiki"
+
+
+def test_a_heading_after_a_task_list_is_no_title_of_the_day() -> None:
+    """A day of "Todo" (the frame), then "# Hour Log": the heading came after the list,
+    yet named the day as its title, and the list became a node "Hour Log"."""
+    text = YOSHIXI + "# Hour Log\n- 12:28: start deep reading\n" \
+        "- 13:18: email some degree stuff\n- 14:04: make food\n"
+    (unit,), ex = extract("daily/2026-04-12.md", text)
+    assert unit.title != "Hour Log" and [p.reason for p in ex.passed] == [
+        "a log of times of day"]
+
+
+def test_a_list_named_after_a_note_it_links_is_named_by_its_line() -> None:
+    """"Look into [[American Fuzzy Lop]], [[z3]], [[LEAN]]" was named "American Fuzzy
+    Lop", and the AFL page then merged into the day's list. A list of links alone says
+    nothing of its own: the notes it links are the subjects."""
+    text = ("- [ ] Curate what you need from https://example.org/program-analysis-reading-list\n"
+            "- [ ] Look into [[American Fuzzy Lop]]\n- [ ] Look into [[z3]]\n"
+            "- [ ] Look into [[LEAN]]\n- [ ] Look into [[F*]]\n")
+    (unit,), _ = extract("daily/2026-06-09.md", text)
+    assert unit.title == "Look into American Fuzzy Lop"
+    text = ("- [x] [[2025Q1-构建一个cli工具]] ✅ 2025-02-24\n- [ ] [[2025Q1-学习Github Actions]]\n"
+            "- [ ] [[2025Q1-完成我的知识管理方案]] ⏫\n- [ ] [[2025Q1-清理待办列表]]⏫\n")
+    units, ex = extract("daily/2025-02-24.md", text)
+    assert units == [] and [p.reason for p in ex.passed] == [
+        "a link to another note, which is the subject"]
+
+
+def test_a_name_from_words_never_from_an_address_or_character_pairs() -> None:
+    """A Chinese bookmark line with its address was named "是否 否应 应该" (pairs of
+    characters: the address made the text look Latin)."""
+    text = ("- [是否应该学习WASM及优先级建议](https://chat.deepseek.com/a/chat/s/47b405a6-9641)\n"
+            "- 先看一下周报，再决定\n")
+    (unit,), _ = extract("daily/2025-02-27.md", text)
+    assert unit.title == "是否应该学习"
+
+
+def test_another_days_tasks_are_a_list_of_their_own() -> None:
+    """Two days' tasks run into one list could not be told apart, nor which day's Sources
+    line backs which items."""
+    body = "- ☑ Finish the CSCC24 assignment ✅ 2026-03-20\n- ☐ Work on the CSCB63 assignment\n"
+    plan = plan_update(body, "- ☑ Finish CSCC24 assignment five and six ✅ 2026-03-29",
+                       "daily/2026-03-28.md", "CSCC24 assignment", False)
+    assert plan is not None
+    lines = plan.body.split("\n")
+    assert lines[2] == "" and lines[3].startswith("- ☑ Finish CSCC24 assignment five")
+
+
+def test_a_task_box_is_read_as_a_box_only_where_it_is_one() -> None:
+    """A reference list ("- [1] Smith 2020") is no task; "[x]" in a mixed list is a done
+    item, not a stray "x"."""
+    (block,) = parse_blocks("- [1] Smith, 2020, on ridges\n- [x] read it again\n- notes\n")
+    assert block.items == ["- 1 Smith, 2020, on ridges", "- ☑ read it again", "- notes"]

@@ -1,0 +1,64 @@
+"""A day note's tasks and links, read as what the owner says of the day.
+
+A day's task list that says something ("Finish the CSCC24 cheat sheet", "Review the
+Moosavi paper", with their boxes ticked or not) is the owner's record of the day's work
+and is kept; a list of errands ("buy milk") is not. A day's subject named after a note it
+links is that note's, whose page makes its node: the day's line that names it names the
+day's subject instead, and a subject that says nothing but links is a pointer to the
+notes it links, passed over. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from vaultlink.markdown.language import count_words
+from vaultlink.markdown.links import find_wikilinks
+from vaultlink.markdown.names import file_title
+from vaultlink.markdown.text import LIST_MARK
+from vaultlink.prose.blocks import Block, task_said
+from vaultlink.prose.subject_names import first_sound
+
+POINTER = "a link to another note, which is the subject"
+# the Tasks plugin's stamps: done, due, scheduled, start, created, each with its date
+TASK_DATE = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
+_WIKILINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]")
+
+
+PLAN = 3  # items: a day's plan, not an errand or two
+
+
+def says_something(tasks: list[str], least: int) -> bool:
+    """Whether a day's task list is the owner's record of the day (``PLAN`` items, or
+    ``least`` words: the boxes and the dates the Tasks plugin stamps not counted), not
+    an errand or two ("call the bank", "buy milk")."""
+    return len(tasks) >= PLAN or count_words(
+        TASK_DATE.sub(" ", " ".join(map(task_said, tasks)))) >= least
+
+
+def only_links(blocks: list[Block]) -> bool:
+    """Whether blocks say nothing but links to other notes (a task's box and date
+    aside): "- [x] [[2025Q1-优化前端项目]] ✅ 2025-02-24"."""
+    rest = _WIKILINK.sub(" ", "\n".join(ln for b in blocks for ln in b.lines))
+    return not re.search(r"[^\W\d_]", TASK_DATE.sub(" ", re.sub(r"\[.\]", " ", rest)))
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[\s_-]+", " ", text.casefold()).split())
+
+
+def linked_name(name: str, blocks: list[Block]) -> str:
+    """``name`` for a day's subject, unless it is the name of a note the blocks link: that
+    note's page is the subject, and its node would become the day's lines ("Look into
+    American Fuzzy Lop, z3, LEAN" named "American Fuzzy Lop", then the AFL page merged
+    into it). Then the line that names it, as the owner wrote it; ``POINTER`` when no
+    line says more than the link."""
+    linked = {_norm(n) for b in blocks for link in find_wikilinks("\n".join(b.lines))
+              for n in (file_title(link.target), link.alias) if n}
+    if _norm(name) not in linked:
+        return name
+    for item in (task_said(i) for b in blocks for i in b.items):
+        said = " ".join(TASK_DATE.sub(" ", LIST_MARK.sub("", item)).split())
+        if _norm(name) in _norm(said) and _norm(said) != _norm(name) and first_sound([said]):
+            return first_sound([said])
+    return POINTER
