@@ -352,3 +352,21 @@ def test_a_templater_scripts_variable_is_the_frame_whatever_it_holds() -> None:
     frame = DayTemplate("daily", exact, patterns)
     assert frame.is_frame("> 如此生活 30 年，直到大厦崩塌。 —— 《杀死那个石家庄人》", "2025-03-13")
     assert not frame.is_frame("Mood: tired after the long review meeting", "2025-03-13")
+
+
+def test_a_quote_of_the_day_lazily_inside_the_callout_is_the_frame() -> None:
+    """Older days of a Chinese diary keep the fetched quote on the line under
+    ``> [!quote] 一言`` without a ``>``: Obsidian shows it inside the callout (lazy
+    continuation). Read as the owner's, the quotes (米津玄师, 毛泽东 ...) made nodes
+    named 茅檐低小, 纵星河万里. The same words after a blank line are the owner's."""
+    from vaultlink.pipeline.extract.template import DayTemplate, lazy_quote, template_of
+    exact, patterns = template_of("> [!quote] 一言\n> <% 一言 %> —— 《<% 来源 %>》 · <% 作者 %>\n")
+    frame = DayTemplate("daily", exact, patterns)
+    text = ("> [!quote] 一言\n 若是你所期望的，那定会得到强烈的回应。 —— 《M 八七》 · 米津玄师\n\n"
+            " 我抄下来的一句话 —— 《读书笔记》 · 我\n")
+    lines = frame.frame_text("daily/2025-02-08.md", text).split("\n")
+    assert lines[:2] == ["", ""]
+    assert lines[3] == " 我抄下来的一句话 —— 《读书笔记》 · 我"
+    assert lazy_quote("> [!quote] 一言", " 若是你所期望的")
+    assert not lazy_quote("> [!quote] 一言", "- [x] 部署本地大模型")
+    assert not lazy_quote("", " 若是你所期望的")

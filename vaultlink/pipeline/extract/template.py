@@ -91,6 +91,7 @@ class DayTemplate:
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
         _, _, skip = split_frontmatter(text)
         lines = text.split("\n")
+        written = list(lines)
         fence = ""
         for i in range(skip, len(lines)):
             m = _FENCE.match(lines[i])
@@ -101,7 +102,9 @@ class DayTemplate:
             if m:
                 fence = m.group(1)
                 continue
-            if self.is_frame(lines[i], stem):
+            if self.is_frame(lines[i], stem) or (
+                    i > skip and lazy_quote(written[i - 1], lines[i])
+                    and self.is_frame("> " + lines[i], stem)):
                 lines[i] = ""
         return "\n".join(lines)
 
@@ -114,6 +117,15 @@ class DayTemplate:
 
 
 NO_TEMPLATE = DayTemplate()
+_BLOCK_START = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
+
+
+def lazy_quote(above: str, line: str) -> bool:
+    """Whether ``line`` goes on with the quote or callout on the line above it without a
+    ``>`` of its own (Markdown's lazy continuation: Obsidian shows it inside the callout).
+    A template's script wrote the quote of the day so in older days."""
+    return above.lstrip().startswith(">") and bool(line.strip()) \
+        and not _BLOCK_START.match(line)
 
 
 def _stands_for_date(value: str, stem: str) -> bool:
