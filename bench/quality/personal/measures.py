@@ -68,6 +68,10 @@ QUERY_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*(dataview|dataviewjs|tasks|query)
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 MARKUP_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)]|[-*+]\s*\[.?\]|-{3,}|\*{3,}|_{3,}|#{1,6}|>|%%)?"
                          r"\s*$")
+# A line right under a quote that goes on with it without a ">" (lazy continuation):
+# Obsidian shows it inside the callout, so a template's "> <% quote %>" line matches it.
+LAZY = re.compile(r"^\s{0,3}>")
+LAZY_STOP = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 DATE_NAME = re.compile(r"^\W*(?:\d{4}[-_ ./年]\d{1,2}[-_ ./月]\d{1,2}|\d{4}-?W\d{1,2}|\d{8})"
                        r"(?!\d)")
@@ -184,8 +188,11 @@ def find_template(root: Path, days: dict[str, str]) -> Template:
 def own_text(text: str, tpl: Template | None) -> str:
     """A note's body as the owner wrote it: no front matter, queries, markup-only lines,
     and (for a day note) no template lines."""
-    out, fence, query = [], None, False
+    out, fence, query, above = [], None, False, ""
     for line in split_frontmatter(text)[1].split("\n"):
+        lazy = LAZY.match(above) is not None and LAZY_STOP.match(line) is None \
+            and not MARKUP_ONLY.match(line)
+        above = line
         if fence is not None:
             if FENCE.match(line) and line.strip().startswith(fence):
                 fence, query = None, False
@@ -196,7 +203,7 @@ def own_text(text: str, tpl: Template | None) -> str:
         if m:
             fence, query = m.group(1), bool(QUERY_FENCE.match(line))
             continue
-        if tpl is not None and tpl.is_template(line):
+        if tpl is not None and (tpl.is_template(line) or (lazy and tpl.is_template("> " + line))):
             out.append("")
             continue
         if MARKUP_ONLY.match(line):

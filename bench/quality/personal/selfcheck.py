@@ -11,7 +11,12 @@ from bench.quality.personal.run import snapshot
 from vaultlink.pipeline.context import RunState, UnitResult
 from vaultlink.prose.units import Unit
 
-TEMPLATE = "# {{date}}\n\n## Journal\n\n## Gratitude\n\n```tasks\nnot done\n```\n"
+TEMPLATE = ("# {{date}}\n\n> [!quote] Quote of the day\n> {{quote}} — {{author}}\n\n"
+            "## Journal\n\n## Gratitude\n\n```tasks\nnot done\n```\n")
+# the template's quote as older days keep it: under the callout without a ">", which
+# Obsidian shows inside it (lazy continuation): template output, no paragraph of the owner
+QUOTED = ("> [!quote] Quote of the day\nThe best way out is always through, and we walked "
+          "on through the dark woods without a map — Robert Frost\n")
 REAL = ("We walked the whole ridge trail to the old fire lookout and counted eleven hawks "
         "riding the thermals above the valley.")
 NODE = """---
@@ -39,7 +44,8 @@ def self_check() -> int:
         _write(root, "Templates/Daily.md", TEMPLATE)
         _write(root, "daily/2022-08-04.md", TEMPLATE.replace("{{date}}", "2022-08-04"))
         _write(root, "daily/2022-08-05.md", TEMPLATE.replace("{{date}}", "2022-08-05").replace(
-            "## Journal\n", f"## Journal\n\n{REAL} See [[2022-08-04]] and [[Hiking]].\n"))
+            "## Journal\n", f"## Journal\n\n{REAL} See [[2022-08-04]] and [[Hiking]].\n")
+            .replace("> [!quote] Quote of the day\n> {{quote}} — {{author}}\n", QUOTED))
         _write(root, "resource/Hiking.md", "# Hiking\n\nRidge trails, lookouts and hawks.\n")
         before = snapshot(root)
         # the digest, by hand: each node is one case
