@@ -165,3 +165,17 @@ def test_turns_added_to_a_conversation_are_read_as_its_turns() -> None:
     new = blocks[-2:]
     conv = conversation_of(blocks, new)
     assert conv is not None and conv.names == {"John", "James"}
+
+
+@pytest.mark.parametrize("similarity, grows", [(0.7, False), (0.9, True)])
+def test_a_days_task_list_grows_another_days_node_only_as_a_restatement(
+        similarity: float, grows: bool) -> None:
+    """Two days' task lists share their verbs ("take notes", "finish", "review"): a day's
+    list of a malware course's work merged into another day's "Take notes" list."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("take-notes", "wiki", "- ☐ Take notes on the malware course, week 3\n"
+                "- ☑ Finish the reverse engineering lab", ["daily/2026-05-07.md"],
+                title="Take notes")
+    node = ("---\nname: Take notes\ndescription: d\n---\n- ☑ Take notes on CSCB09 lecture 4\n"
+            "- ☐ Review the pointers chapter\n\n## Sources\n\n- From [[daily/2026-03-12.md]].\n")
+    assert (first_step(policy, unit, node, "Take notes", similarity) == "edit") is grows

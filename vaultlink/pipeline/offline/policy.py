@@ -22,6 +22,7 @@ from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import is_copy
 from vaultlink.markdown.sections import cited_sources, cites_all
 from vaultlink.prose.conversation import told_by
+from vaultlink.prose.day_tasks import task_list
 from vaultlink.prose.node_names import node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
@@ -73,13 +74,11 @@ CLOSE = 0.45
 STANDS_ALONE_GAP = 0.25
 REPLAY_READS = 4     # closest related nodes read to find a unit already integrated
 RESERVED_STEPS = 5   # turns a session keeps for the write after its optional reads
-# Pages of one node read at most (a longer node counts as unread, and a unit about it
-# became a second node beside it). 2,000 lines: a node confirmed by a note a day for
-# five years; steps cost nothing offline.
+# Pages of one node read at most (a longer one counts as unread): 2,000 lines, a node
+# confirmed by a note a day for five years; steps cost nothing offline.
 MAX_PAGES = 50
 # The fewest turns a session needs: the search, every page of the best target, the
-# write. A model's budget (llm.max_steps, 12 by default) is sized for a model, whose
-# turns cost; with it, one node of 300 source lines failed every unit near it.
+# write (a model's budget, llm.max_steps, is sized for a model, whose turns cost).
 MIN_STEPS = 1 + MAX_PAGES + RESERVED_STEPS
 # A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
 # only: another path (not a node path, or taken), or no links (a link it refused).
@@ -193,9 +192,10 @@ class OfflinePolicy:
             return True  # the owner's copy of a note the node is made of, still saying it
         if not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
-        if sim < SAME_THING and told_by(unit.summary.splitlines()):
-            # turns of a conversation share their speakers and their courtesies with every
-            # other session: only a restatement shows that two sessions tell one thing
+        lines = unit.summary.splitlines()
+        if sim < SAME_THING and (told_by(lines) or task_list(lines)):
+            # a session's turns share speakers with every other session, a day's tasks
+            # their verbs with every other day's: only a restatement shows one subject
             return False
         said = set(content_words(name.replace("-", " ")))
         own = set(content_words(mine.replace("-", " ")))
