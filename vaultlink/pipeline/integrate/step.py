@@ -232,7 +232,7 @@ def _landed(ctx: DreamContext, run_id: int, unit: Unit, toolbox: Toolbox,
                 return _record(ctx, run_id, unit, toolbox, Verdict(
                     Action.SKIP, UnitStatus.SKIPPED, target, ALREADY, "already integrated",
                     spent, classification=outcome.receipt.classification))
-            outcome.error = (f"the model says {target} already holds the unit, but it "
+            outcome.error = (f"the integrator took {target} to hold the unit already, but it "
                              "does not: nothing was written")
     return None
 
