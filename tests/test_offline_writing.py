@@ -273,3 +273,14 @@ def test_a_folder_numbered_to_sort_is_no_site_to_name_a_node_by(path: str, site:
     title qualified by its folder, as a documentation page is by its site."""
     from vaultlink.prose.pages import site_of
     assert site_of([], path) == site
+
+
+def test_no_link_is_woven_into_a_days_task_list() -> None:
+    """yoshixi's day lists linked each other on their chores: "cheat sheet" in one day's
+    "Make CSCB09 cheat sheet" went to another day's "Finish CSCC24 cheat sheet" list."""
+    candidates = [("digest/wiki/finish-cscc24-cheat-sheet.md", "cheat sheet")]
+    tasks = "- ☐ Make CSCB09 cheat sheet\n- ☑ Review all PCRS ✅ 2026-04-14"
+    blocks, linked = weave([tasks], candidates, set())
+    assert linked == [] and blocks == [tasks]
+    blocks, linked = weave(["The cheat sheet covers pointers."], candidates, set())
+    assert linked == ["digest/wiki/finish-cscc24-cheat-sheet.md"]

@@ -205,10 +205,15 @@ def part_forms(name: str, taken: set[str]) -> list[str]:
     return out
 
 
+# a task item as a node keeps it (``prose/blocks``: "- ☑ Finish the report")
+_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]")
+
+
 def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
           limit: int = MAX_MENTIONS) -> tuple[list[str], list[str]]:
     """Turn the first mention of each candidate node (path, name) in the prose blocks
-    into a link ``[[path|mention]]``; headings, code and existing links are left alone.
+    into a link ``[[path|mention]]``; headings, code, existing links and a day's task
+    list (its words name the day's chores, not subjects) are left alone.
     Whole names come first, longest first ("environment configuration" before
     "environment"), then names without their qualifier, then runs inside a name.
     Returns the blocks and the paths linked."""
@@ -226,6 +231,7 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
                 continue
             for form in forms:
                 hit = next((i for i, b in enumerate(out) if not b.startswith(("#", "```", "~~~"))
+                            and not all(map(_TASK.match, filter(None, b.split("\n"))))
                             and _link_first(b, _pattern(form), path) != b), None)
                 if hit is not None:
                     out[hit] = _link_first(out[hit], _pattern(form), path)

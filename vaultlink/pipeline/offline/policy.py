@@ -80,8 +80,7 @@ MAX_PAGES = 50
 # The fewest turns a session needs: the search, every page of the best target, the
 # write (a model's budget, llm.max_steps, is sized for a model, whose turns cost).
 MIN_STEPS = 1 + MAX_PAGES + RESERVED_STEPS
-# A CREATE the guard refused is tried once more, elsewhere or plainer, for these codes
-# only: another path (not a node path, or taken), or no links (a link it refused).
+# Refusals a CREATE is tried once more for, elsewhere or plainer (another path, no links).
 _TAKEN = frozenset({Refusal.EXISTS, Refusal.NOT_EXISTING, Refusal.SHADOWS_NAME,
                     Refusal.NUMBERED_NAME})
 _LINK_TROUBLE = frozenset({Refusal.UNRESOLVED_LINK, Refusal.BARE_SOURCE_LINE,
@@ -361,12 +360,13 @@ class OfflinePolicy:
                       MAX_DESCRIPTION)
 
     def _body(self, unit: Unit, hits: list[dict[str, Any]], name: str = "") -> str:
-        """The new node: the unit's lines as paragraphs, a link where the text names another
-        node, one sentence on nodes its note names that the text leaves out, and Sources."""
+        """The new node: the unit's lines, links where they name nodes, a line on nodes its
+        note names that they leave out, and Sources."""
         blocks = render(paragraphs(unit.summary))
         named = self._named({str(h["path"]): h for h in hits}, exclude="")
         blocks, linked = weave(blocks, named, self._context(unit))
-        also = also_covered(unit.context, [c for c in named if c[0] not in linked])
+        also = "" if task_list(unit.summary.splitlines()) else also_covered(
+            unit.context, [c for c in named if c[0] not in linked])  # a day's chores name none
         if also:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
             blocks.insert(lead, also)
