@@ -7,6 +7,9 @@ import re
 
 # "- item", "* item", "+ item", "1. item", "1) item"
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# A task item as a digest node keeps it ("- ☑ Finish the report"): its state a sign,
+# never "[ ]", which would show in the owner's task queries (``prose/blocks``).
+KEPT_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]\s*")
 # A fenced code block in a model's text: opened at a line's start or after a space
 # ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a
 # line or by the end of the text; group 1 is the fence.

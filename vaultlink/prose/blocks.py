@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.text import LIST_MARK
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.prose.sentences import STEP_MARK, readable, split_sentences
 
 # Kinds whose text is prose a unit can quote; every other kind is passed over.
@@ -297,8 +297,7 @@ def is_task(item: str) -> bool:
 def task_said(item: str) -> str:
     """What a task item says, without its list mark and box ("- ☑ Finish the report" ->
     "Finish the report"): its verb is then read as the instruction it is."""
-    return re.sub(rf"^\s*(?:[-*+]|\d+[.)])\s+[{OPEN_TASK}{''.join(_TASK_STATE.values())}]\s*",
-                  "", item)
+    return KEPT_TASK.sub("", item)
 
 
 def _item(lines: list[str]) -> str:

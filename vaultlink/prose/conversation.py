@@ -77,10 +77,14 @@ def speakers(blocks: list[Block]) -> frozenset[str]:
         return frozenset()
     counts = Counter(said)
     switches = sum(1 for a, b in pairwise(said) if a != b)
-    talking = sum(1 for n in counts.values() if n >= 2)
-    if not 2 <= len(counts) <= MAX_SPEAKERS or talking < 2 or switches < len(said) // 2:
+    if not _talking(counts) or switches < len(said) // 2:
         return frozenset()
     return frozenset(counts)
+
+
+def _talking(labels: Counter[str]) -> bool:
+    """Whether labels counted are speakers: at most ``MAX_SPEAKERS``, two of them twice."""
+    return len(labels) <= MAX_SPEAKERS and sum(1 for n in labels.values() if n >= 2) >= 2
 
 
 def conversation_of(blocks: list[Block], turns: list[Block]) -> Conversation | None:
@@ -106,8 +110,7 @@ def told_by(lines: list[str]) -> frozenset[str]:
     """The speakers of a unit's lines, when they are turns of a conversation: two labels
     or more, each opening a line twice or more (empty for any other text)."""
     said = Counter(m.group(1) for m in map(_LABEL.match, lines) if m)
-    talking = [s for s, n in said.items() if n >= 2]
-    return frozenset(said) if len(talking) >= 2 and len(said) <= MAX_SPEAKERS else frozenset()
+    return frozenset(said) if _talking(said) else frozenset()
 
 
 def unlabelled(text: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
 from vaultlink.markdown.names import cjk_words
-from vaultlink.markdown.text import LIST_MARK
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.prose.phrase_names import key_phrase, opening_phrase
 from vaultlink.prose.sentences import STEP_MARK, delink, readable, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, GENERIC, capitalized, name_words
@@ -205,10 +205,6 @@ def part_forms(name: str, taken: set[str]) -> list[str]:
     return out
 
 
-# a task item as a node keeps it (``prose/blocks``: "- ☑ Finish the report")
-_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]")
-
-
 def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
           limit: int = MAX_MENTIONS) -> tuple[list[str], list[str]]:
     """Turn the first mention of each candidate node (path, name) in the prose blocks
@@ -231,7 +227,7 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
                 continue
             for form in forms:
                 hit = next((i for i, b in enumerate(out) if not b.startswith(("#", "```", "~~~"))
-                            and not all(map(_TASK.match, filter(None, b.split("\n"))))
+                            and not all(map(KEPT_TASK.match, filter(None, b.split("\n"))))
                             and _link_first(b, _pattern(form), path) != b), None)
                 if hit is not None:
                     out[hit] = _link_first(out[hit], _pattern(form), path)
