@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tests.test_offline_extract import extract
 from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.node_names import node_names
 from vaultlink.prose.update import plan_update
 
 YOSHIXI = ("- [x] Finish [[Principles of Programming Languages|CSCC24]] cheat sheet ✅ 2026-03-17\n"
@@ -130,3 +131,40 @@ def test_a_task_box_is_read_as_a_box_only_where_it_is_one() -> None:
     item, not a stray "x"."""
     (block,) = parse_blocks("- [1] Smith, 2020, on ridges\n- [x] read it again\n- notes\n")
     assert block.items == ["- 1 Smith, 2020, on ridges", "- ☑ read it again", "- notes"]
+
+
+PEDYC_DAY = ('---\ntitle: "2025-02-21"\ntags: [diary]\n---\n\n'
+             "## ☁行云（闪念，突然想到什么？）\n\n"
+             "- [ ] 在 [[知识管理概述|个人知识管理]] 中添加**可视化的知识管理方式**\n"
+             "- [x] 完善 [[数字花园概述]]：以想法为核心的方法论和相关工作流 ✅ 2025-02-21\n\n"
+             "##:LiFootprints: 跬步（今日要做什么？）\n\n"
+             "## ☀日新（你比昨天更好吗？）\n\n"
+             "##:LiSunMoon: 温故（每日总结）\n")
+
+
+def test_a_heading_led_by_an_icon_is_a_heading() -> None:
+    """"##:LiFootprints: 跬步" (an icon plugin's shortcode, no space) was read as a
+    paragraph: a diary's empty template headings became a node's lines and its
+    description ("关于2025 02 21的笔记: ☀日新")."""
+    heads = [b.info for b in parse_blocks(PEDYC_DAY) if b.kind == "heading"]
+    assert heads == ["☁行云（闪念，突然想到什么？）", "跬步（今日要做什么？）",
+                     "☀日新（你比昨天更好吗？）", "温故（每日总结）"]
+    assert [b.kind for b in parse_blocks("#tag and more\n")] == ["prose"]
+    (unit,), _ = extract("daily/2025-02-21.md", PEDYC_DAY)
+    assert "#" not in unit.summary and "☀" not in unit.description
+
+
+def test_a_chinese_days_plan_is_named_by_its_first_task() -> None:
+    """The two tasks above were named "方法论" (a phrase of the second), and six pages'
+    "对现有方法论的冲击" (the impact on existing methodology) were linked to them. A
+    day's plan is named by its first task, as an English one is."""
+    (unit,), _ = extract("daily/2025-02-21.md", PEDYC_DAY)
+    assert node_names(unit)[0][0] == "在 个人知识管理 中添加可视化的知识管理方式"
+
+
+def test_a_list_mark_is_no_word() -> None:
+    """"- 完善 [[我的工作流]]" (improve [[my workflow]]) counted its "-" as a word and
+    became a node "完善" (improve) of one line."""
+    units, ex = extract("daily/2025-02-10.md", "## 行云\n\n- 完善 [[我的工作流]]\n")
+    assert units == [] and [p.reason for p in ex.passed] == [
+        "too short to say anything on its own"]

@@ -588,3 +588,23 @@ def test_a_unit_whose_summary_holds_braces_and_fences_is_read_back_whole() -> No
     from vaultlink.prose.sentences import read_unit
     unit = Unit("nayami", "wiki", 'Code: `{}```js` and {"a": 1}``` here.', ["daily/x.md"])
     assert read_unit([{"role": "user", "content": user_prompt(unit)}]) == unit
+
+
+def test_a_node_never_links_its_namesake_for_its_own_name() -> None:
+    """Two project pages open on the same callout, "Project Description: ...". The second
+    node, "Project Description (2)", linked its own label to the first, which is another
+    project's (a wrong link on a personal vault): a node's name in its own text is itself."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("project-description", "wiki", "Project Description: what is my purpose?",
+                ["resource/Projects/Test Project/Test Project.md"], title="Project Description")
+    other = "digest/wiki/project-description.md"
+    turns = [Turn("node_search", {"query": "q"}, {"hits": [
+        {"path": other, "score": 0.01, "similarity": 0.3, "name": "Project Description",
+         "description": "d"}]}),
+        Turn("read", {"path": other, "start_line": 1, "end_line": 40},
+             {"text": "---\nname: Project Description\ndescription: d\n---\nA page.\n",
+              "start_line": 1, "end_line": 5, "total_lines": 5})]
+    while isinstance(step := policy.decide(unit, turns), ToolCall) and step.name != "write":
+        turns.append(Turn(step.name, step.arguments, {"exists": False}))
+    assert isinstance(step, ToolCall) and step.arguments["name"] == "Project Description (2)"
+    assert other not in step.arguments["content"]

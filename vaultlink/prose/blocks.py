@@ -21,7 +21,9 @@ PROSE_KINDS = frozenset({"prose", "list", "steps", "quote"})
 # ... and what the owner writes besides: a list of tasks (a day note's may be kept)
 WRITTEN_KINDS = PROSE_KINDS | {"tasks"}
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# "##:LiFootprints: Steps" is a heading led by an icon plugin's shortcode, spaced or not
+_ICON = r":[A-Za-z][\w-]*:"
+_ATX = re.compile(rf"^ {{0,3}}(#{{1,6}})(?:\s+|(?={_ICON}))(?:{_ICON}\s*)?(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s{0,3}(?:>\s*)?(`{3,}|~{3,})\s*([\w+-]*)")
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$", re.IGNORECASE)

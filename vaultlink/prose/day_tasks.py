@@ -15,23 +15,15 @@ import re
 from vaultlink.markdown.language import count_words
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import file_title
-from vaultlink.markdown.text import LIST_MARK
-from vaultlink.prose.blocks import Block, is_task, task_said
+from vaultlink.markdown.text import LIST_MARK, TASK_DATE
+from vaultlink.prose.blocks import Block, task_said
 from vaultlink.prose.subject_names import first_sound
 
 POINTER = "a link to another note, which is the subject"
-# the Tasks plugin's stamps: done, due, scheduled, start, created, each with its date
-TASK_DATE = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
 _WIKILINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]")
 
 
 PLAN = 3  # items: a day's plan, not an errand or two
-
-
-def task_list(lines: list[str]) -> bool:
-    """Whether a unit's lines are a day's task list (every line a task item)."""
-    said = [ln for ln in lines if ln.strip()]
-    return bool(said) and all(map(is_task, said))
 
 
 def says_something(tasks: list[str], least: int) -> bool:

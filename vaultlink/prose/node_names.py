@@ -27,11 +27,14 @@ from vaultlink.markdown.names import (
     name_key,
     without_dated_lead,
 )
+from vaultlink.markdown.text import KEPT_TASK, TASK_DATE, task_list
 from vaultlink.prose.phrase_names import opening_words, subject_name
-from vaultlink.prose.sentences import readable, summary_lines
+from vaultlink.prose.sentences import STEP_MARK, readable, short, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
 from vaultlink.prose.units import Unit, slugify
+from vaultlink.prose.wording import wording_of
 
+MAX_DESCRIPTION = 280
 MAX_NUMBERED = 9  # "<name> (2)" .. "(9)": past them, a name qualified by a hash
 
 
@@ -70,12 +73,23 @@ def sound(name: str, unit: Unit) -> str:
     return text
 
 
+MAX_TASK_NAME = 24  # characters of Chinese or Japanese: a task said whole, as a name
+
+
 def subject_of(unit: Unit) -> str:
     """The unit's subject from what its summary says ('' when it says none)."""
     lines = [ln[3:] if ln.startswith("## ") else ln for ln in summary_lines(unit.summary)]
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         return ""
+    if task_list(lines) and is_unspaced(" ".join(lines)):
+        # a day's plan is named by its first task, as an English one is ("Finish the
+        # report"): a phrase picked from it ("方法论") names a subject it is not about
+        said = re.split(r"[，。！？；：,.!?;:]", TASK_DATE.sub("", KEPT_TASK.sub("", lines[0])))[0]
+        said = " ".join(re.sub(r"[*_`]", "", said).split())
+        first = sound(said if len(said) <= MAX_TASK_NAME else opening_words(said, 4), unit)
+        if first:
+            return first
     name = sound(subject_name(lines, []), unit)
     if not name and is_unspaced(" ".join(lines)):
         name = sound(opening_words(" ".join(lines)), unit)
@@ -94,6 +108,21 @@ def node_title(unit: Unit, proposed: str = "") -> str:
         return subject
     words = opening_words(unit.summary) or opening_words(unit.description)
     return sound(words, unit) or "Note"
+
+
+def node_description(unit: Unit) -> str:
+    """A new node's description: the unit's own, else its first sentence, else what its
+    steps are for, in the language of its summary."""
+    if unit.description:
+        return unit.description
+    lines = summary_lines(unit.summary)
+    prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")
+             and not s.startswith("## ")]
+    if prose:
+        return short(prose[0], MAX_DESCRIPTION)
+    first = STEP_MARK.sub("", lines[0]) if lines else unit.name
+    steps = wording_of(unit.summary).steps_for.format(title=unit.name.replace("-", " "))
+    return short(f"{steps}: {first}", MAX_DESCRIPTION)
 
 
 def qualifiers(unit: Unit, title: str) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.prose.blocks import PROSE_KINDS, Block
 from vaultlink.prose.conversation import conversation_of, event_name, events
 from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
@@ -87,6 +88,10 @@ class Subject:
     def text(self) -> str:
         """Everything the subject's blocks say."""
         return " ".join(i for b in self.blocks for i in b.items)
+
+    def words(self) -> int:
+        """How many words it says: a list's marks are none ("- 完善 我的工作流" is four)."""
+        return count_words(" ".join(LIST_MARK.sub("", i) for b in self.blocks for i in b.items))
 
 
 @dataclass
@@ -171,7 +176,7 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     for pointer in [s for s in reading.subjects if dated and only_links(s.blocks)]:
         reading.subjects.remove(pointer)  # its note is the subject, and has its own node
         reading.passed += [(b, POINTER) for b in pointer.blocks]
-    for slight in [s for s in reading.subjects if count_words(s.text()) < TOO_SHORT
+    for slight in [s for s in reading.subjects if s.words() < TOO_SHORT
                    and not CUE.search(s.text())]:
         reading.subjects.remove(slight)
         reading.passed += [(b, "too short to say anything on its own") for b in slight.blocks]

@@ -17,7 +17,7 @@ from vaultlink.markdown.names import cjk_words
 from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.prose.phrase_names import key_phrase, opening_phrase
 from vaultlink.prose.sentences import STEP_MARK, delink, readable, summary_lines
-from vaultlink.prose.subject_names import FUNCTION, GENERIC, capitalized, name_words
+from vaultlink.prose.subject_names import FUNCTION, GENERIC, capitalized, name_words, same_name
 from vaultlink.prose.wording import WORDINGS, Wording, wording_of
 from vaultlink.vault.actions import Action
 
@@ -234,6 +234,15 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
                     linked.append(path)
                     break
     return out, linked
+
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def namesake(name: str, own: str) -> bool:
+    """Whether a node named ``name`` is a namesake of the node named ``own``, their
+    qualifiers aside: "Project Description" in "Project Description (2)" names itself."""
+    return bool(own) and same_name(_QUALIFIER.sub("", name), _QUALIFIER.sub("", own), whole=True)
 
 
 def _link_first(text: str, pattern: re.Pattern[str], path: str) -> str:

@@ -35,8 +35,10 @@ such) and ``count_words`` (one word per two CJK characters).
   The line is backed when there is at least one such paragraph; a line citing a day note
   whose own text is empty is never backed.
 * **Day paragraphs landed.** The owner's paragraphs of day notes (blocks between blank
-  lines or headings, own text only, 12+ words by ``count_words``) land when at least half
-  their content words appear in one node that cites that day note; the share of them.
+  lines or headings, own text only, 12+ words by ``count_words``: links as shown, list
+  marks, task boxes and the Tasks plugin's date stamps not counted, since ``2026-12-06``;
+  before, "- [x] Deploy ✅ 2025-02-09" counted four) land when at least half their content
+  words appear in one node that cites that day note; the share of them.
 * **Failed units.** Unit results with status ``failed`` across all runs (distinct units).
 * **Labelled samples.** Woven links (digest to digest, outside Sources; key
   ``node path -> target``) and merges (REFINE / CORROBORATE of a unit into a node; key
@@ -92,6 +94,17 @@ def norm_heading(text: str) -> str:
 def prose(text: str) -> str:
     """Links as the words a reader sees (alias, else target name)."""
     return LINKTEXT.sub(lambda m: m.group(2) or m.group(1).rsplit("/", 1)[-1], text)
+
+
+# what a list item wears, not what it says: its mark, a task's box, the Tasks plugin's
+# stamps ("✅ 2025-02-09"); none is the owner's word
+ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[.\]\s*)?", re.MULTILINE)
+TASK_STAMP = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
+
+
+def said_words(para: str) -> int:
+    """The words a paragraph says, as a reader counts them: links as shown, markup none."""
+    return count_words(TASK_STAMP.sub(" ", ITEM_MARK.sub("", prose(para))))
 
 
 def words_of(text: str) -> set[str]:
@@ -389,7 +402,7 @@ def measure(name: str, root: Path, before: dict[str, bytes], runs: list[RunState
     node_words = {p: words_of(n.main) for p, n in nodes.items()}
     for rel in days:
         for para in paragraphs(own[rel]):
-            if count_words(prose(para)) < 12:
+            if said_words(para) < 12:
                 continue
             ws = words_of(para)
             if not ws:

@@ -21,9 +21,9 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import is_copy
 from vaultlink.markdown.sections import cited_sources, cites_all
+from vaultlink.markdown.text import task_list
 from vaultlink.prose.conversation import told_by
-from vaultlink.prose.day_tasks import task_list
-from vaultlink.prose.node_names import node_names
+from vaultlink.prose.node_names import node_description, node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
     Turn,
@@ -31,7 +31,6 @@ from vaultlink.prose.sentences import (
     delink,
     read_turns,
     read_unit,
-    short,
     summary_lines,
     title_of,
 )
@@ -49,6 +48,7 @@ from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import (
     also_covered,
     aspects,
+    namesake,
     paragraphs,
     render,
     source_sentence,
@@ -67,7 +67,6 @@ _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")  # a note of a day; any other is a pag
 SAME_THING = 0.85     # a sibling of the unit's note, or a page, merges only this close
 MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
-MAX_DESCRIPTION = 280
 # Same abstraction below same_threshold (a young digest scores the same topic from
 # another angle at 0.45-0.6): a close best hit with nothing near it, or a close namesake.
 CLOSE = 0.45
@@ -275,7 +274,7 @@ class OfflinePolicy:
         title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
         cites = cites_all(text, unit.paths)
         plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
-                           Linkable(tuple(self._named(hits, exclude=path)),
+                           Linkable(tuple(self._named(hits, path, title)),
                                     frozenset(self._context(unit))))
         sim = hits[path]["similarity"]
         if plan is None:
@@ -291,7 +290,7 @@ class OfflinePolicy:
             return ToolCall("edit", {"path": path, "old": body, "new": plan.body})
         # adapt once: the whole body in one write (an edit's `old` can go stale)
         return ToolCall("write", {"path": path, "name": title, "description": str(
-            meta.get("description") or self._description(unit)), "content": plan.body})
+            meta.get("description") or node_description(unit)), "content": plan.body})
 
     def _fresh(self, unit: Unit, text: str) -> list[str]:
         """The unit's sentences the node does not already say."""
@@ -344,42 +343,33 @@ class OfflinePolicy:
                                  "every name tried is taken", classes)
         linkable = [] if code in _LINK_TROUBLE else [h for p, h in hits.items() if p != path]
         return ToolCall("write", {"path": path, "name": title,
-                                  "description": self._description(unit),
+                                  "description": node_description(unit),
                                   "content": self._body(unit, linkable, title)})
-
-    def _description(self, unit: Unit) -> str:
-        if unit.description:
-            return unit.description
-        lines = summary_lines(unit.summary)
-        prose = [s for s in lines if not STEP_MARK.match(s) and not s.rstrip().endswith(":")
-                 and not s.startswith("## ")]
-        if prose:
-            return short(prose[0], MAX_DESCRIPTION)
-        first = STEP_MARK.sub("", lines[0]) if lines else unit.name
-        return short(f"Steps for {unit.name.replace('-', ' ')}, starting with: {first}",
-                      MAX_DESCRIPTION)
 
     def _body(self, unit: Unit, hits: list[dict[str, Any]], name: str = "") -> str:
         """The new node: the unit's lines, links where they name nodes, a line on nodes its
         note names that they leave out, and Sources."""
         blocks = render(paragraphs(unit.summary))
-        named = self._named({str(h["path"]): h for h in hits}, exclude="")
+        title = name or unit.title or title_of(unit.name)
+        named = self._named({str(h["path"]): h for h in hits}, "", title)
         blocks, linked = weave(blocks, named, self._context(unit))
         also = "" if task_list(unit.summary.splitlines()) else also_covered(
             unit.context, [c for c in named if c[0] not in linked])  # a day's chores name none
         if also:
             lead = next((i for i, b in enumerate(blocks) if b.startswith("#")), len(blocks))
             blocks.insert(lead, also)
-        title = name or unit.title or title_of(unit.name)
         source = source_sentence(Action.CREATE, what_it_backs(title, unit.summary), unit.paths,
                                  words=wording_of(unit.summary), as_written=True)
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
 
-    def _named(self, hits: dict[str, dict[str, Any]], exclude: str) -> list[tuple[str, str]]:
-        """(path, name) of the recalled nodes a text may link where it names them."""
-        return [(p, str(h.get("name") or "")) for p, h in hits.items()
-                if p != exclude and h.get("name") and h["similarity"] >= self.related_threshold]
+    def _named(self, hits: dict[str, dict[str, Any]], exclude: str, own: str
+               ) -> list[tuple[str, str]]:
+        """(path, name) of the recalled nodes a text of the node ``own`` may link where it
+        names them: never its namesakes, whose name it says of itself."""
+        return [(p, str(h.get("name") or "")) for p, h in hits.items() if p != exclude and
+                h.get("name") and h["similarity"] >= self.related_threshold
+                and not namesake(str(h["name"]), own)]
 
     @staticmethod
     def _context(unit: Unit) -> set[str]:
