@@ -11,6 +11,7 @@ from __future__ import annotations
 from tests.test_offline_extract import extract
 from vaultlink.prose.blocks import parse_blocks
 from vaultlink.prose.node_names import node_names
+from vaultlink.prose.units import Unit
 from vaultlink.prose.update import plan_update
 
 YOSHIXI = ("- [x] Finish [[Principles of Programming Languages|CSCC24]] cheat sheet ✅ 2026-03-17\n"
@@ -160,6 +161,10 @@ def test_a_chinese_days_plan_is_named_by_its_first_task() -> None:
     day's plan is named by its first task, as an English one is."""
     (unit,), _ = extract("daily/2025-02-21.md", PEDYC_DAY)
     assert node_names(unit)[0][0] == "在 个人知识管理 中添加可视化的知识管理方式"
+    # as integrate hands it over: the owner's links carried as the paths they resolve to
+    carried = "[[resource/PKM/知识管理概述.md|个人知识管理]]"
+    unit.summary = unit.summary.replace("个人知识管理", carried, 1)
+    assert node_names(unit)[0][0] == "在 个人知识管理 中添加可视化的知识管理方式"
 
 
 def test_a_list_mark_is_no_word() -> None:
@@ -168,3 +173,13 @@ def test_a_list_mark_is_no_word() -> None:
     units, ex = extract("daily/2025-02-10.md", "## 行云\n\n- 完善 [[我的工作流]]\n")
     assert units == [] and [p.reason for p in ex.passed] == [
         "too short to say anything on its own"]
+
+
+def test_a_carried_links_path_never_qualifies_a_name() -> None:
+    """A second "Finish CSCC24 assignment" was qualified "(Programming Languages.md)":
+    the path of the owner's link the unit carries, read as its subject."""
+    unit = Unit("finish-cscc24-assignment", "wiki", "- ☑ Finish [[resource/Programming "
+                "Languages.md|CSCC24]] assignment five ✅ 2026-03-29", ["daily/2026-03-28.md"],
+                title="Finish CSCC24 assignment")
+    assert [n for n, _ in node_names(unit)[:2]] == [
+        "Finish CSCC24 assignment", "Finish CSCC24 assignment five"]

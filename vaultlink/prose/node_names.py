@@ -29,7 +29,7 @@ from vaultlink.markdown.names import (
 )
 from vaultlink.markdown.text import KEPT_TASK, TASK_DATE, task_list
 from vaultlink.prose.phrase_names import opening_words, subject_name
-from vaultlink.prose.sentences import STEP_MARK, readable, short, summary_lines
+from vaultlink.prose.sentences import STEP_MARK, delink, readable, short, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.wording import wording_of
@@ -78,14 +78,16 @@ MAX_TASK_NAME = 24  # characters of Chinese or Japanese: a task said whole, as a
 
 def subject_of(unit: Unit) -> str:
     """The unit's subject from what its summary says ('' when it says none)."""
-    lines = [ln[3:] if ln.startswith("## ") else ln for ln in summary_lines(unit.summary)]
+    # links as the words they show: a carried link's path is no subject
+    lines = [delink(ln[3:] if ln.startswith("## ") else ln) for ln in summary_lines(unit.summary)]
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         return ""
     if task_list(lines) and is_unspaced(" ".join(lines)):
         # a day's plan is named by its first task, as an English one is ("Finish the
         # report"): a phrase picked from it ("方法论") names a subject it is not about
-        said = re.split(r"[，。！？；：,.!?;:]", TASK_DATE.sub("", KEPT_TASK.sub("", lines[0])))[0]
+        said = TASK_DATE.sub("", KEPT_TASK.sub("", lines[0]))
+        said = re.split(r"[，。！？；：,.!?;:]", said)[0]
         said = " ".join(re.sub(r"[*_`]", "", said).split())
         first = sound(said if len(said) <= MAX_TASK_NAME else opening_words(said, 4), unit)
         if first:
