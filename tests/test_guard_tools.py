@@ -146,6 +146,21 @@ def test_frontmatter_needs_name_and_description(vault: Vault) -> None:
     assert "non-empty 'description'" in str(answer["error"])
 
 
+def test_a_write_without_a_description_takes_the_nodes_or_the_units(vault: Vault) -> None:
+    """The 0.5B wrote a node of a link and a gif with no description, was refused twice
+    and the unit failed. A node it makes is described by its unit, in the owner's words;
+    a node it rewrites keeps its own description."""
+    box = toolbox(vault)
+    assert call(box, "write", path="digest/wiki/depth.md", name="Depth", description=" ",
+                content=GOOD)["ok"] is True
+    assert "description: Depth is now 200." in (vault.root / "digest/wiki/depth.md").read_text()
+    box = toolbox(vault)
+    body = NODE_TEXT.split("---\n", 2)[2] + f"- The new depth is in [[{SOURCE}]].\n"
+    answer = call(box, "write", path=NODE, name="Search", description="", content=body)
+    assert answer.get("ok") is True, answer
+    assert "description: How search works." in (vault.root / NODE).read_text()
+
+
 def test_edit_needs_old_text_that_occurs_once(vault: Vault) -> None:
     box = toolbox(vault)
     assert "non-empty" in str(call(box, "edit", path=NODE, old="", new="x")["error"])

@@ -30,6 +30,7 @@ from vaultlink.index.multilingual import (
 )
 from vaultlink.index.nodes import NodeIndex
 from vaultlink.index.recall import fast_sections
+from vaultlink.markdown.language import language_of
 from vaultlink.vault.languages import detect_language, sample_languages, spread
 from vaultlink.vault.notes import Vault
 
@@ -199,6 +200,18 @@ def test_detect_language_tells_scripts_and_latin_languages_apart() -> None:
     assert detect_language(DE) == "de"
     assert detect_language(EN) == "en"
     assert detect_language("[[link]] ok") is None  # too little to tell
+
+
+def test_chinese_full_of_english_names_is_chinese_and_a_links_path_is_no_word() -> None:
+    """A Chinese diary's "新建项目 [[resource/PKM/10-PROJECTS/2025Q1-...CortexFlow.md|...]]"
+    (a new project) was taken for English, by its link's path and its English names: the
+    node was described "Notes on 2025 03 06" and cited "taken from the note of"."""
+    line = ("新建项目 [[resource/PKM/10-PROJECTS/2025Q1-实现Obsidian插件CortexFlow.md|"
+            "2025Q1 实现Obsidian插件CortexFlow]]")
+    assert language_of(line) == "zh"
+    assert language_of("新建项目 2025Q1 实现Obsidian插件CortexFlow") == "zh"
+    assert language_of("The index is rebuilt nightly with the 索引 tools") == "en"
+    assert language_of("我的 [[notes/a long English path of my notes/index.md|索引]]") == "zh"
 
 
 def test_spread_takes_first_last_and_even_steps() -> None:

@@ -96,6 +96,13 @@ def join_sentences(sentences: list[str]) -> str:
 
 
 SAMPLE_CHARS = 2000  # a language shows in a text's opening
+# A Chinese character says about what three Latin letters do: a Chinese note full of
+# English names ("实现Obsidian插件") is still written in Chinese
+CHARACTER_LETTERS = 3
+
+
+def _latin_letters(text: str) -> int:
+    return sum(1 for ch in text if ch.isalpha() and ch.isascii())
 
 
 def language_of(text: str) -> str:
@@ -105,7 +112,11 @@ def language_of(text: str) -> str:
     languages), whose verdict counts when it is sure: 0 of 6,000 English sentences of
     the bench corpora were taken for another language.
     """
-    return _language_of_sample(text[:SAMPLE_CHARS])
+    return _language_of_sample(_ADDRESS.sub(r"\2", text[:SAMPLE_CHARS]))
+
+
+# a link's path or address is no word of the text: "[[resource/PKM/x.md|shown]]" is "shown"
+_ADDRESS = re.compile(r"\[\[([^\[\]|]*\|)?([^\[\]|]*)\]\]|(?<=\])\([^()\s]*\)")
 
 
 # Keyed by the opening only: a daemon that runs for weeks keeps no whole notes here.
@@ -115,8 +126,9 @@ def _language_of_sample(sample: str) -> str:
         return "ja"
     if _HANGUL.search(sample) and len(_HANGUL.findall(sample)) * 3 > unspaced_chars(sample):
         return "ko"
-    if UNSPACED_RUN.search(sample) and is_unspaced(sample):
-        return "zh"
+    if UNSPACED_RUN.search(sample) and (is_unspaced(sample) or unspaced_chars(sample)
+                                        * CHARACTER_LETTERS >= _latin_letters(sample)):
+        return "zh"  # "新建项目 2025Q1-实现Obsidian插件CortexFlow" is Chinese
     letters = [w for w in _SPACED_WORD.findall(sample) if not w.isdigit()]
     if len(letters) < 3:
         return "ru" if _CYRILLIC.search(sample) else "en"

@@ -26,6 +26,7 @@ from vaultlink.errors import (
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.pipeline.context import NodeSearch
 from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.prose.node_names import node_description
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault, parse_note, render_note
@@ -172,10 +173,13 @@ class Toolbox:
             meta.update({k: v for k, v in metadata.items() if k not in meta})
         rel = self.guard.check_path(path)
         old = self._text_or_none(rel)
-        if old is not None:
-            old_meta = parse_note(rel, old.encode()).frontmatter
-            meta = {**old_meta, **meta}
-        return self._commit(rel, old, render_note(meta, str(content)))
+        old_meta = parse_note(rel, old.encode()).frontmatter if old is not None else {}
+        if not str(description or "").strip():
+            # a small model leaves it out (a node of a link and a gif, refused twice): the
+            # node's own, else what the unit says its node is about, in the owner's words
+            meta["description"] = old_meta.get("description") or node_description(
+                self.guard.unit)
+        return self._commit(rel, old, render_note({**old_meta, **meta}, str(content)))
 
     def _edit(self, path: str, old: str, new: str) -> dict[str, Any]:
         rel = self.guard.check_path(path)
