@@ -198,6 +198,15 @@ def test_a_name_inside_a_url_code_or_a_path_is_no_mention() -> None:
     assert linked == [] and blocks[0] == "```\nhttps here\n```"
 
 
+def test_a_name_ending_in_a_number_is_no_mention_of_a_longer_number() -> None:
+    """The 0.5B's node linked "[[...|glibc 2]].34": a version is one number."""
+    glibc = ("digest/wiki/glibc-2.md", "glibc 2")
+    blocks, linked = weave(["To install glibc 2.34, run apt-get."], [glibc], set())
+    assert linked == [] and blocks == ["To install glibc 2.34, run apt-get."]
+    _, linked = weave(["Pin glibc 2, then rebuild."], [glibc], set())
+    assert linked == ["digest/wiki/glibc-2.md"]
+
+
 def test_a_name_in_prose_is_still_a_mention() -> None:
     assert "[[digest/wiki/https.md|HTTPS]]" in also_covered("We moved to HTTPS.", [HTTPS])
     _, linked = weave(["See https://x.org; HTTPS is on for every site."], [HTTPS], set())

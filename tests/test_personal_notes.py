@@ -10,6 +10,7 @@ Ollama server; the section index through its own ``docs_of``.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -370,3 +371,28 @@ def test_a_quote_of_the_day_lazily_inside_the_callout_is_the_frame() -> None:
     assert lazy_quote("> [!quote] 一言", " 若是你所期望的")
     assert not lazy_quote("> [!quote] 一言", "- [x] 部署本地大模型")
     assert not lazy_quote("", " 若是你所期望的")
+
+
+class Answering:
+    """A chat model that answers the units it was given, as a small model did."""
+
+    def __init__(self, units: list[dict[str, str]]) -> None:
+        self.units = units
+
+    def chat(self, messages: list[dict[str, Any]], tools: Any = None, schema: Any = None
+             ) -> ChatReply:
+        return ChatReply(json.dumps({"units": self.units}))
+
+
+def test_a_model_unit_too_short_to_say_anything_is_no_node() -> None:
+    """The 0.5B made nodes "Discuss" ("Discuss."), "Go home" ("Go home.") of a day
+    planner's lines; the offline extractor passes such a line over as too short."""
+    text = "## Plan\n\n- 12:00 Discuss\n- 18:00 Go home\n- Review the SE-PIM paper with Ana\n"
+    note = SourceNote("daily/2022-06-20.md", "2022-06-20", [("2022-06-20 > Plan", text, True)],
+                      text)
+    model = Answering([{"name": "discuss", "bucket": "personal", "summary": "Discuss."},
+                       {"name": "go-home", "bucket": "personal", "summary": "- Go home."},
+                       {"name": "se-pim-review", "bucket": "personal",
+                        "summary": "Review the SE-PIM paper with Ana."}])
+    units = ModelExtractor(model, 8192).extract([note])
+    assert [u.summary for u in units] == ["Review the SE-PIM paper with Ana."]

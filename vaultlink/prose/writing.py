@@ -184,7 +184,7 @@ def _pattern(form: str) -> re.Pattern[str]:
     if not unspaced_end:
         words[-1] = words[-1].removesuffix("s") + "s?"
     return re.compile(("" if unspaced_start else r"(?<![\w\[|/-])") + r"\s+".join(words)
-                      + ("" if unspaced_end else r"(?![\w\]-])"), re.IGNORECASE)
+                      + ("" if unspaced_end else r"(?![\w\]-]|[.,]\d)"), re.IGNORECASE)
 
 
 def part_forms(name: str, taken: set[str]) -> list[str]:

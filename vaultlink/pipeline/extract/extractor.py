@@ -16,8 +16,9 @@ from typing import Any
 
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
-from vaultlink.markdown.language import language_of
+from vaultlink.markdown.language import count_words, language_of
 from vaultlink.markdown.obsidian import readable_text
+from vaultlink.markdown.text import LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.pipeline.extract.answer import (
     GROUNDED,
@@ -43,6 +44,7 @@ from vaultlink.pipeline.extract.unit_names import (
     unique_names,
 )
 from vaultlink.pipeline.usage import Usage
+from vaultlink.prose.subjects import CUE, TOO_SHORT
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
@@ -174,6 +176,12 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
                      unit.name, note.path)
             continue
         unit.summary = with_code_restored(unit.summary, note.new_text())
+        said = " ".join(LIST_MARK.sub("", ln) for ln in unit.summary.split("\n"))
+        if count_words(said) < TOO_SHORT and not CUE.search(said):
+            # "Discuss.", "Go home.": a day planner's line, as the offline extractor reads it
+            log.info("dropping unit %r of %s: too short to say anything on its own (%s)",
+                     unit.name, note.path, unit.summary[:80])
+            continue
         if title is not None:
             # A document the person keeps is general knowledge, never "personal" (this
             # person's facts and preferences), whatever a small model answers.
