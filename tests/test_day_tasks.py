@@ -183,3 +183,13 @@ def test_a_carried_links_path_never_qualifies_a_name() -> None:
                 title="Finish CSCC24 assignment")
     assert [n for n, _ in node_names(unit)[:2]] == [
         "Finish CSCC24 assignment", "Finish CSCC24 assignment five"]
+
+
+def test_a_task_in_lower_case_is_kept_and_a_link_to_a_day_says_its_date() -> None:
+    """"- [ ] this task was made on [[2022-12-11]] but it can be done whenever I guess!"
+    was passed over ("no sentence to open a node with": its lower-case "this"), and the
+    owner's link to a day was quoted as "the note of 2022-12-11"."""
+    (unit,), ex = extract("daily/2022-12-11.md", "- [ ] this task was made on [[2022-12-11]] "
+                          "but it can be done whenever I guess!\n")
+    assert unit.summary == ("- ☐ this task was made on 2022-12-11 but it can be done "
+                            "whenever I guess!") and ex.passed == []

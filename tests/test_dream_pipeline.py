@@ -32,7 +32,8 @@ def make_vault(root: Path, notes: dict[str, str]) -> Path:
 
 
 def unit(name: str, path: str, bucket: str = "wiki") -> dict[str, Any]:
-    return {"name": name, "bucket": bucket, "summary": f"All about {name}.", "paths": [path]}
+    return {"name": name, "bucket": bucket, "summary": f"All about {name} and what it is.",
+            "paths": [path]}
 
 
 def extract_requests(server: FakeOllama) -> list[dict[str, Any]]:
@@ -218,7 +219,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
                                                     "Odd fields"]
     odd = meta["topics"][2]  # unusable reason and keywords: the unit's own instead
     assert odd["keywords"] and all(isinstance(k, str) for k in odd["keywords"])
-    assert odd["reason"] == "New in the digest: All about beta."
+    assert odd["reason"] == "New in the digest: All about beta and what it is."
     assert odd["paths"] == ["digest/wiki/beta.md"]
     greek = meta["topics"][0]
     assert greek["evidence"] == [day]

@@ -26,6 +26,7 @@ from vaultlink.llm.chat import ChatReply
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.pipeline.context import RunState, SourceNote
 from vaultlink.pipeline.extract.extractor import ModelExtractor
+from vaultlink.pipeline.extract.template import DayTemplate
 from vaultlink.pipeline.offline.extract import OfflineExtractor
 from vaultlink.vault.notes import Vault
 
@@ -396,3 +397,15 @@ def test_a_model_unit_too_short_to_say_anything_is_no_node() -> None:
                         "summary": "Review the SE-PIM paper with Ana."}])
     units = ModelExtractor(model, 8192).extract([note])
     assert [u.summary for u in units] == ["Review the SE-PIM paper with Ana."]
+
+
+def test_the_frames_heading_at_another_level_or_behind_another_icon_is_the_frame() -> None:
+    """A vault's older days kept "## todo/daily" where its template now says "###
+    todo/daily" (a node was named "Todo/daily"); a diary's template changed "##
+    🦶跬步（...）" to "##:LiFootprints: 跬步（...）" over the years."""
+    frame = DayTemplate(lines=frozenset({"### todo/daily", "## 🦶跬步（今日要做什么？）"}))
+    assert frame.is_frame("## todo/daily", "2022-12-11")
+    assert frame.is_frame("##:LiFootprints: 跬步（今日要做什么？）", "2025-02-21")
+    assert frame.is_frame("# 跬步（今日要做什么？）", "2025-02-21")
+    assert not frame.is_frame("## todo/daily notes on the garden", "2022-12-11")
+    assert not frame.is_frame("- todo/daily", "2022-12-11")

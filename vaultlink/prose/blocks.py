@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
-from vaultlink.prose.sentences import STEP_MARK, readable, split_sentences
+from vaultlink.prose.sentences import STEP_MARK, link_text, split_sentences
 
 # Kinds whose text is prose a unit can quote; every other kind is passed over.
 PROSE_KINDS = frozenset({"prose", "list", "steps", "quote"})
@@ -108,7 +108,7 @@ def clean_inline(text: str) -> str:
     out = _IMAGE.sub("", out)
     out = _FOOTNOTE_REF.sub("", out)
     out = _MD_LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), out)
-    out = _WIKI.sub(lambda m: (m.group(2) or readable(m.group(1))).strip(), out)
+    out = _WIKI.sub(lambda m: (m.group(2) or link_text(m.group(1))).strip(), out)
     out = _REF_LINK.sub(lambda m: m.group(1), out)
     out = _TAG.sub("", _ATTR_LIST.sub("", _EMOJI.sub("", out)))
     out = re.sub(r"\(\s*\)", "", out)  # "(see )" after a link went; `f()` in code stays

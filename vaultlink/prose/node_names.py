@@ -29,7 +29,7 @@ from vaultlink.markdown.names import (
 )
 from vaultlink.markdown.text import KEPT_TASK, TASK_DATE, task_list
 from vaultlink.prose.phrase_names import opening_words, subject_name
-from vaultlink.prose.sentences import STEP_MARK, delink, readable, short, summary_lines
+from vaultlink.prose.sentences import STEP_MARK, delink, link_text, short, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.wording import wording_of
@@ -253,7 +253,7 @@ def carried_unit(unit: Unit, files: Iterable[str],
         except VaultlinkError:
             continue
         for link in find_wikilinks(text):
-            shown = " ".join((link.alias or readable(link.target)).split())
+            shown = " ".join((link.alias or link_text(link.target)).split())
             full = links.resolve_from(link.target, source) if link.target else None
             if link.embed or len(shown) < 2 or full is None:
                 continue

@@ -62,6 +62,13 @@ def readable(target: str) -> str:
     return " ".join(w for w in re.split(r"[-_ ]+", stem) if w)
 
 
+def link_text(target: str) -> str:
+    """What an owner's link with no alias says in their text: its note's name as words,
+    a day as its date ("[[2022-12-11]]" says "2022-12-11", not "the note of ...")."""
+    said = readable(target)
+    return said.removeprefix("the note of ")
+
+
 def delink(text: str, keep_full: bool = False) -> str:
     """Wikilinks as their display text: ``[[a/b.md|B]]`` -> ``B``, ``[[a/b.md]]`` -> ``b``.
 

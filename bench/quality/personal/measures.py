@@ -181,6 +181,8 @@ def find_template(root: Path, days: dict[str, str]) -> Template:
             if not n or MARKUP_ONLY.match(n):
                 continue
             parts = PLACEHOLDER.split(n)
+            if not re.search(r"[^\W_]|[#>:*\[-]", "".join(parts)):
+                continue  # only a script or a cursor: where the owner writes, any line
             tpl.patterns.append(re.compile(".*".join(re.escape(p) for p in parts)))
             h = HEADING.match(line)
             if h and norm_heading(PLACEHOLDER.sub("", h.group(2))):

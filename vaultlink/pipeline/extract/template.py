@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from vaultlink.errors import VaultError
@@ -70,6 +71,11 @@ class DayTemplate:
     def __bool__(self) -> bool:
         return bool(self.lines or self.patterns)
 
+    @cached_property
+    def headings(self) -> frozenset[str]:
+        """The frame's headings by their words (``heading_key``)."""
+        return frozenset(heading_key(t) for t in self.lines if t.startswith("#")) - {""}
+
     def is_frame(self, line: str, stem: str) -> bool:
         """Whether a line of a day note is the template's (``stem``: the note's name)."""
         norm = _norm(line)
@@ -77,6 +83,8 @@ class DayTemplate:
             return False
         if norm in self.lines:
             return True
+        if heading_key(norm) in self.headings:
+            return True  # the frame's heading at another level or behind another icon
         for pattern in self.patterns:
             m = pattern.fullmatch(norm)
             if m and all(_stands_for_date(g or "", stem) for g in m.groups()):
@@ -117,6 +125,15 @@ class DayTemplate:
 
 
 NO_TEMPLATE = DayTemplate()
+# "## 🦶跬步（...）", "##:LiFootprints: 跬步（...）", "### 跬步（...）": one heading of the frame
+# (the owner's template changed its level or icon over the years)
+_HEADING_KEY = re.compile(r"^#{1,6}(?:\s+|(?=:))(?::[A-Za-z][\w-]*:\s*)?[^\w]*")
+
+
+def heading_key(line: str) -> str:
+    """A heading's words, its level and leading icons aside ('' for no heading)."""
+    m = _HEADING_KEY.match(line)
+    return line[m.end():].strip().casefold() if m else ""
 _BLOCK_START = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
 
 

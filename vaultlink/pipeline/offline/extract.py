@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
 from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
-from vaultlink.markdown.text import LIST_MARK
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import Block, parse_blocks
 from vaultlink.prose.pages import page_facts
@@ -61,7 +61,10 @@ _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|
 
 
 def starts_sentence(line: str, strict: bool = False) -> bool:
-    """Whether a line can open a node (or, not strict, a paragraph of one)."""
+    """Whether a line can open a node (or, not strict, a paragraph of one). A task item
+    stands on its own, whatever its case ("- ☐ this needs doing by Friday")."""
+    if KEPT_TASK.match(line):
+        return True
     text = STEP_MARK.sub("", LIST_MARK.sub("", line)).lstrip("*_\"'“([")
     if not text:
         return False
