@@ -207,6 +207,19 @@ def test_a_name_ending_in_a_number_is_no_mention_of_a_longer_number() -> None:
     assert linked == ["digest/wiki/glibc-2.md"]
 
 
+def test_a_name_inside_the_nodes_own_name_is_no_mention() -> None:
+    """The 0.5B's node "Link time Optimization" linked its own "Link-time Optimization"
+    to a node named "Optimization" (on optimizing constraints); a node's namesake is
+    never linked for its own name."""
+    text = ["Some CFI requires global information (e.g., Link-time Optimization)."]
+    optimization = ("digest/wiki/optimization.md", "Optimization")
+    assert weave(text, [optimization], set(), own="Link time Optimization")[1] == []
+    assert weave(text, [optimization], set())[1] == ["digest/wiki/optimization.md"]
+    namesake = ("digest/wiki/project-description.md", "Project Description")
+    label = ["Project Description: what is my purpose?"]
+    assert weave(label, [namesake], set(), own="Project Description (2)")[1] == []
+
+
 def test_a_name_in_prose_is_still_a_mention() -> None:
     assert "[[digest/wiki/https.md|HTTPS]]" in also_covered("We moved to HTTPS.", [HTTPS])
     _, linked = weave(["See https://x.org; HTTPS is on for every site."], [HTTPS], set())

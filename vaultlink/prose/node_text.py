@@ -23,12 +23,13 @@ def compose(body: str, source_line: str) -> str:
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
-def weave_mentions(text: str, nodes: list[tuple[str, str]]) -> str:
-    """``text`` with the first mention of each node (path, name) made a link. Only
-    mentions: a node a model merely lists as related is often another subject
-    (docs/quality.md), and a link a reader cannot see the reason for is noise."""
+def weave_mentions(text: str, nodes: list[tuple[str, str]], own: str = "") -> str:
+    """``text`` of the node named ``own`` with the first mention of each node (path,
+    name) made a link. Only mentions: a node a model merely lists as related is often
+    another subject (docs/quality.md), and a link a reader cannot see the reason for is
+    noise."""
     blocks = paragraphs_of(text)
-    woven, _ = weave(blocks, [(p, n) for p, n in nodes if n.strip()], set())
+    woven, _ = weave(blocks, [(p, n) for p, n in nodes if n.strip()], set(), own=own)
     return "\n\n".join(woven)
 
 

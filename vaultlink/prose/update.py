@@ -133,6 +133,7 @@ class Linkable:
 
     nodes: tuple[tuple[str, str], ...] = ()  # (path, name)
     context: frozenset[str] = frozenset()
+    own: str = ""  # the node's own name: no mention of another node inside it
 
 
 def plan_update(body: str, summary: str, source: str, title: str, cites_source: bool,
@@ -160,7 +161,7 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
         return None
     have_links = {m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines))}
     linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in have_links),
-                        linkable.context)
+                        linkable.context, linkable.own)
     # the cap holds for the node, not for one update: REFINEs add up
     tops = {path.split("/", 1)[0] for path, _ in linkable.nodes}
     woven = sum(1 for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines[:main_end]))
@@ -235,10 +236,11 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
             end -= 1
         block = _as_markdown(group, "" if new_heading else source,
                              lines[end - 1] if end else "")
-        woven, linked = weave(block, list(linkable.nodes), set(linkable.context), budget)
+        woven, linked = weave(block, list(linkable.nodes), set(linkable.context), budget,
+                              linkable.own)
         block, budget = woven, budget - len(linked)
         linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in linked),
-                            linkable.context)
+                            linkable.context, linkable.own)
         if new_heading:
             block = ["", f"## {new_heading}", "", *block]
         elif not (LIST_MARK.match(group[0]) and end and LIST_MARK.match(lines[end - 1])) \

@@ -206,13 +206,19 @@ def part_forms(name: str, taken: set[str]) -> list[str]:
 
 
 def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
-          limit: int = MAX_MENTIONS) -> tuple[list[str], list[str]]:
+          limit: int = MAX_MENTIONS, own: str = "") -> tuple[list[str], list[str]]:
     """Turn the first mention of each candidate node (path, name) in the prose blocks
     into a link ``[[path|mention]]``; headings, code, existing links and a day's task
     list (its words name the day's chores, not subjects) are left alone.
     Whole names come first, longest first ("environment configuration" before
     "environment"), then names without their qualifier, then runs inside a name.
-    Returns the blocks and the paths linked."""
+    The node's ``own`` name is itself: its namesakes are not linked, nor a name inside
+    it ("Optimization" in "Link-time Optimization"). Returns the blocks and the paths
+    linked."""
+    candidates = [(p, n) for p, n in candidates if not namesake(n, own)]
+    bare = _QUALIFIER.sub("", own).split()
+    itself = re.compile(r"[\s-]+".join(map(re.escape, bare)), re.IGNORECASE) \
+        if len(bare) > 1 else None  # a one-word name holds no other
     linked: list[str] = []
     out = list(blocks)
     text = " ".join(b for b in blocks if not b.startswith("#"))
@@ -228,9 +234,9 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
             for form in forms:
                 hit = next((i for i, b in enumerate(out) if not b.startswith(("#", "```", "~~~"))
                             and not all(map(KEPT_TASK.match, filter(None, b.split("\n"))))
-                            and _link_first(b, _pattern(form), path) != b), None)
+                            and _link_first(b, _pattern(form), path, itself) != b), None)
                 if hit is not None:
-                    out[hit] = _link_first(out[hit], _pattern(form), path)
+                    out[hit] = _link_first(out[hit], _pattern(form), path, itself)
                     linked.append(path)
                     break
     return out, linked
@@ -245,9 +251,13 @@ def namesake(name: str, own: str) -> bool:
     return bool(own) and same_name(_QUALIFIER.sub("", name), _QUALIFIER.sub("", own), whole=True)
 
 
-def _link_first(text: str, pattern: re.Pattern[str], path: str) -> str:
-    """``text`` with the first match of ``pattern`` outside code and links made a link."""
+def _link_first(text: str, pattern: re.Pattern[str], path: str,
+                itself: re.Pattern[str] | None = None) -> str:
+    """``text`` with the first match of ``pattern`` outside code, links and the node's
+    own name (``itself``) made a link."""
     spans = [(m.start(), m.end()) for m in _PROTECTED.finditer(text)]
+    if itself is not None:
+        spans += [(m.start(), m.end()) for m in itself.finditer(text)]
     for m in pattern.finditer(text):
         if any(a < m.end() and m.start() < b for a, b in spans):
             continue

@@ -206,7 +206,7 @@ def _create(toolbox: Toolbox, unit: Unit, d: Decision,
         return ("every name this unit could take is taken: to add to a node, answer "
                 "REFINE or CORROBORATE with its path; else choose another title")
     body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
-                          _mentionable(candidates, path, ""))
+                          _mentionable(candidates, path, ""), title)
     text = compose(body, _source_line(d, unit, Action.CREATE, title, body))
     answer = toolbox.call("write", {"path": path, "name": title,
                                     "description": d.description or clip(
@@ -328,7 +328,8 @@ def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, ti
              mentionable: list[tuple[str, str]]) -> tuple[str, Action]:
     """The node's body after an update (additive, the source line last) and the action
     it carries out: a REFINE whose every sentence the node holds is a CORROBORATE."""
-    new = weave_mentions(_prose(toolbox, d.body or unit.summary, path, body), mentionable)
+    new = weave_mentions(_prose(toolbox, d.body or unit.summary, path, body), mentionable,
+                         title)
     if d.action == Action.REFINE and not new:
         d = replace(d, action=Action.CORROBORATE)
     cited = cites_any(body, unit.paths)

@@ -275,7 +275,7 @@ class OfflinePolicy:
         cites = cites_all(text, unit.paths)
         plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
                            Linkable(tuple(self._named(hits, path, title)),
-                                    frozenset(self._context(unit))))
+                                    frozenset(self._context(unit)), title))
         sim = hits[path]["similarity"]
         if plan is None:
             return self._receipt(Action.CORROBORATE, path, "offline: already integrated; the node "
@@ -352,7 +352,7 @@ class OfflinePolicy:
         blocks = render(paragraphs(unit.summary))
         title = name or unit.title or title_of(unit.name)
         named = self._named({str(h["path"]): h for h in hits}, "", title)
-        blocks, linked = weave(blocks, named, self._context(unit))
+        blocks, linked = weave(blocks, named, self._context(unit), own=title)
         also = "" if task_list(unit.summary.splitlines()) else also_covered(
             unit.context, [c for c in named if c[0] not in linked])  # a day's chores name none
         if also:
