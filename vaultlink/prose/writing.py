@@ -212,9 +212,9 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     list (its words name the day's chores, not subjects) are left alone.
     Whole names come first, longest first ("environment configuration" before
     "environment"), then names without their qualifier, then runs inside a name.
-    The node's ``own`` name is itself: its namesakes are not linked, nor a name inside
-    it ("Optimization" in "Link-time Optimization"). Returns the blocks and the paths
-    linked."""
+    The node's ``own`` name is itself: its namesakes are not linked, nor a one-word name
+    inside it ("Optimization" in "Link-time Optimization"). Returns the blocks and the
+    paths linked."""
     candidates = [(p, n) for p, n in candidates if not namesake(n, own)]
     bare = _QUALIFIER.sub("", own).split()
     itself = re.compile(r"[\s-]+".join(map(re.escape, bare)), re.IGNORECASE) \
@@ -232,11 +232,14 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
             if len(linked) >= limit or path in linked:
                 continue
             for form in forms:
+                # one word inside the node's own name is a part of it ("Optimization" in
+                # "Link-time Optimization"); a longer name there is still a mention
+                keep = itself if len(form.split()) == 1 else None
                 hit = next((i for i, b in enumerate(out) if not b.startswith(("#", "```", "~~~"))
                             and not all(map(KEPT_TASK.match, filter(None, b.split("\n"))))
-                            and _link_first(b, _pattern(form), path, itself) != b), None)
+                            and _link_first(b, _pattern(form), path, keep) != b), None)
                 if hit is not None:
-                    out[hit] = _link_first(out[hit], _pattern(form), path, itself)
+                    out[hit] = _link_first(out[hit], _pattern(form), path, keep)
                     linked.append(path)
                     break
     return out, linked
