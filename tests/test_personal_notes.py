@@ -354,6 +354,13 @@ def test_a_templater_scripts_variable_is_the_frame_whatever_it_holds() -> None:
     frame = DayTemplate("daily", exact, patterns)
     assert frame.is_frame("> 如此生活 30 年，直到大厦崩塌。 —— 《杀死那个石家庄人》", "2025-03-13")
     assert not frame.is_frame("Mood: tired after the long review meeting", "2025-03-13")
+    # a journal's "Random Note Review": three notes its script picked, one a line (the
+    # 1.5B read "- [ ] [[Alfred]]" as "I have a task assigned to Alfred")
+    exact, patterns = template_of("## Random Note Review\n\n- [ ] [[<% randomNote.basename %>]]\n"
+                                  "Title: <% tp.file.title %>\n")
+    frame = DayTemplate("daily", exact, patterns)
+    assert frame.is_frame("- [ ] [[Alfred]]", "2022-12-11")
+    assert not frame.is_frame("Title: my own title for the day", "2022-12-11")
 
 
 def test_a_quote_of_the_day_lazily_inside_the_callout_is_the_frame() -> None:

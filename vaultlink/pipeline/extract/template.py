@@ -41,8 +41,9 @@ TEMPLATES = ".obsidian/templates.json"
 TEMPLATER = ".obsidian/plugins/templater-obsidian/data.json"
 PERIODIC = ".obsidian/plugins/periodic-notes/data.json"
 _PLACEHOLDER = re.compile(r"<%[\s\S]*?%>|\{\{[^{}\n]*\}\}")
-# ``<% name %>``: a variable a Templater script set, not a call the owner answers
-_SCRIPT_VALUE = re.compile(r"<%[-_]?\s*[^\W\d][\w]*\s*[-_]?%>")
+# ``<% name %>``, ``<% note.basename %>``: a variable a Templater script set (a random
+# note to review, a quote fetched from the web), not one of Templater's ``tp.`` calls
+_SCRIPT_VALUE = re.compile(r"<%[-_]?\s*(?!tp\.)[^\W\d][\w.]*\s*[-_]?%>")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _DAY_NAME = re.compile(r"(?:^|[\s_-])(?:daily|day|journal|diary|tagebuch|journal|日记|日記)",
                        re.IGNORECASE)
