@@ -267,6 +267,21 @@ def test_a_carried_link_resolves_from_the_notes_folder() -> None:
                     "[[resource/physics/Linear Algebra.md|Linear Algebra]].")
 
 
+def test_a_name_inside_a_longer_linked_name_is_no_link_to_it() -> None:
+    """The 1.5B's node said "The project named '[[.../Test Project.md]] 2' is being
+    managed": the owner's link to "Test Project 2" became one to "Test Project" followed
+    by " 2". Read from the note, the longer link is carried first."""
+    files = ["resource/Projects/Projects.md", "resource/Projects/Test Project/Test Project.md",
+             "resource/Projects/Test Project 2/Test Project 2.md"]
+    note = "- [[Test Project]]\n- [[Test Project 2]]\n"
+    unit = Unit("x", "wiki", "The projects are Test Project 2 and Test Project.",
+                ["resource/Projects/Projects.md"])
+    text = carried_unit(unit, files, read=lambda _: note).summary
+    assert text == ("The projects are [[resource/Projects/Test Project 2/Test Project 2.md|"
+                    "Test Project 2]] and [[resource/Projects/Test Project/Test Project.md|"
+                    "Test Project]].")
+
+
 # -- the sixth unit called Exercise ---------------------------------------------------
 
 

@@ -252,7 +252,9 @@ def carried_unit(unit: Unit, files: Iterable[str],
             text = read(source)
         except VaultlinkError:
             continue
-        for link in find_wikilinks(text):
+        # the longest first: "Test Project" linked inside "Test Project 2" made the
+        # owner's link to the second project one to the first, followed by " 2"
+        for link in sorted(find_wikilinks(text), key=lambda k: -len(k.alias or k.target)):
             shown = " ".join((link.alias or link_text(link.target)).split())
             full = links.resolve_from(link.target, source) if link.target else None
             if link.embed or len(shown) < 2 or full is None:
