@@ -416,3 +416,18 @@ def test_the_frames_heading_at_another_level_or_behind_another_icon_is_the_frame
     assert frame.is_frame("# 跬步（今日要做什么？）", "2025-02-21")
     assert not frame.is_frame("## todo/daily notes on the garden", "2022-12-11")
     assert not frame.is_frame("- todo/daily", "2022-12-11")
+
+
+def test_a_section_of_nothing_but_links_is_not_sent_to_the_model() -> None:
+    """A page listing its project's notes ("- [[Alfred]]", "- [[Paste URL into
+    Selection]]") was sent to the 0.5B, which wrote what it imagined each note is:
+    "[[Alfred]] is a popular plugin for automating tasks"."""
+    links = "## Tests\n\n- [[Alfred]]\n- [[Paste URL into Selection]]\n- [GitHub](https://x.org)\n"
+    said = "## Notes\n\nAlfred runs a workflow when I type sc in its bar.\n"
+    note = SourceNote("resource/_tests.md", "_tests", [("_tests > Tests", links, True),
+                                                       ("_tests > Notes", said, True)],
+                      links + said)
+    model = Recording()
+    ModelExtractor(model, 8192).extract([note])
+    assert len(model.asked) == 1 and "Alfred runs a workflow" in model.asked[0]
+    assert "Paste URL" not in model.asked[0]

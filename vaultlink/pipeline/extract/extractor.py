@@ -11,6 +11,7 @@ what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,22 @@ SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
+# links of every kind, and a heading's marks: what a list of links says besides them
+_LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)|https?://\S+|^#+\s*",
+                    re.MULTILINE)
+
+
+def only_links(text: str) -> bool:
+    """Whether a section says little besides its links (under ``TOO_SHORT`` words)."""
+    if not _WIKI_OR_WEB.search(text):
+        return False
+    said = _LINKS.sub(" ", "\n".join(LIST_MARK.sub("", ln) for ln in text.split("\n")))
+    return count_words(said) < TOO_SHORT
+
+
+_WIKI_OR_WEB = re.compile(r"\[\[|\]\(|https?://")
+
+
 class ModelExtractor:
     """Extract through a chat model with structured output, one note per call."""
 
@@ -82,7 +99,10 @@ class ModelExtractor:
         sections = [(crumb, readable_text(text)[:SECTION_CHARS])
                     for crumb, text, new in note.sections
                     if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
-        sections = [(crumb, text) for crumb, text in sections if text.strip()]
+        # a section of nothing but links (a page listing its project's notes) is passed
+        # over as the offline extractor passes it: a small model invented what each
+        # linked note is ("[[Alfred]] is a popular plugin for automating tasks")
+        sections = [(crumb, text) for crumb, text in sections if not only_links(text)]
         units: list[Unit] = []
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))
