@@ -13,15 +13,16 @@ KEPT_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]\s*")
 # the Tasks plugin's stamps: done, due, scheduled, start, created, each with its date
 TASK_DATE = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
 
+# A fenced code block in a model's text: opened at a line's start or after a space
+# ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a
+# line or by the end of the text; group 1 is the fence.
+FENCED_BLOCK = re.compile(r"(?<!\S)(```|~~~)[^\n`]*\n.*?(?:\n[ \t]*\1[ \t]*(?=\n|$)|$)", re.S)
+
 
 def task_list(lines: list[str]) -> bool:
     """Whether a unit's lines are a day's task list (every line a task item as kept)."""
     said = [ln for ln in lines if ln.strip()]
     return bool(said) and all(KEPT_TASK.match(ln) for ln in said)
-# A fenced code block in a model's text: opened at a line's start or after a space
-# ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a
-# line or by the end of the text; group 1 is the fence.
-FENCED_BLOCK = re.compile(r"(?<!\S)(```|~~~)[^\n`]*\n.*?(?:\n[ \t]*\1[ \t]*(?=\n|$)|$)", re.S)
 
 
 def clip(text: str, limit: int) -> str:

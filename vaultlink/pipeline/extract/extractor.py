@@ -58,6 +58,7 @@ Section = tuple[str, str]  # (heading breadcrumb, text)
 # links of every kind, and a heading's marks: what a list of links says besides them
 _LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)|https?://\S+|^#+\s*",
                     re.MULTILINE)
+_WIKI_OR_WEB = re.compile(r"\[\[|\]\(|https?://")
 
 
 def only_links(text: str) -> bool:
@@ -66,9 +67,6 @@ def only_links(text: str) -> bool:
         return False
     said = _LINKS.sub(" ", "\n".join(LIST_MARK.sub("", ln) for ln in text.split("\n")))
     return count_words(said) < TOO_SHORT
-
-
-_WIKI_OR_WEB = re.compile(r"\[\[|\]\(|https?://")
 
 
 class ModelExtractor:

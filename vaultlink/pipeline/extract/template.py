@@ -135,6 +135,8 @@ def heading_key(line: str) -> str:
     """A heading's words, its level and leading icons aside ('' for no heading)."""
     m = _HEADING_KEY.match(line)
     return line[m.end():].strip().casefold() if m else ""
+
+
 _BLOCK_START = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
 
 
