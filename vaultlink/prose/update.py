@@ -133,7 +133,7 @@ class Linkable:
 
     nodes: tuple[tuple[str, str], ...] = ()  # (path, name)
     context: frozenset[str] = frozenset()
-    own: str = ""  # the node's own name: no mention of another node inside it
+    own: str = ""  # the node's own name: its namesakes are no mention (writing.weave)
 
 
 def plan_update(body: str, summary: str, source: str, title: str, cites_source: bool,
