@@ -179,6 +179,19 @@ def is_navigation(line: str) -> bool:
     return len(links) >= 2 or bool(_ARROWS.search(rest)) or bare != rest
 
 
+_HAS_LINK = re.compile(r"\[\[|\]\(|https?://")
+_URL_OR_HEADING_MARK = re.compile(r"https?://\S+|^#+\s*", re.MULTILINE)
+
+
+def besides_links(text: str) -> str | None:
+    """What a text says besides its links (wiki, Markdown, bare addresses), list marks
+    and heading marks; None when it has no link."""
+    if not _HAS_LINK.search(text):
+        return None
+    unmarked = "\n".join(_LIST_MARK.sub("", ln) for ln in text.split("\n"))
+    return _URL_OR_HEADING_MARK.sub(" ", _LINK.sub(" ", unmarked))
+
+
 def unwrap_callouts(lines: list[str]) -> list[str]:
     """Lines with each callout (``> [!type] Title`` and its ``> `` lines) unwrapped, line
     for line: the title leads the body's first paragraph ("Title: body ..."), a callout

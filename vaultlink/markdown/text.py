@@ -10,6 +10,8 @@ LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 # A task item as a digest node keeps it ("- ☑ Finish the report"): its state a sign,
 # never "[ ]", which would show in the owner's task queries (``prose/blocks``).
 KEPT_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]\s*")
+# an icon plugin's shortcode leading a heading ("##:LiFootprints: 跬步", "## :LiSun: 温故")
+ICON_SHORTCODE = r":[A-Za-z][\w-]*:"
 # the Tasks plugin's stamps: done, due, scheduled, start, created, each with its date
 TASK_DATE = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.markdown.frontmatter import split_frontmatter
-from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
+from vaultlink.markdown.text import ICON_SHORTCODE, KEPT_TASK, LIST_MARK
 from vaultlink.prose.sentences import STEP_MARK, link_text, split_sentences
 
 # Kinds whose text is prose a unit can quote; every other kind is passed over.
@@ -22,8 +22,8 @@ PROSE_KINDS = frozenset({"prose", "list", "steps", "quote"})
 WRITTEN_KINDS = PROSE_KINDS | {"tasks"}
 
 # "##:LiFootprints: Steps" is a heading led by an icon plugin's shortcode, spaced or not
-_ICON = r":[A-Za-z][\w-]*:"
-_ATX = re.compile(rf"^ {{0,3}}(#{{1,6}})(?:\s+|(?={_ICON}))(?:{_ICON}\s*)?(.*?)\s*#*\s*$")
+_ATX = re.compile(rf"^ {{0,3}}(#{{1,6}})(?:\s+|(?={ICON_SHORTCODE}))(?:{ICON_SHORTCODE}\s*)?"
+                  r"(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s{0,3}(?:>\s*)?(`{3,}|~{3,})\s*([\w+-]*)")
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$", re.IGNORECASE)

@@ -11,14 +11,13 @@ what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 from vaultlink.markdown.language import count_words, language_of
-from vaultlink.markdown.obsidian import readable_text
+from vaultlink.markdown.obsidian import besides_links, readable_text
 from vaultlink.markdown.text import LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.pipeline.extract.answer import (
@@ -55,18 +54,10 @@ SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
-# links of every kind, and a heading's marks: what a list of links says besides them
-_LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)|https?://\S+|^#+\s*",
-                    re.MULTILINE)
-_WIKI_OR_WEB = re.compile(r"\[\[|\]\(|https?://")
-
-
-def only_links(text: str) -> bool:
+def says_little_but_links(text: str) -> bool:
     """Whether a section says little besides its links (under ``TOO_SHORT`` words)."""
-    if not _WIKI_OR_WEB.search(text):
-        return False
-    said = _LINKS.sub(" ", "\n".join(LIST_MARK.sub("", ln) for ln in text.split("\n")))
-    return count_words(said) < TOO_SHORT
+    said = besides_links(text)
+    return said is not None and count_words(said) < TOO_SHORT
 
 
 class ModelExtractor:
@@ -100,7 +91,7 @@ class ModelExtractor:
         # a section of nothing but links (a page listing its project's notes) is passed
         # over as the offline extractor passes it: a small model invented what each
         # linked note is ("[[Alfred]] is a popular plugin for automating tasks")
-        sections = [(crumb, text) for crumb, text in sections if not only_links(text)]
+        sections = [(crumb, text) for crumb, text in sections if not says_little_but_links(text)]
         units: list[Unit] = []
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))

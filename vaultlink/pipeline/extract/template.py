@@ -24,6 +24,7 @@ from typing import Any
 from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
+from vaultlink.markdown.text import ICON_SHORTCODE
 from vaultlink.vault.notes import NoteInfo, Vault
 from vaultlink.vault.paths import normalize_rel
 from vaultlink.vault.readpolicy import is_hidden
@@ -128,7 +129,7 @@ class DayTemplate:
 NO_TEMPLATE = DayTemplate()
 # "## 🦶跬步（...）", "##:LiFootprints: 跬步（...）", "### 跬步（...）": one heading of the frame
 # (the owner's template changed its level or icon over the years)
-_HEADING_KEY = re.compile(r"^#{1,6}(?:\s+|(?=:))(?::[A-Za-z][\w-]*:\s*)?[^\w]*")
+_HEADING_KEY = re.compile(rf"^#{{1,6}}(?:\s+|(?=:))(?:{ICON_SHORTCODE}\s*)?[^\w]*")
 
 
 def heading_key(line: str) -> str:
