@@ -113,7 +113,7 @@ def models_for(provider: Provider, options: PipelineOptions,
     chat = OllamaChat(options.llm_host, options.model, options.num_ctx, options.timeout,
                       options.retries, silence_seconds=options.silence_seconds,
                       arbiter=arbiter)
-    return ModelExtractor(chat, options.num_ctx, resource), chat
+    return ModelExtractor(chat, options.num_ctx, OfflineExtractor(), resource), chat
 
 
 ONESHOT_BELOW = 7e9  # parameters: smaller models integrate in one structured call

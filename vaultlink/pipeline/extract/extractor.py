@@ -2,7 +2,8 @@
 
 What the code knows, it never asks the model: a unit's source is its note (the schema
 has no ``paths``), a unit named after a heading or a date is renamed after its subject,
-and only the note's new sections are sent. One bad answer fails one note, never the
+a section that lists tasks is read by the offline rules, and only the note's new
+sections are sent. One bad answer fails one note, never the
 run: an answer cut at its length cap is asked again smaller (half the sections, or
 fewer, shorter units); an answer that is not the JSON asked for gets one repair turn;
 what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
@@ -19,7 +20,7 @@ from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
 from vaultlink.markdown.language import count_words, language_of
 from vaultlink.markdown.obsidian import besides_links, readable_text
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.pipeline.context import PassedOver, SourceNote
+from vaultlink.pipeline.context import Extractor, PassedOver, SourceNote
 from vaultlink.pipeline.extract.answer import (
     GROUNDED,
     grounded,
@@ -44,6 +45,7 @@ from vaultlink.pipeline.extract.unit_names import (
     unique_names,
 )
 from vaultlink.pipeline.usage import Usage
+from vaultlink.prose.blocks import parse_blocks
 from vaultlink.prose.subjects import CUE, TOO_SHORT
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
@@ -52,6 +54,12 @@ log = logging.getLogger(__name__)
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
 SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
+
+
+def is_task_list(text: str) -> bool:
+    """Whether a section's blocks, its headings aside, are all lists of tasks."""
+    said = [b for b in parse_blocks(readable_text(text)) if b.kind not in ("heading", "banner")]
+    return bool(said) and all(b.kind == "tasks" for b in said)
 
 
 def says_little_but_links(text: str) -> bool:
@@ -63,39 +71,56 @@ def says_little_but_links(text: str) -> bool:
 class ModelExtractor:
     """Extract through a chat model with structured output, one note per call."""
 
-    def __init__(self, model: ChatModel, num_ctx: int, resource: str = "resource") -> None:
+    def __init__(self, model: ChatModel, num_ctx: int, task_lists: Extractor,
+                 resource: str = "resource") -> None:
         self.model = model
         self.num_ctx = num_ctx
         self.resource = resource  # the folder of documents the person keeps (not theirs)
         self.usage = Usage()  # every call's tokens and seconds, for the run's report
         self.passes_over = "the model found nothing worth keeping in its new sections"
-        self.rules = "model"
-        self.passed: list[PassedOver] = []  # a model reads every paragraph
+        self.rules = "model-2"  # 2: a section of tasks is read by the offline rules
+        self.passed: list[PassedOver] = []  # what the rules pass over of a task list
+        self.task_lists = task_lists  # the offline rules, as the offline digest reads them
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
         """Units of each note; a note the model cannot answer for raises."""
+        self.passed = []
         units: list[Unit] = []
         for note in notes:
             units.extend(self.extract_note(note))
         return units
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
-        """The note's new sections in as few calls as fit the context (to-do lists,
-        meals and weather left out: small models make units of them). A section is sent
+        """The note's new sections in as few calls as fit the context (to-do sections,
+        meals and weather left out: small models make units of them; a list of tasks is
+        read by the offline rules). A section is sent
         as its owner wrote it: inline fields, queries, comments and navigation lines are
         Obsidian's machinery, not prose (``markdown.obsidian``; ``extract.source_note``
         has left a day note's template out already)."""
+        units = self._task_lists(note)
         sections = [(crumb, readable_text(text)[:SECTION_CHARS])
                     for crumb, text, new in note.sections
-                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
+                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS
+                    and not is_task_list(text)]
         # a section of nothing but links (a page listing its project's notes) is passed
         # over as the offline extractor passes it: a small model invented what each
         # linked note is ("[[Alfred]] is a popular plugin for automating tasks")
         sections = [(crumb, text) for crumb, text in sections if not says_little_but_links(text)]
-        units: list[Unit] = []
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))
         return unique_names(units)
+
+    def _task_lists(self, note: SourceNote) -> list[Unit]:
+        """The units of the note's new sections that are lists of tasks, read by the
+        offline rules: a day's plan of timed tasks ("- [x] 12:30 Read Shred") is kept
+        whole as the owner wrote it, errands are passed over; a small model made a
+        few words of each task, or nothing."""
+        lists = [(crumb, text, new and is_task_list(text)) for crumb, text, new in note.sections]
+        if not any(new for _, _, new in lists):
+            return []
+        units = self.task_lists.extract([SourceNote(note.path, note.title, lists, note.text)])
+        self.passed += self.task_lists.passed
+        return units
 
     def _budget(self) -> int:
         # Half the context for the note: the rest is instructions, schema and answer.
