@@ -95,7 +95,10 @@ class DayTemplate:
 
     def frame_text(self, path: str, text: str) -> str:
         """A day note's text with the template's lines blank, line for line (front
-        matter and the note's own fenced code as written); other notes as they are."""
+        matter and the note's own fenced code as written); other notes as they are.
+        An owner's heading with nothing under it before a heading of the frame goes
+        too: what the owner wrote under the frame's heading is not its ("## Task",
+        left empty, took the list below the frame's "## Day Planner" for its own)."""
         if not self or not path.startswith(f"{self.folder}/"):
             return text
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -103,19 +106,22 @@ class DayTemplate:
         lines = text.split("\n")
         written = list(lines)
         fence = ""
+        last = -1  # the last line left that is not blank
         for i in range(skip, len(lines)):
             m = _FENCE.match(lines[i])
             if fence:
                 if lines[i].strip().startswith(fence) and not lines[i].strip().strip(fence[0]):
                     fence = ""
-                continue
-            if m:
+            elif m:
                 fence = m.group(1)
-                continue
-            if self.is_frame(lines[i], stem) or (
+            elif self.is_frame(lines[i], stem) or (
                     i > skip and lazy_quote(written[i - 1], lines[i])
                     and self.is_frame("> " + lines[i], stem)):
+                if last >= 0 and _closes(lines[i], lines[last]):
+                    lines[last] = ""  # the owner's heading above, with nothing under it
                 lines[i] = ""
+            if lines[i].strip():
+                last = i
         return "\n".join(lines)
 
     def owner_text(self, path: str, text: str) -> str:
@@ -136,6 +142,16 @@ def heading_key(line: str) -> str:
     """A heading's words, its level and leading icons aside ('' for no heading)."""
     m = _HEADING_KEY.match(line)
     return line[m.end():].strip().casefold() if m else ""
+
+
+_LEVEL = re.compile(r"^ {0,3}(#{1,6})(?:\s|:|$)")
+
+
+def _closes(frame: str, above: str) -> bool:
+    """Whether the frame's line is a heading that ends the section of the heading
+    ``above`` it (of the same level or a deeper one)."""
+    below, over = _LEVEL.match(frame), _LEVEL.match(above)
+    return bool(below and over and len(over.group(1)) >= len(below.group(1)))
 
 
 _BLOCK_START = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
