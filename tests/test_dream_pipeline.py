@@ -46,7 +46,7 @@ def test_unknown_step_name_is_a_config_error() -> None:
 
 
 def test_units_over_the_cap_wait_for_the_next_run(tmp_path: Path) -> None:
-    root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}: topic-{i}"
+    root = make_vault(tmp_path, {f"daily/2026-07-0{i}.md": f"## N\n\nNote {i}: we settled topic-{i}"
                                  f"{', topic-1b' if i == 1 else ''}.\n" for i in (1, 2, 3)})
     units = [unit(f"topic-{i}", f"daily/2026-07-0{i}.md") for i in (1, 2, 3)]
     units.insert(1, unit("topic-1b", "daily/2026-07-01.md"))
@@ -75,7 +75,7 @@ def test_a_note_no_wikilink_can_name_waits_unextracted_with_a_rename_hint(
     reported as skipped each run until renamed, and its words are not lost."""
     odd, plain = f"daily/2026-07-01/{name}.md", "daily/2026-07-02.md"
     root = make_vault(tmp_path, {odd: "## A\n\nThe deploy window moved to Tuesday.\n",
-                                 plain: "## B\n\nThe rebuild ran fine.\n"})
+                                 plain: "## B\n\nThe nightly index rebuild ran fine.\n"})
     with FakeOllama(model=with_extract(creator, unit("rebuild", plain))) as server:
         run = dream(root, server.url)
         sent = "".join(m["content"] for r in extract_requests(server) for m in r["messages"])
@@ -91,11 +91,11 @@ def test_a_note_no_wikilink_can_name_waits_unextracted_with_a_rename_hint(
 
 def test_only_new_sections_are_sent(tmp_path: Path) -> None:
     note = "daily/2026-07-01.md"
-    root = make_vault(tmp_path, {note: "## Morning\n\nThe rebuild ran fine.\n"})
+    root = make_vault(tmp_path, {note: "## Morning\n\nThe nightly index rebuild ran fine.\n"})
     with FakeOllama(model=with_extract(creator, unit("morning", note))) as server:
         dream(root, server.url)
-        (root / note).write_text("## Morning\n\nThe rebuild ran fine.\n\n## Evening\n\n"
-                                 "The vacuum took an hour.\n")
+        (root / note).write_text("## Morning\n\nThe nightly index rebuild ran fine.\n\n"
+                                 "## Evening\n\nThe vacuum took an hour.\n")
         dream(root, server.url)
         sent = extract_requests(server)[-1]["messages"][-1]["content"]
     assert sent.startswith(f"Note {note}\n") and "## Evening" in sent
@@ -158,8 +158,8 @@ def test_undo_refuses_when_the_user_changed_the_node(tmp_path: Path) -> None:
 
 def test_topics_are_written_once_and_an_unparseable_file_is_left_alone(
         tmp_path: Path) -> None:
-    root = make_vault(tmp_path, {"daily/2026-07-01.md": "## A\n\nAlpha beta.\n",
-                                 "daily/2026-07-02.md": "## B\n\nGamma delta.\n"})
+    root = make_vault(tmp_path, {"daily/2026-07-01.md": "## A\n\nAlpha and beta were settled.\n",
+                                 "daily/2026-07-02.md": "## B\n\nGamma and delta were settled.\n"})
     (root / "digest/topics").mkdir(parents=True)
     broken = root / "digest/topics/2026-07-02-topics.md"
     broken.write_text("---\ntopics: [unclosed\n---\nmine\n")
@@ -176,7 +176,7 @@ def test_topics_files_the_user_reshaped_are_left_alone_and_the_run_goes_on(
         tmp_path: Path) -> None:
     """`topics: 5` a few days back, or a list of plain strings today: never a crash (the
     notes would be redone on every retry), never a rewrite that drops the user's lines."""
-    root = make_vault(tmp_path, {"daily/2026-07-03.md": "## A\n\nAlpha beta.\n"})
+    root = make_vault(tmp_path, {"daily/2026-07-03.md": "## A\n\nAlpha and beta were settled.\n"})
     (root / "digest/topics").mkdir(parents=True)
     old = root / "digest/topics/2026-07-01-topics.md"
     old.write_text("---\ntopics: 5\n---\nmine\n")
@@ -195,7 +195,9 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     """A topic is named by the model; its evidence and nodes are those of the units it
     numbers, so a number it invents, or a path it makes up, is dropped."""
     day = "daily/2026-07-01.md"
-    root = make_vault(tmp_path, {day: "## A\n\nAlpha.\n\n## B\n\nBeta.\n\n## C\n\nGamma.\n"})
+    text = "".join(f"## {w[0]}\n\n{w} was settled this morning.\n\n"
+                   for w in ("Alpha", "Beta", "Gamma"))
+    root = make_vault(tmp_path, {day: text})
     units = [unit("alpha", day), unit("beta", day), unit("gamma", day, bucket="procedure")]
     answers: list[Any] = [{"topics": [
         {"title": "Greek letters", "reason": "Alpha and beta were settled.",
@@ -228,7 +230,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
 
     answers[0] = {"topics": [{"title": "", "units": [1]}]}  # nothing usable: fall back
     nextday = "daily/2026-07-02.md"
-    (root / nextday).write_text("## D\n\nDelta.\n")
+    (root / nextday).write_text("## D\n\nDelta was settled this morning.\n")
     units[:] = [unit("delta", nextday)]
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **{"topics.max_topics": 4, "topics.min_units": 1})
@@ -239,7 +241,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
     prompt = asked[0]["messages"][-1]["content"]  # a topic of the last days is taken
     assert "Pick at most 4 topics" in prompt and "greek letters" in prompt
 
-    (root / "daily/2026-07-01.md").write_text("## E\n\nEpsilon.\n")
+    (root / "daily/2026-07-01.md").write_text("## E\n\nEpsilon was settled this morning.\n")
     units[:] = [unit("epsilon", day)]
     with FakeOllama(model=model) as server:  # the day has its topics: no second call
         run = dream(root, server.url, **{"topics.max_topics": 4, "topics.min_units": 1})
@@ -256,7 +258,7 @@ def test_the_model_groups_a_day_only_from_min_units_units(
     where = {n: f"daily/2026-07-01/{'am' if i < 3 else 'pm'}.md" for i, n in enumerate(names)}
     notes: dict[str, str] = {}
     for n, path in where.items():  # at most 3 units a note: two notes of one day
-        notes[path] = notes.get(path, "") + f"## {n}\n\n{n.capitalize()} was settled.\n\n"
+        notes[path] = notes.get(path, "") + f"## {n}\n\n{n.capitalize()} was settled at noon.\n\n"
     root = make_vault(tmp_path, notes)
     picked = {"topics": [{"title": "Greek letters", "reason": "All settled.",
                           "keywords": ["greek"], "units": [1, 2]}]}
@@ -293,7 +295,7 @@ def test_a_day_that_arrives_a_note_a_run_is_grouped_once_when_it_reaches_min_uni
     for n, name in enumerate(names):
         note = f"daily/2026-07-01/{name}-log.md"  # not the node's name (issue 37)
         (root / "daily/2026-07-01").mkdir(parents=True, exist_ok=True)
-        (root / note).write_text(f"## {name}\n\n{name.capitalize()} was settled.\n")
+        (root / note).write_text(f"## {name}\n\n{name.capitalize()} was settled at the meeting.\n")
 
         def model(request: dict[str, Any], note: str = note, name: str = name) -> Any:
             if is_topics_request(request):
@@ -327,7 +329,7 @@ def test_a_day_whose_grouping_answer_was_unusable_is_not_asked_again(tmp_path: P
     """The soak's 0.5B answered a day's grouping with topics naming no unit: one topic
     per unit stands, and the next run of that day makes no second call."""
     names = ["alpha", "beta", "gamma", "delta", "epsilon"]
-    notes = {f"daily/2026-07-01/{n}-log.md": f"## {n}\n\n{n.capitalize()} was settled.\n"
+    notes = {f"daily/2026-07-01/{n}-log.md": f"## {n}\n\n{n.capitalize()} was settled at noon.\n"
              for n in names}
     root = make_vault(tmp_path, {p: t for p, t in list(notes.items())[:4]})
     useless = {"topics": [{"title": "Nothing", "reason": "x", "keywords": [], "units": [9]}]}

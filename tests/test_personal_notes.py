@@ -456,3 +456,43 @@ def test_a_days_list_of_tasks_is_read_by_the_rules_not_the_model() -> None:
                                                              True)], errand)
     assert extractor.extract([note]) == [] and len(model.asked) == 1
     assert [p.excerpt for p in extractor.passed] == ["- [ ] buy milk"], extractor.passed
+
+
+def test_an_empty_owner_heading_above_the_frames_heading_does_not_take_what_is_under_it(
+        ) -> None:
+    """kha-dinh's 2022-03-14 has "## Task" (empty) above the frame's "## Day Planner":
+    with the frame's heading blank, the day's plan read as the "Task" section, logistics,
+    and landed in no node."""
+    frame = DayTemplate(lines=frozenset({"## Todo", "- [ ] ABC", "## Day Planner"}))
+    day = ("## Task\n\n## Day Planner\n- [x] 16:00 offensive security report [[Report 2]]\n"
+           "- [x] 17:30 test\n- [x] 18:00 check progress of DeepSC\n- [x] 19:00 Check "
+           "student CTF\n")
+    assert frame.frame_text("daily/2022-03-14.md", day).split("\n")[:3] == ["", "", ""]
+    kept = "# Monday\n## Ideas\nA garden of notes.\n## Day Planner\n- [x] 9:00 Write\n"
+    assert frame.frame_text("daily/2022-03-15.md", kept).split("\n")[:3] == [
+        "# Monday", "## Ideas", "A garden of notes."]
+    text = frame.owner_text("daily/2022-03-14.md", day)
+    sections = [(c.breadcrumb, c.text, True) for c in chunk_note(text, "2022-03-14")]
+    note = SourceNote("daily/2022-03-14.md", "2022-03-14", sections, text)
+    [unit] = OfflineExtractor().extract([note])
+    assert "☑ 19:00 Check student CTF" in unit.summary
+
+
+def test_a_section_of_a_few_words_is_not_sent_to_the_model() -> None:
+    """bramses' "# Events That Happened Today" held "- Coachella WHOOOOO!!": the 0.5B
+    repeated its emoji to the answer's cap three times and the day was parked. A unit
+    under five words is dropped anyway; in any script, the same count decides."""
+    few = "# Events That Happened Today\n\n- Coachella WHOOOOO!!\n"
+    mood = "## 心情\n\n很好\n"
+    said = "## 读书\n\n今天读完了《三体》第二部，黑暗森林的设定很有意思。\n"
+    note = SourceNote("daily/2022-12-12.md", "2022-12-12",
+                      [("2022-12-12 > Events", few, True), ("2022-12-12 > 心情", mood, True)],
+                      few + mood)
+    model = Recording()
+    assert ModelExtractor(model, 8192, OfflineExtractor()).extract([note]) == []
+    assert model.asked == []
+    note = SourceNote("daily/2022-12-13.md", "2022-12-13",
+                      [("2022-12-13 > 心情", mood, True), ("2022-12-13 > 读书", said, True)],
+                      mood + said)
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert len(model.asked) == 1 and "三体" in model.asked[0] and "很好" not in model.asked[0]

@@ -12,6 +12,7 @@ what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,10 +63,13 @@ def is_task_list(text: str) -> bool:
     return bool(said) and all(b.kind == "tasks" for b in said)
 
 
-def says_little_but_links(text: str) -> bool:
-    """Whether a section says little besides its links (under ``TOO_SHORT`` words)."""
-    said = besides_links(text)
-    return said is not None and count_words(said) < TOO_SHORT
+def says_too_little(text: str) -> bool:
+    """Whether a section says under ``TOO_SHORT`` words, with no cue, besides its
+    headings, links, list marks and task boxes: a small model invents the rest."""
+    body = "\n".join(ln for ln in text.split("\n") if not ln.lstrip().startswith("#"))
+    said = besides_links(body)
+    said = re.sub(r"[^\w\s]", " ", body if said is None else said)
+    return count_words(said) < TOO_SHORT and not CUE.search(said)
 
 
 class ModelExtractor:
@@ -102,10 +106,11 @@ class ModelExtractor:
                     for crumb, text, new in note.sections
                     if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS
                     and not is_task_list(text)]
-        # a section of nothing but links (a page listing its project's notes) is passed
-        # over as the offline extractor passes it: a small model invented what each
-        # linked note is ("[[Alfred]] is a popular plugin for automating tasks")
-        sections = [(crumb, text) for crumb, text in sections if not says_little_but_links(text)]
+        # a section of nothing but links (a page listing its project's notes) or of a
+        # few words is passed over as the offline extractor passes it: a small model
+        # invented what each linked note is ("[[Alfred]] is a popular plugin for
+        # automating tasks") and repeated the emoji of "Coachella WHOOOOO!!" to its cap
+        sections = [(crumb, text) for crumb, text in sections if not says_too_little(text)]
         for part in self._parts(sections):
             units.extend(self._ask(note, part, MAX_UNITS))
         return unique_names(units)
