@@ -458,6 +458,32 @@ def test_a_days_list_of_tasks_is_read_by_the_rules_not_the_model() -> None:
     assert [p.excerpt for p in extractor.passed] == ["- [ ] buy milk"], extractor.passed
 
 
+def test_a_list_of_tasks_inside_a_section_goes_to_the_rules_and_the_rest_to_the_model(
+        ) -> None:
+    """bramses' template headings left one section of two errands and "- Coachella
+    WHOOOOO!!": sent whole, the 0.5B repeated an emoji to its cap three times and the day
+    was parked. The errands are the rules' (passed over, at their own lines); what is
+    left says too little to send."""
+    day = ("---\ntitle: 2022-12-12\n---\n\n- [ ] this task wont show up in [[Tasks]]!\n\n"
+           "- [ ] this needs to be done on the 12th!!\n\n- Coachella WHOOOOO!!\n")
+    body = day.split("---\n", 2)[2]
+    note = SourceNote("daily/2022-12-12.md", "2022-12-12", [("2022-12-12", body, True)], day)
+    model = Recording()
+    extractor = ModelExtractor(model, 8192, OfflineExtractor())
+    assert extractor.extract([note]) == [] and model.asked == []
+    assert [(p.line, p.excerpt[:12]) for p in extractor.passed] == [(5, "- [ ] this t"),
+                                                                    (7, "- [ ] this n")]
+    plan = ("- [x] 09:00 Review the SE-PIM paper\n- [x] 11:00 Write the related work\n"
+            "- [x] 15:00 Meet Ana about the benchmark\n")
+    prose = "The benchmark needs a second machine before Friday's run.\n"
+    both = prose + "\n" + plan
+    note = SourceNote("daily/2022-06-20.md", "2022-06-20", [("2022-06-20", both, True)], both)
+    [unit] = extractor.extract([note])
+    assert "☑ 15:00 Meet Ana about the benchmark" in unit.summary
+    assert len(model.asked) == 1 and "second machine" in model.asked[0]
+    assert "SE-PIM" not in model.asked[0]
+
+
 def test_an_empty_owner_heading_above_the_frames_heading_does_not_take_what_is_under_it(
         ) -> None:
     """kha-dinh's 2022-03-14 has "## Task" (empty) above the frame's "## Day Planner":

@@ -2,7 +2,7 @@
 
 What the code knows, it never asks the model: a unit's source is its note (the schema
 has no ``paths``), a unit named after a heading or a date is renamed after its subject,
-a section that lists tasks is read by the offline rules, and only the note's new
+a list of tasks is read by the offline rules, and only the note's new
 sections are sent. One bad answer fails one note, never the
 run: an answer cut at its length cap is asked again smaller (half the sections, or
 fewer, shorter units); an answer that is not the JSON asked for gets one repair turn;
@@ -57,10 +57,38 @@ SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
-def is_task_list(text: str) -> bool:
-    """Whether a section's blocks, its headings aside, are all lists of tasks."""
-    said = [b for b in parse_blocks(readable_text(text)) if b.kind not in ("heading", "banner")]
-    return bool(said) and all(b.kind == "tasks" for b in said)
+def tasks_apart(text: str) -> tuple[str, str]:
+    """A section twice, line for line: its lists of tasks (and headings) only, and all
+    but its lists of tasks; ("", text) when it lists none."""
+    blocks = parse_blocks(text)
+    tasks = {i for b in blocks if b.kind == "tasks" for i in range(b.start - 1, b.end)}
+    if not tasks:
+        return "", text
+    heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
+    lines = text.split("\n")
+    return ("\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines)),
+            "\n".join("" if i in tasks else ln for i, ln in enumerate(lines)))
+
+
+def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
+    """The note as the rules read it (its new sections' lists of tasks) and as the model
+    reads it (the rest); each with the note's own line numbers."""
+    text = note.text or "\n\n".join(t for _, t, _ in note.sections)
+    listed, rest = [], []
+    listed_text, rest_text = "", ""
+    pos = 0
+    for crumb, chunk, new in note.sections:
+        only, others = tasks_apart(chunk) if new else ("", chunk)
+        listed.append((crumb, only or chunk, new and bool(only)))
+        rest.append((crumb, others, new))
+        at = text.find(chunk, pos)
+        if at >= 0:
+            listed_text += text[pos:at] + (only or chunk)
+            rest_text += text[pos:at] + others
+            pos = at + len(chunk)
+    listed_text, rest_text = listed_text + text[pos:], rest_text + text[pos:]
+    return (SourceNote(note.path, note.title, listed, listed_text),
+            SourceNote(note.path, note.title, rest, rest_text))
 
 
 def says_too_little(text: str) -> bool:
@@ -96,16 +124,16 @@ class ModelExtractor:
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
         """The note's new sections in as few calls as fit the context (to-do sections,
-        meals and weather left out: small models make units of them; a list of tasks is
+        meals and weather left out: small models make units of them; lists of tasks are
         read by the offline rules). A section is sent
         as its owner wrote it: inline fields, queries, comments and navigation lines are
         Obsidian's machinery, not prose (``markdown.obsidian``; ``extract.source_note``
         has left a day note's template out already)."""
-        units = self._task_lists(note)
+        listed, rest = with_tasks_apart(note)
+        units = self._task_lists(listed)
         sections = [(crumb, readable_text(text)[:SECTION_CHARS])
-                    for crumb, text, new in note.sections
-                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS
-                    and not is_task_list(text)]
+                    for crumb, text, new in rest.sections
+                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
         # a section of nothing but links (a page listing its project's notes) or of a
         # few words is passed over as the offline extractor passes it: a small model
         # invented what each linked note is ("[[Alfred]] is a popular plugin for
@@ -115,15 +143,14 @@ class ModelExtractor:
             units.extend(self._ask(note, part, MAX_UNITS))
         return unique_names(units)
 
-    def _task_lists(self, note: SourceNote) -> list[Unit]:
-        """The units of the note's new sections that are lists of tasks, read by the
-        offline rules: a day's plan of timed tasks ("- [x] 12:30 Read Shred") is kept
-        whole as the owner wrote it, errands are passed over; a small model made a
+    def _task_lists(self, listed: SourceNote) -> list[Unit]:
+        """The units of the lists of tasks in the note's new sections (``listed``), read
+        by the offline rules: a day's plan of timed tasks ("- [x] 12:30 Read Shred") is
+        kept whole as the owner wrote it, errands are passed over; a small model made a
         few words of each task, or nothing."""
-        lists = [(crumb, text, new and is_task_list(text)) for crumb, text, new in note.sections]
-        if not any(new for _, _, new in lists):
+        if not any(new for _, _, new in listed.sections):
             return []
-        units = self.task_lists.extract([SourceNote(note.path, note.title, lists, note.text)])
+        units = self.task_lists.extract([listed])
         self.passed += self.task_lists.passed
         return units
 
