@@ -522,3 +522,18 @@ def test_a_section_of_a_few_words_is_not_sent_to_the_model() -> None:
                       mood + said)
     ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
     assert len(model.asked) == 1 and "三体" in model.asked[0] and "很好" not in model.asked[0]
+
+
+def test_a_list_of_links_beside_prose_is_not_sent_to_the_model() -> None:
+    """bramses' test page opens on a callout and lists its notes in a Waypoint block;
+    the section said enough besides its links to be sent, and the 0.5B made a node
+    "[[Alfred]] is a popular plugin for automating tasks and managing projects"."""
+    page = (">[!info]\n>Sometimes plugins get updated and things break. It's ok! This folder "
+            "will give you an idea if something doesn't work to spec\n\n- **External**\n"
+            "\t- [[Alfred]]\n\t- [[GitHub]]\n\t- [[iOS Shortcuts]]\n- [[Private]]\n"
+            "- [[Project Management]]\n")
+    note = SourceNote("resource/_tests/_tests.md", "_tests", [("_tests", page, True)], page)
+    model = Recording()
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert len(model.asked) == 1 and "Sometimes plugins get updated" in model.asked[0]
+    assert "Alfred" not in model.asked[0] and "Project Management" not in model.asked[0]

@@ -58,16 +58,18 @@ Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
 def tasks_apart(text: str) -> tuple[str, str]:
-    """A section twice, line for line: its lists of tasks (and headings) only, and all
-    but its lists of tasks; ("", text) when it lists none."""
+    """A section twice, line for line: its lists of tasks (and headings) only ('' when
+    it has none), and the rest but its lists of tasks and of links. A list of links
+    points at other notes: the 0.5B wrote what it imagined each one is ("[[Alfred]] is
+    a popular plugin for automating tasks"), as the offline extractor never does."""
     blocks = parse_blocks(text)
-    tasks = {i for b in blocks if b.kind == "tasks" for i in range(b.start - 1, b.end)}
-    if not tasks:
-        return "", text
-    heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
     lines = text.split("\n")
-    return ("\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines)),
-            "\n".join("" if i in tasks else ln for i, ln in enumerate(lines)))
+    tasks = {i for b in blocks if b.kind == "tasks" for i in range(b.start - 1, b.end)}
+    links = {i for b in blocks if b.kind == "links" for i in range(b.start - 1, b.end)}
+    heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
+    only = "\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines))
+    return (only if tasks else "",
+            "\n".join("" if i in tasks | links else ln for i, ln in enumerate(lines)))
 
 
 def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
