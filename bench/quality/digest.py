@@ -115,6 +115,7 @@ def table(c: Corpus, m: Measures) -> list[str]:
             c.outside_digest_untouched),
         row(f"settled after {c.settle_runs} run(s); another run changes nothing",
             c.stays_settled, "True", c.settled and c.stays_settled),
+        row("  held for review, approved by the bench", c.approved, "", None),
         row("topic keywords that are stop words or numbers", len(m.topics_bad_keywords), "0",
             not m.topics_bad_keywords),
         row("topics with fewer than 2 or more than 5 keywords",
@@ -158,6 +159,7 @@ def figures(c: Corpus, m: Measures) -> dict[str, Any]:
             "paragraphs": m.paragraphs, "unaccounted": len(m.unaccounted),
             "reported": m.reported, "check_errors": len(m.errors),
             "outside_untouched": c.outside_digest_untouched, "stays_settled": c.stays_settled,
+            "approved": c.approved,
             "repeat_corroborate": round(acts.count("CORROBORATE") / len(acts), 3)
             if acts else None, "topic_titles": m.topic_titles,
             "bad_keywords": m.topics_bad_keywords, "seconds": round(c.seconds, 1)}

@@ -2,7 +2,8 @@
 
 Each corpus is laid out as a fresh vault in a temporary folder, then ``dream`` runs with
 the offline integrator, the way ``vaultlink dream --llm offline`` runs it (the same
-``dream.compose`` parts and configured steps), until a run integrates nothing. Then:
+``dream.compose`` parts and configured steps), until a run integrates nothing; after each
+run what it held for review is approved, as an owner who agrees would. Then:
 
 * one more run, which must leave every file as it was (a settled vault stays settled);
 * repeats: some source notes copied under new paths and dreamed again, to see whether a
@@ -27,8 +28,10 @@ from vaultlink.cli.settings import load_settings
 from vaultlink.options import Provider
 from vaultlink.pipeline.compose import close_models, dream_context, open_parts
 from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.integrate.settle import approve
 from vaultlink.pipeline.run import build_steps, run_dream
 from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_vault"
 MAX_RUNS = 12
@@ -54,6 +57,7 @@ class Corpus:
     repeats: list[tuple[str, str]] = field(default_factory=list)  # (unit name, action)
     repeat_notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    approved: int = 0  # proposals held for review that the bench approved
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -83,12 +87,28 @@ def dream_once(root: Path, overrides: dict[str, object] | None = None,
         parts.close()
 
 
+def approve_held(root: Path) -> int:
+    """Approve every proposal held for review, as an owner who reads ``vaultlink
+    review`` and agrees would (``review.mode`` uncertain holds every CORRECT): the bench
+    scores the digest the owner keeps, and a held note would stay changed forever."""
+    vault = Vault(root)
+    state = State(vault.state_dir / "state.sqlite")
+    try:
+        held = state.proposals()
+        for proposal in held:
+            approve(vault, state, proposal.id)
+        return len(held)
+    finally:
+        state.close()
+
+
 def settle(corpus: Corpus) -> None:
     """Dream until a run integrates nothing, then once more to see nothing moves."""
     for _ in range(MAX_RUNS):
         run = dream_once(corpus.root)
         corpus.runs.append(run)
         corpus.settle_runs += 1
+        corpus.approved += approve_held(corpus.root)
         if not run.extraction.changed and not run.report.results:
             corpus.settled = True
             break
@@ -107,6 +127,7 @@ def repeat(corpus: Corpus, notes: list[str]) -> None:
         run = dream_once(corpus.root)
         corpus.runs.append(run)
         corpus.repeats += [(r.unit.name, r.action or r.status) for r in run.report.results]
+        corpus.approved += approve_held(corpus.root)
         if not run.extraction.changed and not run.report.results:
             break
 
