@@ -2,7 +2,8 @@
 
 The vault is copied to a temporary folder; ``dream`` runs through ``vaultlink.pipeline.compose``
 and the configured steps (what ``vaultlink dream --llm offline`` runs, or ``--llm ollama``
-with a host and a model) until a run integrates nothing, at most ``MAX_RUNS`` times. Every
+with a host and a model) until a run extracts, integrates and fails nothing, at most
+``MAX_RUNS`` times. Every
 run's state is kept for the measures, with the owner's files as they were before.
 """
 
@@ -62,7 +63,9 @@ def dream_vault(name: str, source: Path, work: Path, model: Model) -> Dreamed:
     for _ in range(MAX_RUNS):
         run = dream_once(root, model)
         out.runs.append(run)
-        if not run.extraction.changed and not run.report.results:
+        if not run.report.results and not run.extraction.units \
+                and not run.report.failed_paths:
+            # a note parked after failing stays changed, and is not read again
             out.settled = True
             break
     out.seconds = time.monotonic() - started
