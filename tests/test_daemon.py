@@ -458,7 +458,8 @@ def test_stop_finishes_the_current_unit_and_keeps_the_rest(tmp_path: Path,
                                                           fake: FakeOllama) -> None:
     root = make_vault(tmp_path)
     for day in ("02", "03", "04"):
-        (root / f"daily/2026-07-{day}.md").write_text(f"## Day {day}\n\nWe shipped part {day}.\n")
+        (root / f"daily/2026-07-{day}.md").write_text(
+            f"## Day {day}\n\nWe shipped part {day} of the release.\n")
 
     def slow(request: dict[str, Any]) -> Any:
         if not request.get("format"):

@@ -451,8 +451,8 @@ def test_a_days_list_of_tasks_is_read_by_the_rules_not_the_model() -> None:
     [kept] = units
     assert "☑ 12:30 Read Shred" in kept.summary and "☑ 17:00 Arm memory tagging" in kept.summary
     assert kept.paths == ["daily/2022-03-15.md"]
-    errand = "## Errands\n- [ ] buy milk\n"
-    note = SourceNote("daily/2022-03-16.md", "2022-03-16", [("2022-03-16 > Errands", errand,
+    errand = "## Saturday\n- [ ] buy milk\n"
+    note = SourceNote("daily/2022-03-16.md", "2022-03-16", [("2022-03-16 > Saturday", errand,
                                                              True)], errand)
     assert extractor.extract([note]) == [] and len(model.asked) == 1
     assert [p.excerpt for p in extractor.passed] == ["- [ ] buy milk"], extractor.passed

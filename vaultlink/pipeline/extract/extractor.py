@@ -46,12 +46,14 @@ from vaultlink.pipeline.extract.unit_names import (
     unique_names,
 )
 from vaultlink.pipeline.usage import Usage
-from vaultlink.prose.blocks import parse_blocks
-from vaultlink.prose.subjects import CUE, TOO_SHORT
+from vaultlink.prose.blocks import Block, parse_blocks
+from vaultlink.prose.day_tasks import says_something
+from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
 
+_DONE = re.compile(r"^\s*[-*+]\s+\[[xX-]\]")
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
 SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
@@ -64,12 +66,19 @@ def tasks_apart(text: str) -> tuple[str, str]:
     a popular plugin for automating tasks"), as the offline extractor never does."""
     blocks = parse_blocks(text)
     lines = text.split("\n")
-    tasks = {i for b in blocks if b.kind == "tasks" for i in range(b.start - 1, b.end)}
+    tasks = {i for b in blocks if b.kind == "tasks" and for_rules(b)
+             for i in range(b.start - 1, b.end)}
     links = {i for b in blocks if b.kind == "links" for i in range(b.start - 1, b.end)}
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
     only = "\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines))
     return (only if tasks else "",
             "\n".join("" if i in tasks | links else ln for i, ln in enumerate(lines)))
+
+
+def for_rules(tasks: Block) -> bool:
+    """Whether the rules read a list of tasks: a record of work (a box ticked or
+    cancelled), or errands they pass over; a plan of open tasks is the model's."""
+    return any(_DONE.match(ln) for ln in tasks.lines) or not says_something(tasks.items, SHORT)
 
 
 def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
@@ -91,6 +100,11 @@ def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
     listed_text, rest_text = listed_text + text[pos:], rest_text + text[pos:]
     return (SourceNote(note.path, note.title, listed, listed_text),
             SourceNote(note.path, note.title, rest, rest_text))
+
+
+def skipped(crumb: str) -> bool:
+    """Whether a section is under a heading of to-dos, meals or weather, left out."""
+    return slugify(crumb.split(" > ")[-1]) in SKIP_HEADINGS
 
 
 def says_too_little(text: str) -> bool:
@@ -131,11 +145,13 @@ class ModelExtractor:
         as its owner wrote it: inline fields, queries, comments and navigation lines are
         Obsidian's machinery, not prose (``markdown.obsidian``; ``extract.source_note``
         has left a day note's template out already)."""
-        listed, rest = with_tasks_apart(note)
+        kept = SourceNote(note.path, note.title, [(crumb, text, new and not skipped(crumb))
+                                                  for crumb, text, new in note.sections],
+                          note.text)
+        listed, rest = with_tasks_apart(kept)
         units = self._task_lists(listed)
         sections = [(crumb, readable_text(text)[:SECTION_CHARS])
-                    for crumb, text, new in rest.sections
-                    if new and slugify(crumb.split(" > ")[-1]) not in SKIP_HEADINGS]
+                    for crumb, text, new in rest.sections if new]
         # a section of nothing but links (a page listing its project's notes) or of a
         # few words is passed over as the offline extractor passes it: a small model
         # invented what each linked note is ("[[Alfred]] is a popular plugin for
