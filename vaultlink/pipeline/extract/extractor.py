@@ -2,11 +2,11 @@
 
 What the code knows, it never asks the model: a unit's source is its note (the schema
 has no ``paths``), a unit named after a heading or a date is renamed after its subject,
-a list of tasks is read by the offline rules, and only the note's new
-sections are sent. One bad answer fails one note, never the
-run: an answer cut at its length cap is asked again smaller (half the sections, or
-fewer, shorter units); an answer that is not the JSON asked for gets one repair turn;
-what still fails raises ``ModelOutputError`` for ``extract_step`` to record.
+a list of tasks done (or of errands) is read by the offline rules, and only the note's
+new sections are sent. One bad answer fails one note, never the run: an answer cut at
+its length cap is asked again smaller (half the sections, or fewer, shorter units); an
+answer that is not the JSON asked for gets one repair turn; what still fails raises
+``ModelOutputError`` for ``extract_step`` to record.
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
 def tasks_apart(text: str) -> tuple[str, str]:
-    """A section twice, line for line: its lists of tasks (and headings) only ('' when
-    it has none), and the rest but its lists of tasks and of links. A list of links
+    """A section twice, line for line: the lists of tasks the rules read (``for_rules``)
+    and its headings ('' when it has none), and the rest but those lists and its lists
+    of links. A list of links
     points at other notes: the 0.5B wrote what it imagined each one is ("[[Alfred]] is
     a popular plugin for automating tasks"), as the offline extractor never does."""
     blocks = parse_blocks(text)
@@ -126,8 +127,8 @@ class ModelExtractor:
         self.resource = resource  # the folder of documents the person keeps (not theirs)
         self.usage = Usage()  # every call's tokens and seconds, for the run's report
         self.passes_over = "the model found nothing worth keeping in its new sections"
-        self.rules = "model-2"  # 2: a section of tasks is read by the offline rules
-        self.passed: list[PassedOver] = []  # what the rules pass over of a task list
+        self.rules = "model-2"  # 2: lists of tasks done are read by the offline rules
+        self.passed: list[PassedOver] = []  # what the rules pass over of those lists
         self.task_lists = task_lists  # the offline rules, as the offline digest reads them
 
     def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
@@ -140,11 +141,11 @@ class ModelExtractor:
 
     def extract_note(self, note: SourceNote) -> list[Unit]:
         """The note's new sections in as few calls as fit the context (to-do sections,
-        meals and weather left out: small models make units of them; lists of tasks are
-        read by the offline rules). A section is sent
-        as its owner wrote it: inline fields, queries, comments and navigation lines are
-        Obsidian's machinery, not prose (``markdown.obsidian``; ``extract.source_note``
-        has left a day note's template out already)."""
+        meals and weather left out: small models make units of them; lists of tasks done
+        and errands are the offline rules'). A section is sent as its owner wrote it:
+        inline fields, queries, comments and navigation lines are Obsidian's machinery,
+        not prose (``markdown.obsidian``; ``extract.source_note`` has left a day note's
+        template out already)."""
         kept = SourceNote(note.path, note.title, [(crumb, text, new and not skipped(crumb))
                                                   for crumb, text, new in note.sections],
                           note.text)
