@@ -296,6 +296,12 @@ def is_task(item: str) -> bool:
     return task_said(item) != item
 
 
+def task_done(item: str) -> bool:
+    """Whether a task item as kept is ticked or cancelled ("- ☑ ...", "- ☒ ...")."""
+    box = KEPT_TASK.match(item)
+    return box is not None and OPEN_TASK not in box.group(0)
+
+
 def task_said(item: str) -> str:
     """What a task item says, without its list mark and box ("- ☑ Finish the report" ->
     "Finish the report"): its verb is then read as the instruction it is."""

@@ -46,14 +46,13 @@ from vaultlink.pipeline.extract.unit_names import (
     unique_names,
 )
 from vaultlink.pipeline.usage import Usage
-from vaultlink.prose.blocks import Block, parse_blocks
+from vaultlink.prose.blocks import Block, parse_blocks, task_done
 from vaultlink.prose.day_tasks import says_something
 from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
 
-_DONE = re.compile(r"^\s*[-*+]\s+\[[xX-]\]")
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
 SECTION_CHARS = 4000
 Section = tuple[str, str]  # (heading breadcrumb, text)
@@ -79,7 +78,7 @@ def tasks_apart(text: str) -> tuple[str, str]:
 def for_rules(tasks: Block) -> bool:
     """Whether the rules read a list of tasks: a record of work (a box ticked or
     cancelled), or errands they pass over; a plan of open tasks is the model's."""
-    return any(_DONE.match(ln) for ln in tasks.lines) or not says_something(tasks.items, SHORT)
+    return any(map(task_done, tasks.items)) or not says_something(tasks.items, SHORT)
 
 
 def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
