@@ -31,9 +31,15 @@ def make_vault(root: Path, notes: dict[str, str]) -> Path:
     return root
 
 
-def unit(name: str, path: str, bucket: str = "wiki") -> dict[str, Any]:
-    return {"name": name, "bucket": bucket, "summary": f"All about {name} and what it is.",
-            "paths": [path]}
+def unit(name: str, path: str, bucket: str = "wiki", summary: str = "") -> dict[str, Any]:
+    """An extracted unit; its summary names three things its note says (a shorter one
+    is a fragment the extractor drops)."""
+    return {"name": name, "bucket": bucket, "paths": [path],
+            "summary": summary or f"{name.capitalize()} was settled this morning."}
+
+
+def keeper(note: str) -> dict[str, Any]:
+    return unit("keeper", note, summary="Something worth keeping: a keeper.")
 
 
 def extract_requests(server: FakeOllama) -> list[dict[str, Any]]:
@@ -121,7 +127,7 @@ def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> Non
     note = "daily/2026-07-01.md"
     root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping: a keeper.\n"})
     before = snapshot(root)
-    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+    with FakeOllama(model=with_extract(creator, keeper(note))) as server:
         run = dream(root, server.url)
     entry_id = run.report.results[0].journal_id
     assert entry_id is not None
@@ -143,7 +149,7 @@ def test_journal_records_the_decision_and_undo_reverts_it(tmp_path: Path) -> Non
 def test_undo_refuses_when_the_user_changed_the_node(tmp_path: Path) -> None:
     note = "daily/2026-07-01.md"
     root = make_vault(tmp_path, {note: "## A\n\nSomething worth keeping: a keeper.\n"})
-    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+    with FakeOllama(model=with_extract(creator, keeper(note))) as server:
         run = dream(root, server.url)
     node = root / "digest/wiki/keeper.md"
     node.write_text(node.read_text() + "\nMy own addition.\n")
@@ -221,7 +227,7 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
                                                     "Odd fields"]
     odd = meta["topics"][2]  # unusable reason and keywords: the unit's own instead
     assert odd["keywords"] and all(isinstance(k, str) for k in odd["keywords"])
-    assert odd["reason"] == "New in the digest: All about beta and what it is."
+    assert odd["reason"] == "New in the digest: Beta was settled this morning."
     assert odd["paths"] == ["digest/wiki/beta.md"]
     greek = meta["topics"][0]
     assert greek["evidence"] == [day]
@@ -295,12 +301,13 @@ def test_a_day_that_arrives_a_note_a_run_is_grouped_once_when_it_reaches_min_uni
     for n, name in enumerate(names):
         note = f"daily/2026-07-01/{name}-log.md"  # not the node's name (issue 37)
         (root / "daily/2026-07-01").mkdir(parents=True, exist_ok=True)
-        (root / note).write_text(f"## {name}\n\n{name.capitalize()} was settled at the meeting.\n")
+        (root / note).write_text(f"## Meeting\n\n{name.capitalize()} was settled at the meeting.\n")
 
         def model(request: dict[str, Any], note: str = note, name: str = name) -> Any:
             if is_topics_request(request):
                 return reply(json.dumps(picked))
-            return with_extract(creator, unit(name, note))(request)
+            said = f"{name.capitalize()} was settled at the meeting."
+            return with_extract(creator, unit(name, note, summary=said))(request)
 
         with FakeOllama(model=model) as server:
             run = dream(root, server.url, **{"topics.max_topics": 3})
@@ -377,7 +384,8 @@ def test_a_symlinked_digest_keeps_its_nodes_updatable(tmp_path: Path) -> None:
         done = any(m["role"] == "tool" for m in request["messages"])
         return reply(receipt) if done else reply(tool_calls=[("edit", edit)])
 
-    with FakeOllama(model=with_extract(integrate, unit("rebuild-faster", day))) as server:
+    faster = unit("rebuild-faster", day, summary="The rebuild now takes ten minutes.")
+    with FakeOllama(model=with_extract(integrate, faster)) as server:
         run = dream(root, server.url)
     results = run.report.results
     assert [(r.action, r.target) for r in results] == [("CORROBORATE", node)], results
@@ -445,7 +453,7 @@ def test_a_note_that_cannot_be_opened_is_unreadable_not_deleted(
             raise PermissionError(13, "Permission denied")
         return real_read(self)
 
-    with FakeOllama(model=with_extract(creator, unit("keeper", note))) as server:
+    with FakeOllama(model=with_extract(creator, keeper(note))) as server:
         dream(root, server.url)
         state = State(root / ".vaultlink/state.sqlite")
         try:

@@ -537,3 +537,36 @@ def test_a_list_of_links_beside_prose_is_not_sent_to_the_model() -> None:
     ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
     assert len(model.asked) == 1 and "Sometimes plugins get updated" in model.asked[0]
     assert "Alfred" not in model.asked[0] and "Project Management" not in model.asked[0]
+
+
+def test_a_paragraph_of_links_with_a_footnote_mark_is_not_sent_to_the_model() -> None:
+    """bramses' Memes MOC holds "[[202212090136|Harlem Shake]][^1]" under "### Twitter",
+    its footnote telling the reader how a link's alias works: the footnote made the
+    section long enough to send, and the 0.5B wrote "[[202212090136]] is a popular
+    restaurant in the city of Harlem"."""
+    moc = ("### Twitter\n\n[[202212090136|Harlem Shake]][^1]\n\n[^1]: remember you can use "
+           "\"|\" if you want to change the visual link displayed!\n")
+    note = SourceNote("resource/202212122239.md", "Memes MOC",
+                      [("Memes MOC > Twitter", moc, True)], moc)
+    model = Recording()
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert len(model.asked) == 1 and "visual link displayed" in model.asked[0]
+    assert "Harlem Shake" not in model.asked[0]
+
+
+def test_a_model_unit_naming_under_three_things_is_a_fragment_and_no_node() -> None:
+    """The 0.5B cut "To create a new note." from "create a new note with `ctrl-n`" and
+    "Turns out not so much actually." from a struck-through scratchpad line: five and
+    six words, yet two content words each, nothing a node can say. A short fact that
+    names three things stays."""
+    text = ("Copy the text, then create a new note with ctrl-n.\n\n"
+            "- ~~turns out not so much actually~~\n\nAna moved to Madrid in May.\n")
+    note = SourceNote("resource/README.md", "README", [("README", text, True)], text)
+    model = Answering([{"name": "create-note", "bucket": "wiki",
+                        "summary": "To create a new note."},
+                       {"name": "thought", "bucket": "wiki",
+                        "summary": "Turns out not so much actually."},
+                       {"name": "ana", "bucket": "personal",
+                        "summary": "Ana moved to Madrid in May."}])
+    units = ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert [u.summary for u in units] == ["Ana moved to Madrid in May."]

@@ -18,7 +18,7 @@ from typing import Any
 
 from vaultlink.errors import AnswerCut, ModelOutputError, PromptTooLarge
 from vaultlink.llm.chat import ChatModel, estimate_tokens, extract_json
-from vaultlink.markdown.language import count_words, language_of
+from vaultlink.markdown.language import count_words, language_of, subject_words
 from vaultlink.markdown.obsidian import besides_links, readable_text
 from vaultlink.markdown.text import LIST_MARK
 from vaultlink.pipeline.context import Extractor, PassedOver, SourceNote
@@ -55,6 +55,8 @@ log = logging.getLogger(__name__)
 
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
 SECTION_CHARS = 4000
+FEW_SUBJECTS = 3  # a unit naming fewer content words is a fragment of its sentence
+_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
 Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
@@ -68,11 +70,22 @@ def tasks_apart(text: str) -> tuple[str, str]:
     lines = text.split("\n")
     tasks = {i for b in blocks if b.kind == "tasks" and for_rules(b)
              for i in range(b.start - 1, b.end)}
-    links = {i for b in blocks if b.kind == "links" for i in range(b.start - 1, b.end)}
+    links = {i for b in blocks if b.kind == "links" or only_links(b)
+             for i in range(b.start - 1, b.end)}
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
     only = "\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines))
     return (only if tasks else "",
             "\n".join("" if i in tasks | links else ln for i, ln in enumerate(lines)))
+
+
+def only_links(block: Block) -> bool:
+    """Whether a paragraph is links and nothing else (footnote marks aside): a map of
+    content's "[[202212090136|Harlem Shake]][^1]", of which the 0.5B wrote "is a popular
+    restaurant in the city of Harlem"."""
+    if block.kind != "prose":
+        return False
+    said = besides_links(_FOOTNOTE_MARK.sub(" ", "\n".join(block.lines)))
+    return said is not None and not re.search(r"[^\W\d_]", said)
 
 
 def for_rules(tasks: Block) -> bool:
@@ -260,9 +273,7 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
                      unit.name, note.path)
             continue
         unit.summary = with_code_restored(unit.summary, note.new_text())
-        said = " ".join(LIST_MARK.sub("", ln) for ln in unit.summary.split("\n"))
-        if count_words(said) < TOO_SHORT and not CUE.search(said):
-            # "Discuss.", "Go home.": a day planner's line, as the offline extractor reads it
+        if too_little(unit.summary):
             log.info("dropping unit %r of %s: too short to say anything on its own (%s)",
                      unit.name, note.path, unit.summary[:80])
             continue
@@ -274,6 +285,17 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
             named_by_title(unit, title)
         units.append(unit)
     return units
+
+
+def too_little(summary: str) -> bool:
+    """Whether a unit says too little to stand on its own, with no cue: under
+    ``TOO_SHORT`` words ("Discuss.", "Go home.": a day planner's line, as the offline
+    extractor reads it), or under ``FEW_SUBJECTS`` content words, a phrase cut from what
+    it answers ("To create a new note.", "Turns out not so much actually.")."""
+    said = " ".join(LIST_MARK.sub("", ln) for ln in summary.split("\n"))
+    if CUE.search(said):
+        return False
+    return count_words(said) < TOO_SHORT or len(set(subject_words(said))) < FEW_SUBJECTS
 
 
 def unit_of(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
