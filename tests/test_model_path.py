@@ -180,6 +180,41 @@ def test_one_bad_extract_answer_fails_that_note_and_the_run_goes_on(tmp_path: Pa
         state.close()
 
 
+def test_a_note_the_model_never_answers_for_is_read_by_the_rules_not_parked(
+        tmp_path: Path) -> None:
+    """bramses' Readwise.md (export templates in code blocks) got no JSON from the 0.5B
+    after a repair turn, run after run, and was parked: its words reached no node. On
+    the run that would park it, the offline rules read it; the run says so."""
+    root = vault(tmp_path)
+
+    def model(request: dict[str, Any]) -> Any:
+        if is_topics_request(request):
+            return topics_by_bucket(request)
+        if not request.get("format"):
+            return creator(request)
+        if extract_request(request)[0] == A:
+            return reply("Here are the units: online rebuild, and more.")
+        return units_for(request, [UNIT_B])
+
+    with FakeOllama(model=model) as server:
+        first = dream(root, server.url, **{"auto_dream.park_after": 2})
+        assert first.extraction.failed_notes.keys() == {A}
+        second = dream(root, server.url, **{"auto_dream.park_after": 2})
+    assert not second.extraction.failed_notes and not second.report.parked_paths
+    assert {p for u in second.extraction.units for p in u.paths} == {A}
+    assert any("online" in u.summary for u in second.extraction.units)
+    # the rules name a day's section after its day; a node is never named by a date
+    assert not any(u.name[:1].isdigit() for u in second.extraction.units)
+    assert any(w.startswith(f"{A}: read by the offline rules") and "in 2 runs" in w
+               for w in second.report.warnings)
+    assert failures(root) == []
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        assert set(state.checkpoints()) == {A, B}
+    finally:
+        state.close()
+
+
 def test_a_cut_answer_is_asked_again_smaller_not_resent(tmp_path: Path) -> None:
     root = vault(tmp_path)
     (root / A).write_text("## One\n\nSince v2.3 the rebuild runs online.\n\n## Two\n\n"

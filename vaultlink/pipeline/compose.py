@@ -19,7 +19,7 @@ from vaultlink.llm.ollama import OllamaChat, is_reachable, parameter_count
 from vaultlink.options import PipelineOptions, Provider, redact_url
 from vaultlink.pipeline.context import DreamContext, Extractor, IntegrateMode, ReviewMode
 from vaultlink.pipeline.events import ModelProgress, Progress
-from vaultlink.pipeline.extract.extractor import ModelExtractor
+from vaultlink.pipeline.extract.extractor import ModelExtractor, RulesInstead
 from vaultlink.pipeline.offline.extract import OfflineExtractor
 from vaultlink.pipeline.offline.policy import MIN_STEPS as OFFLINE_MIN_STEPS
 from vaultlink.pipeline.offline.policy import OfflinePolicy
@@ -162,7 +162,9 @@ def dream_context(parts: Parts, options: PipelineOptions, provider: Provider, *,
         max_topics=options.max_topics, lookback_days=options.lookback_days,
         topic_min_units=options.topic_min_units,
         topic_picker=picker, only=only, progress=progress,
-        backfill_days=options.backfill_days, review=ReviewMode(options.review_mode))
+        backfill_days=options.backfill_days, review=ReviewMode(options.review_mode),
+        rules=(RulesInstead(extractor.task_lists) if isinstance(extractor, ModelExtractor)
+               else None))
     if isinstance(integrator, OllamaChat) and progress is not None:
         integrator.progress = lambda tokens, seconds: ctx.report(
             ModelProgress(tokens, round(seconds, 1)))

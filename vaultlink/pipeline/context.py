@@ -164,6 +164,9 @@ class DreamContext:
     # review.mode: what is held for the owner instead of written (off for a context a
     # test or a bench builds by hand; the CLI and the daemon pass the configured one)
     review: ReviewMode = ReviewMode.OFF
+    # The offline rules, for a note the model gives no usable answer for run after run:
+    # read by them on the run that would park it (None: such a note is parked).
+    rules: Extractor | None = None
 
     def mode(self) -> IntegrateMode:
         """``integrate_mode``, found out now if it was left to the first unit."""

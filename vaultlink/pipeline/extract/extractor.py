@@ -254,6 +254,34 @@ class ModelExtractor:
                                f"turn: {content[:160]!r}")
 
 
+class RulesInstead:
+    """The offline rules reading a note for the model path (an ``Extractor``): for a
+    note the model gives no usable answer for, run after run (``extract_step``). Each
+    unit is named after its subject as a model's unit is; the rules name a day's
+    section after its day, and a node may not be named by a date."""
+
+    usage = None  # no model: nothing spent
+
+    def __init__(self, rules: Extractor) -> None:
+        self.inner = rules
+        self.passes_over = rules.passes_over
+        self.rules = rules.rules
+        self.passed: list[PassedOver] = []
+
+    def extract(self, notes: Sequence[SourceNote]) -> list[Unit]:
+        units = self.inner.extract(notes)
+        self.passed = list(self.inner.passed)
+        for note in notes:
+            headings = {slugify(h) for crumb, _, _ in note.sections
+                        for h in crumb.split(" > ") if h} | {slugify(note.title)}
+            for unit in units:
+                if unit.paths == [note.path]:
+                    named = subject_name(unit.name, unit.summary, headings)
+                    if named != unit.name:
+                        unit.name, unit.title = named, ""
+        return unique_names(units)
+
+
 def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int,
                example: str, title: str | None) -> list[Unit]:
     """The units of an answer worth keeping, at most ``most``; ``title`` is the page's

@@ -28,7 +28,7 @@ from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
 from vaultlink.pipeline.backfill import adopt, batch_size, held_back
-from vaultlink.pipeline.context import DreamContext, Retry, RunState, SourceNote
+from vaultlink.pipeline.context import DreamContext, Extractor, Retry, RunState, SourceNote
 from vaultlink.pipeline.events import (
     BacklogHeld,
     Extracted,
@@ -262,7 +262,8 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             # a note that repeats an integrated one corroborates its nodes, with no model
             twin = twin_of(ctx, note, checkpointed, template) \
                 if note.path not in checkpointed else None
-            units = repeat_units(note, *twin) if twin else ctx.extractor.extract([note])
+            units, reader = (repeat_units(note, *twin), ctx.extractor) if twin \
+                else _units_of(ctx, run, note, failure)
         except (ModelUnavailable, IndexServerUnavailable):
             raise  # no server: the run stops, nothing is checkpointed
         except ModelError as exc:
@@ -286,7 +287,7 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
             log.info("%s repeats %s: it corroborates %d node(s)", note.path, twin[0],
                      len(units))
         # this note's paragraphs passed over (a repeat's extractor did not read it)
-        passed = [] if twin else list(ctx.extractor.passed)
+        passed = [] if twin else list(reader.passed)
         found.passed_over += passed
         found.yields[note.path] = len(units)
         if not units:  # checkpointed all the same: say so, or it looks lost
@@ -294,6 +295,25 @@ def _extract_notes(ctx: DreamContext, run: RunState, notes: list[SourceNote],
                 note.path, reasons_text(passed) or ctx.extractor.passes_over))
         fresh.extend(units)
     return fresh
+
+
+def _units_of(ctx: DreamContext, run: RunState, note: SourceNote, failure: Failure | None
+              ) -> tuple[list[Unit], Extractor]:
+    """The note's units and who read it: the extractor, or on the run that would park a
+    note the model gave no usable answer for, the offline rules (``ctx.rules``): a note
+    a small model cannot answer for (an export's templates in code blocks) is read as
+    the offline digest reads it, never left unread."""
+    try:
+        return ctx.extractor.extract([note]), ctx.extractor
+    except ModelOutputError as exc:
+        tries = (failure.attempts if failure is not None else 0) + 1
+        if ctx.rules is None or tries < ctx.park_after:
+            raise
+        warning = (f"{note.path}: read by the offline rules, the model gave no usable "
+                   f"answer for it in {tries} runs ({exc})")
+        log.warning("%s", warning)
+        run.report.warnings.append(warning)
+        return ctx.rules.extract([note]), ctx.rules
 
 
 def _spent(ctx: DreamContext) -> tuple[int, int, float]:
