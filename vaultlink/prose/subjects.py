@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.prose.blocks import PROSE_KINDS, Block
+from vaultlink.prose.blocks import PROSE_KINDS, Block, joined
 from vaultlink.prose.conversation import conversation_of, event_name, events
 from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
 from vaultlink.prose.pages import note_title, page_title, site_of
@@ -153,7 +153,6 @@ def split_items(block: Block) -> list[Block]:
     return out
 
 
-
 def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
               front_title: str = "") -> Reading:
     """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is
@@ -251,22 +250,6 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
         return [s for s in talked if s.name] + _unnamed(talked)
     return _sections(content, level, reading.passed)
 
-
-def joined(blocks: list[Block]) -> list[Block]:
-    """Blocks that read as one: a lead-in ending in ':' with what it introduces, and a
-    paragraph that starts in lower case (it goes on from the one before: "where k is ...")."""
-    out: list[Block] = []
-    for block in blocks:
-        prev = out[-1] if out else None
-        if prev is not None and prev.heads == block.heads and block.items and prev.items \
-                and block.start <= prev.end + 2 and (
-                prev.items[-1].rstrip().endswith(":") or block.items[0][:1].islower()):
-            kind = prev.kind if prev.kind != "prose" else block.kind
-            out[-1] = Block(kind, prev.start, block.end, prev.lines + block.lines, prev.heads,
-                            levels=prev.levels, items=prev.items + block.items)
-        else:
-            out.append(block)
-    return out
 
 
 def _aspect_level(blocks: list[Block], title_level: int) -> int:

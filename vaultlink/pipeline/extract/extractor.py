@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 SMALL_UNITS = 2  # when an answer was cut: fewer, shorter units
 SECTION_CHARS = 4000
 FEW_SUBJECTS = 3  # a unit naming fewer content words is a fragment of its sentence
-_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
+_FOOTNOTE_MARK = re.compile(r"\[\^[^\[\]\s]+\]")
 Section = tuple[str, str]  # (heading breadcrumb, text)
 
 
@@ -73,9 +73,10 @@ def tasks_apart(text: str) -> tuple[str, str]:
     links = {i for b in blocks if b.kind == "links" or only_links(b)
              for i in range(b.start - 1, b.end)}
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
-    only = "\n".join(ln if i in tasks | heads else "" for i, ln in enumerate(lines))
+    shown, hidden = tasks | heads, tasks | links
+    only = "\n".join(ln if i in shown else "" for i, ln in enumerate(lines))
     return (only if tasks else "",
-            "\n".join("" if i in tasks | links else ln for i, ln in enumerate(lines)))
+            "\n".join("" if i in hidden else ln for i, ln in enumerate(lines)))
 
 
 def only_links(block: Block) -> bool:
