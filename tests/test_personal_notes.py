@@ -570,3 +570,18 @@ def test_a_model_unit_naming_under_three_things_is_a_fragment_and_no_node() -> N
                         "summary": "Ana moved to Madrid in May."}])
     units = ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
     assert [u.summary for u in units] == ["Ana moved to Madrid in May."]
+
+
+def test_a_days_date_inside_a_model_units_name_is_no_part_of_its_node_name() -> None:
+    """The 0.5B named bramses' units "daily-2022-12-11" and "bhov-2023-example-usage-
+    2022-12-11": nodes "Daily 2022 12 11" and "BHOV 2023 example usage 2022 12 11" read
+    as the owner's day note. The date goes; what is left names the node if it says a
+    subject, else the summary does. A year is no day: "release-2024" stays."""
+    from vaultlink.pipeline.extract.unit_names import subject_name
+    said = "A simple example of how BHOV-2023 can be used to organize notes."
+    assert subject_name("bhov-2023-example-usage-2022-12-11", said, set()) == \
+        "bhov-2023-example-usage"
+    named = subject_name("daily-2022-12-11", "Ana moved to Madrid in May.", set())
+    assert named == "ana-moved-madrid"
+    assert subject_name("release-2024", "The 2024 release ships the new sync.", set()) == \
+        "release-2024"

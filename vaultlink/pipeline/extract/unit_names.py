@@ -21,7 +21,11 @@ dinner breakfast weather weekend errands personal-admin""".split())
 VAGUE_NAMES = SKIP_HEADINGS | frozenset("""note notes standup stand-up decisions decision
 reading summary log ideas thoughts today journal update updates misc meeting meetings
 discussion context background details learnings preferences observations research
-agenda attendees retro retrospective incident review design-review status""".split())
+agenda attendees retro retrospective incident review design-review status daily day
+entry task weekly""".split())
+# A day's date inside a handle ("daily-2022-12-11", "example-usage-2022-12-11") is the
+# note's, not the subject's: a node named so reads as the owner's day note.
+_DAY_IN_HANDLE = re.compile(r"(?:^|-)\d{4}-\d{2}-\d{2}(?=-|$)")
 
 def subject_name(name: str, summary: str, headings: set[str]) -> str:
     """``name`` as a kebab-case handle, or the summary's subject when ``name`` is vague:
@@ -31,6 +35,7 @@ def subject_name(name: str, summary: str, headings: set[str]) -> str:
     phrase it opens with; for Chinese and Japanese the characters it repeats), else the
     words it is about (``key_words``), never words picked from here and there."""
     slug = slugify(name).removesuffix("-md") if name.strip() else ""
+    slug = _DAY_IN_HANDLE.sub("", slug).strip("-")
     if not _vague(slug, headings):
         return slug
     for phrase in (said_subject(split_sentences(summary), []), key_words(summary)):
