@@ -144,6 +144,21 @@ def test_no_node_is_named_by_a_date_an_id_or_a_number(slug: str) -> None:
     assert not numbered_name(chosen) and not re.search(r"\d{4}", title), (title, chosen)
 
 
+@pytest.mark.parametrize("title", ["Task 2022-12-11 done", "Daily 2022 12 11",
+                                   "会议 2022年8月5日"])
+def test_a_days_date_inside_a_name_names_no_node(title: str) -> None:
+    """The offline rules named bramses' open task "this task was made on [[2022-12-11]]
+    but it can be done whenever I guess!" "Task 2022-12-11 done": a node that reads as
+    the owner's day note. A year alone is no day."""
+    from vaultlink.prose.subject_names import name_flaw, node_name_flaw
+    assert node_name_flaw(title) and name_flaw(title)
+    unit = Unit("x", "wiki", "The installer adds the JDK to the path and sets JAVA_HOME for "
+                "every shell.\nRestart the shell after the JDK installer finishes.",
+                ["daily/2022-12-11.md"], title=title)
+    assert not re.search(r"\d{4}[ -]\d", node_title(unit)), node_title(unit)
+    assert not node_name_flaw("Release 2024 notes on sync") and not name_flaw("Iso 8601")
+
+
 def test_names_that_say_a_subject_are_free() -> None:
     for name in ("exercise-5", "http配置", "v2", "copp-2022-notes", "iso-8601"):
         assert not numbered_name(name), name

@@ -149,6 +149,17 @@ def file_keys(path: str) -> set[str]:
     return keys
 
 
+# A day's date anywhere in a name ("Task 2022-12-11 done"): the note's day, not a subject.
+_DAY_INSIDE = re.compile(r"(?<!\d)\d{4}[-_./ ]\d{1,2}[-_./ ]\d{1,2}(?!\d)"
+                         r"|\d{4}年\d{1,2}月\d{1,2}日")
+
+
+def dated_name(name: str) -> bool:
+    """Whether a name holds a day's date anywhere ("Task 2022-12-11 done", "Daily 2022 12
+    11"): a node so named reads as the owner's day note (a year alone is no day)."""
+    return _DAY_INSIDE.search(unicodedata.normalize("NFC", name)) is not None
+
+
 def numbered_name(name: str) -> bool:
     """Whether a name (or slug) is a date, a file id or a number: nothing a node may be
     called ("2022-08-05", "2025 01 02", "20220805", "202208051230", "7")."""

@@ -15,7 +15,7 @@ from vaultlink.markdown.language import (
     count_words,
     is_unspaced,
 )
-from vaultlink.markdown.names import numbered_name
+from vaultlink.markdown.names import dated_name, numbered_name
 
 MAX_NAME_WORDS = 7
 # Words that name no subject on their own: a heading made only of these is a part of the
@@ -120,7 +120,7 @@ def node_name_flaw(name: str) -> str:
     text = " ".join(name.split())
     if not text or not name_words(text):
         return "empty"
-    if numbered_name(text) or numbered_name(text.replace(" ", "-")):
+    if numbered_name(text) or numbered_name(text.replace(" ", "-")) or dated_name(text):
         return "a date, a file id or a number"
     if NUMBER_MARK.match(text):
         return "a numbered heading"
@@ -172,7 +172,7 @@ def name_flaw(name: str, title: bool = False) -> str:
         return "a function word at an edge"
     if is_generic(name):
         return "generic"
-    if numbered_name(name):
+    if numbered_name(name) or dated_name(name):
         return "a date, a file id or a number"
     if is_references(name):
         return "a references heading"
