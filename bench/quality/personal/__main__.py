@@ -28,7 +28,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 COLUMNS = [("owner_links_changed", "links changed"), ("bad_names", "date/id/tpl names"),
            ("duplicate_names", "dup names"), ("template_only_cited", "tpl-only cited"),
            ("unbacked_share", "unbacked"), ("landed_share", "day paras landed"),
-           ("failed_units", "failed"), ("link_precision", "link P"),
+           ("failed_units", "failed"), ("parked_notes", "parked"), ("link_precision", "link P"),
            ("wrong_merges", "wrong merges")]
 
 
@@ -59,7 +59,8 @@ def detail(r: Report) -> str:
            f"{r.template_only_days} template-only day notes"]
     out.append("names: " + "; ".join(f"{n}" for _, n in sorted(r.node_names, key=lambda x: x[0])))
     for title, items in (("owner links changed", r.links_changed), ("bad names", r.bad_names),
-                         ("unbacked Sources lines", r.unbacked), ("failed units", r.failed)):
+                         ("unbacked Sources lines", r.unbacked), ("failed units", r.failed),
+                         ("parked notes", r.parked)):
         if items:
             out.append(f"{title} ({len(items)}):")
             out += [f"  - {json.dumps(i, ensure_ascii=False)}" for i in items[:8]]
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "bad_names": r.bad_names, "duplicates": r.duplicates,
                                    "template_only_cited": r.template_only_cited,
                                    "unbacked": r.unbacked, "failed": r.failed,
+                                   "parked": r.parked,
                                    "woven": r.woven, "merges": r.merges}
                           for r in reports}}
     out.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")

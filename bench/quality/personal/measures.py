@@ -40,6 +40,9 @@ such) and ``count_words`` (one word per two CJK characters).
   before, "- [x] Deploy ✅ 2025-02-09" counted four) land when at least half their content
   words appear in one node that cites that day note; the share of them.
 * **Failed units.** Unit results with status ``failed`` across all runs (distinct units).
+* **Parked notes.** Notes whose extraction failed until parked and that wait so after
+  the last run (since ``2026-12-07``; before, a parked note counted nowhere: its words
+  reached no node while the failed units said 0).
 * **Labelled samples.** Woven links (digest to digest, outside Sources; key
   ``node path -> target``) and merges (REFINE / CORROBORATE of a unit into a node; key
   ``node path <- source note``) are looked up in ``labels.json``: link precision over the
@@ -61,6 +64,7 @@ from vaultlink.markdown.language import count_words, subject_words
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
 from vaultlink.pipeline.context import RunState
 from vaultlink.vault.notes import Vault
+from vaultlink.vault.state import State
 
 RECUR = 0.30
 HALF = 0.5
@@ -271,6 +275,7 @@ class Report:
     day_paragraphs: int = 0
     landed: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    parked: list[dict[str, str]] = field(default_factory=list)
     woven: list[str] = field(default_factory=list)
     merges: list[str] = field(default_factory=list)
     links_right: int = 0
@@ -299,7 +304,7 @@ class Report:
                                if self.sources_lines else None),
             "day_paragraphs": self.day_paragraphs, "landed": self.landed,
             "landed_share": round(share, 3) if share is not None else None,
-            "failed_units": len(self.failed),
+            "failed_units": len(self.failed), "parked_notes": len(self.parked),
             "woven_links": len(self.woven), "links_labelled": lab_links,
             "link_precision": round(self.links_right / lab_links, 3) if lab_links else None,
             "links_unlabelled": self.links_unlabelled,
@@ -352,6 +357,16 @@ def node_paragraphs(node: Node) -> list[tuple[str, set[str]]]:
         if len(ws) >= 3:
             out.append((para, ws))
     return out
+
+
+def parked_notes(root: Path) -> list[dict[str, str]]:
+    """The notes whose extraction failed until parked, as the vault's state keeps them."""
+    state = State(root / ".vaultlink" / "state.sqlite")
+    try:
+        return [{"notes": ", ".join(f["paths"]), "error": str(f["error"])[:300]}
+                for f in state.failures() if f["kind"] == "note" and f["parked"]]
+    finally:
+        state.close()
 
 
 def measure(name: str, root: Path, before: dict[str, bytes], runs: list[RunState],
@@ -413,6 +428,7 @@ def measure(name: str, root: Path, before: dict[str, bytes], runs: list[RunState
             if any(len(ws & node_words[n]) >= HALF * len(ws) for n in cited_by.get(rel, [])):
                 rep.landed += 1
 
+    rep.parked = parked_notes(root)
     seen = set()
     for run in runs:
         for r in run.report.results:
