@@ -70,7 +70,7 @@ def tasks_apart(text: str) -> tuple[str, str]:
     lines = text.split("\n")
     tasks = {i for b in blocks if b.kind == "tasks" and for_rules(b)
              for i in range(b.start - 1, b.end)}
-    links = {i for b in blocks if b.kind == "links" or only_links(b)
+    links = {i for b in blocks if b.kind == "links" or link_paragraph(b)
              for i in range(b.start - 1, b.end)}
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
     shown, hidden = tasks | heads, tasks | links
@@ -79,7 +79,7 @@ def tasks_apart(text: str) -> tuple[str, str]:
             "\n".join("" if i in hidden else ln for i, ln in enumerate(lines)))
 
 
-def only_links(block: Block) -> bool:
+def link_paragraph(block: Block) -> bool:
     """Whether a paragraph is links and nothing else (footnote marks aside): a map of
     content's "[[202212090136|Harlem Shake]][^1]", of which the 0.5B wrote "is a popular
     restaurant in the city of Harlem"."""
