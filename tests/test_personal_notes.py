@@ -585,3 +585,20 @@ def test_a_days_date_inside_a_model_units_name_is_no_part_of_its_node_name() -> 
     assert named == "ana-moved-madrid"
     assert subject_name("release-2024", "The 2024 release ships the new sync.", set()) == \
         "release-2024"
+
+
+def test_a_to_do_heading_written_as_a_path_is_a_to_do_section() -> None:
+    """bramses' template has "## todo/daily" under "# Things I Need To Do"; its open
+    task "this task was made on [[2022-12-11]] but it can be done whenever I guess!" was
+    sent, and the 0.5B made a node "Daily 2022 12 11" of it. A to-do section is left
+    out of what the model reads, whatever follows its first part."""
+    todo = "## todo/daily\n- [ ] this task was made on [[2022-12-11]] but it can be done " \
+           "whenever I guess!\n"
+    said = "# Thoughts I Had Today\n\nThe garden needs a second bed for the tomatoes.\n"
+    note = SourceNote("daily/2022-12-11.md", "2022-12-11",
+                      [("2022-12-11 > Things I Need To Do > todo/daily", todo, True),
+                       ("2022-12-11 > Thoughts I Had Today", said, True)], todo + said)
+    model = Recording()
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert len(model.asked) == 1 and "second bed" in model.asked[0]
+    assert "whenever I guess" not in model.asked[0]

@@ -117,8 +117,10 @@ def with_tasks_apart(note: SourceNote) -> tuple[SourceNote, SourceNote]:
 
 
 def skipped(crumb: str) -> bool:
-    """Whether a section is under a heading of to-dos, meals or weather, left out."""
-    return slugify(crumb.split(" > ")[-1]) in SKIP_HEADINGS
+    """Whether a section is under a heading of to-dos, meals or weather, left out; a
+    heading written as a path ("todo/daily") by its first part."""
+    heading = crumb.split(" > ")[-1]
+    return slugify(heading) in SKIP_HEADINGS or slugify(heading.split("/")[0]) in SKIP_HEADINGS
 
 
 def says_too_little(text: str) -> bool:
