@@ -43,15 +43,16 @@ NOTE = "daily/2026-07-01.md"
 
 
 def note_model(request: dict[str, Any]) -> Any:
-    """Extract one unit per note (named after the note: "sift-<date>"; "note-<date>" names no
-    subject, and vaultlink would name it from its summary); integrate by CREATE."""
+    """Extract one unit per note, named "sift-<date as digits>" and saying "Sift notes:"
+    (a name of a note's date with hyphens, "note" alone, or a name its summary does not
+    say names no subject: vaultlink would name it from its summary); integrate by CREATE."""
     if request.get("format"):
         path, _ = extract_request(request)
         text = request["messages"][1]["content"].split("\n", 1)[1]
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
         summary = " ".join(re.sub(r"#+ .*", "", text).split())[:200]
-        units = [{"name": f"sift-{stem}", "bucket": "wiki", "summary": summary}] \
-            if summary else []
+        units = [{"name": f"sift-{stem.replace('-', '')}", "bucket": "wiki",
+                  "summary": f"Sift notes: {summary}"}] if summary else []
         return reply(json.dumps({"units": units}))
     return note_integrate(request)
 
@@ -252,11 +253,11 @@ def test_new_note_settles_is_integrated_and_own_writes_cause_no_work(
     wait_for(lambda: integrated(d, "daily/2026-06-01.md"), what="start-up reconcile")
     runs_before = d.runs
     (root / NOTE).write_text("## Search\n\nHybrid search fuses BM25 and vectors by rank.\n")
-    node = root / "digest/wiki/sift-2026-07-01.md"
+    node = root / "digest/wiki/sift-20260701.md"
     wait_for(node.exists, what="the digest node")
     status = wait_for(lambda: (s := get(d, "/status")[1])["last_run"]
                       and s["last_run"]["changes"]
-                      and s["last_run"]["changes"][0]["target"] == "digest/wiki/sift-2026-07-01.md"
+                      and s["last_run"]["changes"][0]["target"] == "digest/wiki/sift-20260701.md"
                       and s, what="last_run in /status")
     assert status["last_run"]["changes"][0]["action"] == "CREATE"
     assert NOTE in d.state.checkpoints()
@@ -283,13 +284,13 @@ def test_user_edit_of_a_digest_node_is_reindexed(tmp_path: Path, fake: FakeOllam
                                                  started: Any) -> None:
     root = make_vault(tmp_path)
     d = started(root, settings_for(root, fake.url))
-    node = root / "digest/wiki/sift-2026-06-01.md"
+    node = root / "digest/wiki/sift-20260601.md"
     wait_for(node.exists)
     node.write_text(node.read_text().replace("rebuilt", "rebuilt (zebra-crossing)"))
     wait_for(lambda: d.user_digest_edits, what="the user's edit to be seen")
     hits = wait_for(lambda: d._parts and d._parts.index.node_search("zebra-crossing"),
                     what="the edit in the node index")
-    assert hits[0].path == "digest/wiki/sift-2026-06-01.md"
+    assert hits[0].path == "digest/wiki/sift-20260601.md"
 
 
 @pytest.mark.slow
@@ -395,7 +396,7 @@ def test_ollama_down_waits_then_resumes_when_it_returns(tmp_path: Path, started:
                  what="work to resume")
     finally:
         server.stop()
-    assert (root / "digest/wiki/sift-2026-07-01.md").exists()
+    assert (root / "digest/wiki/sift-20260701.md").exists()
 
 
 @pytest.mark.slow
@@ -410,8 +411,8 @@ def test_bad_model_answers_lose_nothing_and_work_resumes(tmp_path: Path, started
                     retry_backoff=(0.2, 1.0))
         wait_for(lambda: integrated(d, "daily/2026-06-01.md"), timeout=60,
                  what="integration after the model recovers")
-    assert (root / "digest/wiki/sift-2026-06-01.md").exists()
-    parse_note("x.md", (root / "digest/wiki/sift-2026-06-01.md").read_bytes())
+    assert (root / "digest/wiki/sift-20260601.md").exists()
+    parse_note("x.md", (root / "digest/wiki/sift-20260601.md").read_bytes())
 
 
 # -- shutdown and status without a daemon --------------------------------------------------

@@ -121,14 +121,14 @@ def test_a_note_renamed_while_its_run_writes_is_followed_by_the_digest_links(
     with FakeOllama(model=model) as server:
         holder["d"] = d = start(root, server.url, daemons)
         (root / NOTE).write_text(FIRST)
-        node = root / "digest/wiki/sift-2026-07-01.md"
+        node = root / "digest/wiki/sift-20260701.md"
         wait_for(lambda: renamed.is_set() and node.exists()
                  and f"[[{new}]]" in node.read_text() and not d.state.queue()
                  and new in d.state.checkpoints(), timeout=60,
                  what="the node to cite the note by its new name")
         relinks = [e for e in d.state.journal(limit=50) if e.action == "RELINK"]
     assert f"[[{NOTE}]]" not in node.read_text()
-    assert {e.target for e in relinks} == {"digest/wiki/sift-2026-07-01.md",
+    assert {e.target for e in relinks} == {"digest/wiki/sift-20260701.md",
                                            "digest/topics/2026-07-01-topics.md"}
     assert NOTE not in (root / "digest/topics/2026-07-01-topics.md").read_text()
     assert NOTE not in d.state.checkpoints()

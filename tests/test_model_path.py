@@ -231,8 +231,10 @@ def test_a_cut_answer_is_asked_again_smaller_not_resent(tmp_path: Path) -> None:
         text = request["messages"][-1]["content"]
         if "## One" in text and "## Two" in text:
             return cut
-        name = "online-rebuild" if "## One" in text else "vacuum-window"
-        return reply(json.dumps({"units": [{**UNIT_A, "name": name, "paths": ["## One"]}]}))
+        if "## One" in text:
+            return reply(json.dumps({"units": [{**UNIT_A, "paths": ["## One"]}]}))
+        return reply(json.dumps({"units": [{**UNIT_A, "name": "vacuum-window", "summary":
+                                            "The vacuum moved to 02:00 for the backups."}]}))
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url)
@@ -614,7 +616,7 @@ def test_a_short_unit_is_kept_only_if_its_note_says_its_words(
     short = {"name": "short", "bucket": "wiki", "paths": [A], "summary": summary}
     with FakeOllama(model=with_extract(creator, short)) as server:
         run = dream(root, server.url)
-    assert [u.name for u in run.extraction.units] == (["short"] if kept else [])
+    assert [u.summary for u in run.extraction.units] == ([summary] if kept else [])
 
 
 def test_a_sentence_of_the_prompts_example_ending_a_grounded_unit_is_cut(

@@ -602,3 +602,21 @@ def test_a_to_do_heading_written_as_a_path_is_a_to_do_section() -> None:
     ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
     assert len(model.asked) == 1 and "second bed" in model.asked[0]
     assert "whenever I guess" not in model.asked[0]
+
+
+def test_a_model_name_its_unit_and_note_never_say_is_replaced_by_the_units_subject() -> None:
+    """The 0.5B named the README's paragraph on quick capture "organize" (a letter of the
+    section's "CODE": Capture, Organize, Distill, Express); "manage and [[organize]]
+    notes" then led to a node on capture. A name the summary says stays."""
+    text = "## CODE\n\nTo do quick capture on my computer, I leverage Shimmering Obsidian " \
+           "and custom written iOS shortcuts.\n"
+    note = SourceNote("resource/README.md", "README", [("README > CODE", text, True)], text)
+    said = ("To do quick capture on my computer, I leverage Shimmering Obsidian and custom "
+            "written iOS shortcuts.")
+    for name, want in (("organize", None), ("shimmering-obsidian", "shimmering-obsidian")):
+        model = Answering([{"name": name, "bucket": "procedure", "summary": said}])
+        [unit] = ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+        if want is None:
+            assert "organize" not in unit.name and "capture" in unit.name, unit.name
+        else:
+            assert unit.name == want

@@ -335,5 +335,22 @@ def unit_of(raw: dict[str, Any], path: str, headings: set[str]) -> Unit | None:
     if not summary:
         log.info("dropping unit %r of %s: empty summary", raw.get("name"), path)
         return None
-    return Unit(subject_name(str(raw.get("name") or ""), summary, headings),
+    name = str(raw.get("name") or "")
+    if invented(name, summary, headings):
+        log.info("renaming unit %r of %s: neither its summary nor its note's title and "
+                 "headings say its name", name, path)
+        name = ""
+    return Unit(subject_name(name, summary, headings),
                 normalize_bucket(raw.get("bucket")), summary, [path])
+
+
+def invented(name: str, summary: str, headings: set[str]) -> bool:
+    """Whether a model's name says no word of the unit's summary, nor of its note's
+    title and headings (``headings``, as slugs): the 0.5B named the README's paragraph
+    on quick capture "Organize", after a letter of the section's "CODE", and a link on
+    "organize notes" led to it. (A name its note's title or a heading says is judged by
+    ``subject_name``.)"""
+    named = set(subject_words(name.replace("-", " ")))
+    said = set(subject_words(summary)) | {w for h in headings
+                                          for w in subject_words(h.replace("-", " "))}
+    return bool(named) and not named & said
