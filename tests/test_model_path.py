@@ -146,20 +146,22 @@ def test_a_unit_whose_session_wrote_nothing_is_kept_retried_differently_and_park
     assert failures(root) == [] and (root / "digest/procedure/online-rebuild.md").exists()
 
 
+def prose_for_a(request: dict[str, Any]) -> Any:
+    """A model that answers note A's extract call with prose, even after the repair
+    turn, and extracts UNIT_B from note B; it creates what it integrates."""
+    if is_topics_request(request):
+        return topics_by_bucket(request)
+    if not request.get("format"):
+        return creator(request)
+    if extract_request(request)[0] == A:
+        return reply("Here are the units: online rebuild, and more.")
+    return units_for(request, [UNIT_B])
+
+
 def test_one_bad_extract_answer_fails_that_note_and_the_run_goes_on(tmp_path: Path) -> None:
     root = vault(tmp_path)
 
-    def model(request: dict[str, Any]) -> Any:
-        if is_topics_request(request):
-            return topics_by_bucket(request)
-        if not request.get("format"):
-            return creator(request)
-        path, _ = extract_request(request)
-        if path == A:  # prose even after the repair turn
-            return reply("Here are the units: online rebuild, and more.")
-        return units_for(request, [UNIT_B])
-
-    with FakeOllama(model=model) as server:
+    with FakeOllama(model=prose_for_a) as server:
         result = CliRunner().invoke(app, ["dream", "--vault", str(root), "--llm", "ollama",
                                           "--ollama-host", server.url, "--json"],
                                     env={"VAULTLINK_LLM__INTEGRATE_MODE": "tools"})
@@ -187,16 +189,7 @@ def test_a_note_the_model_never_answers_for_is_read_by_the_rules_not_parked(
     the run that would park it, the offline rules read it; the run says so."""
     root = vault(tmp_path)
 
-    def model(request: dict[str, Any]) -> Any:
-        if is_topics_request(request):
-            return topics_by_bucket(request)
-        if not request.get("format"):
-            return creator(request)
-        if extract_request(request)[0] == A:
-            return reply("Here are the units: online rebuild, and more.")
-        return units_for(request, [UNIT_B])
-
-    with FakeOllama(model=model) as server:
+    with FakeOllama(model=prose_for_a) as server:
         first = dream(root, server.url, **{"auto_dream.park_after": 2})
         assert first.extraction.failed_notes.keys() == {A}
         second = dream(root, server.url, **{"auto_dream.park_after": 2})

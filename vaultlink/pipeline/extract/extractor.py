@@ -228,8 +228,7 @@ class ModelExtractor:
                 log.info("%s: %s; asking for fewer, shorter units", note.path, exc)
                 return self._ask(note, sections, SMALL_UNITS)
             raise ModelOutputError(f"extract {note.path}: {exc}") from None
-        headings = {slugify(h) for crumb, _ in sections for h in crumb.split(" > ") if h}
-        headings.add(slugify(note.title))
+        headings = heading_slugs([crumb for crumb, _ in sections], note.title)
         page = note.path.startswith(f"{self.resource}/")
         return kept_units(data, note, headings, most, example_of(language_of(body)),
                           page_heading(note.text) if page else None)
@@ -275,14 +274,19 @@ class RulesInstead:
         units = self.inner.extract(notes)
         self.passed = list(self.inner.passed)
         for note in notes:
-            headings = {slugify(h) for crumb, _, _ in note.sections
-                        for h in crumb.split(" > ") if h} | {slugify(note.title)}
+            headings = heading_slugs([crumb for crumb, _, _ in note.sections], note.title)
             for unit in units:
                 if unit.paths == [note.path]:
                     named = subject_name(unit.name, unit.summary, headings)
                     if named != unit.name:
                         unit.name, unit.title = named, ""
         return unique_names(units)
+
+
+def heading_slugs(crumbs: list[str], title: str) -> set[str]:
+    """The headings of the given breadcrumbs and the note's title, as slugs: what names
+    where a unit was written, not what it is about."""
+    return {slugify(h) for crumb in crumbs for h in crumb.split(" > ") if h} | {slugify(title)}
 
 
 def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int,
