@@ -1,6 +1,8 @@
 """LoCoMo's ten conversations as a journal of day notes; session-level recall of search.
 
     python -m bench.quality.locomo [--convs 26,30] [--dream offline|none] [--json out.json]
+    python -m bench.quality.locomo --convs 30,49 --llm ollama \
+        --ollama-host http://127.0.0.1:11435 --model qwen2.5-coder:0.5b
     python -m bench.quality.locomo --self-check
 
 Each conversation is its own vault (``vault.py`` says how a session becomes a day note).
@@ -80,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dream", choices=("offline", "none"), default="offline")
     ap.add_argument("--dream-convs", default="",
                     help="dream only these conversations (default: every one measured)")
+    ap.add_argument("--llm", choices=("offline", "ollama"), default="offline",
+                    help="who reads and integrates in the dream: the offline rules, or a "
+                         "model an Ollama server serves (--ollama-host, --model)")
+    ap.add_argument("--ollama-host", default="http://127.0.0.1:11434")
+    ap.add_argument("--model", default="qwen2.5-coder:0.5b")
     ap.add_argument("--limit", type=int, default=50, help="search hits asked per question")
     ap.add_argument("--daemon-conv", default="",
                     help="also ask this conversation's questions through the daemon's GET /search "
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return check()
 
     from bench.quality.locomo import run
+    from bench.quality.personal.run import Model
     from vaultlink.cli.settings import load_settings
     from vaultlink.index.recall import recall_embedders
 
@@ -106,13 +114,19 @@ def main(argv: list[str] | None = None) -> int:
     convs = [c.conv for c in conversations]
     dream_convs = ({c.strip() for c in args.dream_convs.split(",") if c.strip()} or set(convs)
                    if args.dream == "offline" else set())
+    model = Model(args.llm, args.ollama_host, args.model)
+    if args.llm == "ollama":
+        SYSTEMS["dream"] = f"vaultlink search after dream with {args.model}"
     daemon_conv = "" if args.daemon_conv == "none" else (args.daemon_conv or convs[0])
     work = args.keep or Path(tempfile.mkdtemp(prefix="locomo-"))
     work.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC)
     out: dict = {"started": started.isoformat(timespec="seconds"), "data": source,
                  "vaultlink_commit": run.code_commit(), "vaultlink_at": str(run.VL_ROOT),
-                 "limit": args.limit, "convs": convs, "dream_convs": sorted(dream_convs),
+                 "limit": args.limit, "convs": convs,
+                 "dream_llm": args.llm if args.dream == "offline" else None,
+                 "dream_model": args.model if args.llm == "ollama" else None,
+                 "dream_convs": sorted(dream_convs),
                  "loadavg_start": os.getloadavg(), "questions": [], "per_conv": {}}
     print(f"LoCoMo from {source.get('repo', source['read_from'])} @ "
           f"{source.get('commit', '-')[:12]}; vaultlink {out['vaultlink_commit']}; "
@@ -149,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 r["bm25"] = score(rk, set(r["sessions"]))
                 r["bm25_ranked"] = rk[:10]
             if conv.conv in dream_convs:
-                info["dream"] = run.dream(root, layout)
+                info["dream"] = run.dream(root, layout, model)
                 info["dream"].update(run.evidence_cited(root, layout, conv, info["dream"]["nodes"]))
                 ranked, hits, secs = run.vl_search(root, layout, qs, args.limit, embedders)
                 timings["dream"] += secs

@@ -5,9 +5,10 @@
     question goes through ``ChunkIndex.search`` and ``above_floor``, what ``vaultlink search
     --json`` prints (``vaultlink/cli/recall.py``), in this process with the models loaded
     once, and timed per query.
-(b) the same after ``dream --llm offline`` until a run integrates nothing (``compose`` +
-    ``run_dream`` with the configured steps, every unit in one run, as
-    ``bench/quality/personal`` does), then the section index brought up to date.
+(b) the same after ``dream --llm offline`` (or a model an Ollama server serves) until a
+    run integrates nothing (``compose`` + ``run_dream`` with the configured steps, every
+    unit in one run, as ``bench/quality/personal`` does), then the section index brought
+    up to date.
 (c) BM25 (``rank_bm25.BM25Okapi``, k1 1.5, b 0.75) over whole day notes, front matter left
     out, words lower-cased (``[a-z0-9]+``), nothing stemmed or dropped.
 """
@@ -30,7 +31,8 @@ import vaultlink
 from bench.quality.locomo.data import Conversation
 from bench.quality.locomo.measure import node_reader, ranked_sessions
 from bench.quality.locomo.vault import Layout
-from vaultlink.pipeline.context import RunState
+from bench.quality.personal.run import Model
+from bench.quality.personal.run import dream_once as model_dream
 
 MAX_RUNS = 12
 VL_ROOT = Path(vaultlink.__file__).resolve().parent.parent  # where `python -m vaultlink` runs
@@ -129,19 +131,13 @@ def bm25(root: Path, layout: Layout, questions: list[Any]) -> list[list[int]]:
     return out
 
 
-def dream_once(root: Path) -> RunState:
-    """One ``dream --llm offline`` over the vault, every unit in one go."""
-    from bench.quality.digest_run import dream_once as offline_dream
-
-    return offline_dream(root)
-
-
-def dream(root: Path, layout: Layout) -> dict[str, Any]:
-    """Offline dream until a run integrates nothing; what it did and failed."""
+def dream(root: Path, layout: Layout, model: Model | None = None) -> dict[str, Any]:
+    """Dream (offline unless ``model`` says otherwise) until a run integrates nothing;
+    what it did and failed."""
     t0 = time.monotonic()
     runs = []
     for _ in range(MAX_RUNS):
-        run = dream_once(root)
+        run = model_dream(root, model or Model())
         runs.append(run)
         # nothing extracted, nothing to integrate
         if not run.extraction.units and not run.report.results:
