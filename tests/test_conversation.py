@@ -157,6 +157,21 @@ def test_a_long_conversation_is_read_in_events_of_at_most_twelve_turns() -> None
     assert sum(len(r) for r in runs) == 3000 and max(len(r) for r in runs) <= 12
 
 
+def test_no_event_is_a_long_sessions_last_few_turns_alone() -> None:
+    """A session of 14 turns is cut once; the cut never leaves its goodbyes alone (LoCoMo
+    conversation 43: "Tim: I hope you like it. Chat soon!" / "John: Me too. Talk to you
+    soon!" was an event, its node "Chat soon")."""
+    turns = [("Ana" if i % 2 else "Ben", f"Turn {i}: the garden plot and the tomatoes "
+              f"grew {i} centimetres this week.") for i in range(12)]
+    turns += [("Ana", "Talk soon!"), ("Ben", "Bye, talk soon!")]
+    blocks = parse_blocks("\n\n".join(f"{w}: {t}" for w, t in turns))
+    conv = conversation_of(blocks, blocks)
+    assert conv is not None
+    runs = events(conv, blocks)
+    assert sum(len(r) for r in runs) == 14
+    assert min(len(r) for r in runs) >= 4, [len(r) for r in runs]
+
+
 def test_turns_added_to_a_conversation_are_read_as_its_turns() -> None:
     """The owner appends two turns: the note is still a conversation (its speakers are
     found in the whole note), and the new turns are named without their speakers."""

@@ -144,10 +144,13 @@ def events(conv: Conversation, blocks: list[Block]) -> list[list[Block]]:
 
 
 def _cut(conv: Conversation, run: list[Block]) -> list[list[Block]]:
-    """Runs of at most ``MAX_TURNS`` turns, cut where neighbouring turns share least."""
+    """Runs of at most ``MAX_TURNS`` turns, cut where neighbouring turns share least;
+    no cut leaves fewer than ``MIN_EVENT`` turns after it (a session's last two turns, its
+    goodbyes, were an event of their own)."""
     out: list[list[Block]] = []
     while len(run) > MAX_TURNS:
-        at = min(range(MIN_EVENT, MAX_TURNS + 1), key=lambda i: _gap(conv, run, i))
+        last = min(MAX_TURNS, len(run) - MIN_EVENT)
+        at = min(range(MIN_EVENT, last + 1), key=lambda i: _gap(conv, run, i))
         out.append(run[:at])
         run = run[at:]
     return [*out, run]
