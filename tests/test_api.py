@@ -22,6 +22,7 @@ from tests.vaults import copy_sample_vault
 from tests.waiting import wait_for
 from vaultlink.cli.settings import load_settings
 from vaultlink.daemon.api import ApiServer
+from vaultlink.daemon.indexes import SECTIONS_RECHECK_SECONDS, SectionsSynced
 from vaultlink.daemon.service import Daemon
 from vaultlink.errors import DaemonError, VaultBusy
 from vaultlink.vault.graph import build_graph, check_vault
@@ -573,3 +574,30 @@ def test_cli_dream_and_reindex_refuse_while_the_daemon_runs(daemon: Daemon) -> N
 def digest_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for p in (root / "digest").rglob("*.md")}
+
+
+def test_a_search_syncs_the_sections_only_after_a_change_or_a_while() -> None:
+    """Walking a large vault for changes was most of a daemon search's time: a search
+    syncs the section index after the watcher saw a change (the generation moved), or
+    once the last sync is ``SECTIONS_RECHECK_SECONDS`` old (a missed event)."""
+    synced = SectionsSynced()
+    assert synced.due(0, 100.0)  # never synced
+    synced.done(3, 100.0)
+    assert not synced.due(3, 100.0 + SECTIONS_RECHECK_SECONDS - 1)
+    assert synced.due(4, 101.0)
+    assert synced.due(3, 100.0 + SECTIONS_RECHECK_SECONDS)
+
+
+@pytest.mark.slow
+def test_a_section_search_finds_a_note_written_while_the_daemon_serves(daemon: Daemon) -> None:
+    """A search right after the owner writes a note finds it: the watcher's event moves
+    the generation, so the next search syncs first."""
+    call(daemon, "GET", "/search?q=autovacuum&in=sections&limit=2", timeout=120)
+    (daemon.vault.root / "daily/2026-03-02.md").write_text(
+        "# Harbour\n\nThe quillwort survey at the harbour counted forty plants.\n")
+
+    def found() -> bool:
+        _, body = call(daemon, "GET", "/search?q=quillwort+survey&in=sections&limit=3",
+                       timeout=120)
+        return any(h["path"] == "daily/2026-03-02.md" for h in body["hits"])
+    wait_for(found, timeout=60, what="the new note in search")

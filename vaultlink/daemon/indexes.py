@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vaultlink.errors import VaultlinkError
@@ -63,3 +64,27 @@ def keep_sections_current(parts: Parts, stopping: Callable[[], bool]) -> None:
         log.info("section index sync left for the next run: the daemon is stopping")
     except VaultlinkError as exc:  # search syncs on demand all the same
         log.warning("could not update the section index: %s", exc)
+
+
+# A missed watcher event, or a link target outside the watched folders, shows in search
+# after at most this long.
+SECTIONS_RECHECK_SECONDS = 60.0
+
+
+@dataclass
+class SectionsSynced:
+    """When a search last brought the section index up to date. A search syncs it only
+    after the watcher saw a change (the daemon's ``generation`` moved) or
+    ``SECTIONS_RECHECK_SECONDS`` later: walking a large vault for changes cost most of
+    each search's time (docs/performance.md, "`search` at 10,000 notes")."""
+
+    generation: int | None = None
+    at: float = 0.0
+
+    def due(self, generation: int, now: float) -> bool:
+        """Whether a search at ``now`` (monotonic seconds) must sync first."""
+        return self.generation != generation or now - self.at >= SECTIONS_RECHECK_SECONDS
+
+    def done(self, generation: int, now: float) -> None:
+        """A sync that started at ``generation`` and ``now`` finished."""
+        self.generation, self.at = generation, now

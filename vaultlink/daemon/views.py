@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultlink.daemon.client import iso
+from vaultlink.daemon.indexes import SectionsSynced
 from vaultlink.errors import NoteNotFound, StateError, UndoNeedsCascade
 from vaultlink.markdown.frontmatter import split_frontmatter, text_value
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
@@ -128,6 +129,7 @@ class Views:
         self._graph: tuple[int, LinkGraph] | None = None
         self._parsed = ParseCache()  # a rebuild re-reads only the notes that changed
         self._lock = threading.Lock()
+        self._sections = SectionsSynced()
 
     def graph(self) -> LinkGraph:
         """The vault's link graph, rebuilt only after the watcher saw a change."""
@@ -252,7 +254,10 @@ class Views:
         if kind == "sections":
             # The daemon keeps digest nodes indexed as they change, sections only on
             # demand: the first section search after changes pays for their embedding.
-            indexes.chunks.sync(self._stop_if_stopping)
+            gen, now = self.daemon.generation, time.monotonic()
+            if self._sections.due(gen, now):
+                indexes.chunks.sync(self._stop_if_stopping)
+                self._sections.done(gen, now)
             hits = indexes.chunks.search(text, int(raw_limit),
                                          digest_only=query.get("digest_only", [""])[-1] == "1")
         else:
