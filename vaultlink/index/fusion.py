@@ -5,11 +5,8 @@ Pure functions: the indexes hand in ranked lists and raw query text.
 
 from __future__ import annotations
 
-import calendar
 import math
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import date, timedelta
 from typing import Any, TypeVar
 
 from vaultlink.errors import SearchIndexError
@@ -212,73 +209,3 @@ def above_floor(hits: list[dict[str, Any]], floor: float) -> list[dict[str, Any]
     the long tail of faint matches goes."""
     return [h for h in hits if float(h.get("similarity", 0)) >= floor
             or 0 < int(h.get("keyword_rank", 0)) <= KEYWORD_RANKS_KEPT]
-
-
-# -- dates a question names, against the dates of day notes --------------------------
-
-_MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): n for n, name in enumerate(calendar.month_abbr) if name})
-_DATE_WORDS = re.compile(
-    r"\b(?:(\d{1,2})\s+)?(" + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?)?(?:,?\s+(\d{4}))?\b"
-    r"|\b(\d{4})-(\d\d)-(\d\d)\b|\b((?:19|20)\d\d)\b", re.IGNORECASE)
-_PATH_DATE = re.compile(r"(?<!\d)(\d{4})-(\d\d)-(\d\d)(?!\d)")
-# A day note tells of the days before it ("we went camping last week"): a note up to
-# this many days after the named span counts as of it. On LoCoMo's tuning half 7 and 14
-# days ranked alike, 0 a little worse (R@5 0.853 against 0.849).
-DAYS_AFTER = 7
-# The date list's weight beside the fused one's 1 (0.3 to 1 ranked alike on LoCoMo).
-DATE_WEIGHT = 0.5
-
-DateSpan = tuple[int | None, int | None, int | None]  # year, month, day; None: any
-
-
-def date_spans(query: str) -> list[DateSpan]:
-    """The dates an English question names: "in June", "on May 23, 2023", "1 February,
-    2023", "in 2023", "2023-05-08", each as (year, month, day) with None for a part it
-    leaves open. "may" alone is a month only before a day or a year ("you may")."""
-    spans: list[DateSpan] = []
-    for m in _DATE_WORDS.finditer(query):
-        d1, month, d2, year, iy, im, iday, only_year = m.groups()
-        if iy:
-            spans.append((int(iy), int(im), int(iday)))
-        elif only_year:
-            spans.append((int(only_year), None, None))
-        elif month:
-            day = d1 or d2
-            if month.lower() == "may" and not (day or year) and not m.group(0)[0].isupper():
-                continue
-            spans.append((int(year) if year else None, _MONTHS[month.lower()],
-                          int(day) if day else None))
-    return spans
-
-
-def note_date(path: str) -> date | None:
-    """The date in a note's path (``daily/2023-05-08.md``, ``daily/2023-05-08/x.md``)."""
-    found = _PATH_DATE.findall(path)
-    if not found:
-        return None
-    try:
-        return date(*map(int, found[-1]))
-    except ValueError:
-        return None
-
-
-def within(day: date, spans: Sequence[DateSpan], after: int = DAYS_AFTER) -> bool:
-    """True when ``day`` falls in one of ``spans`` or up to ``after`` days past it (a
-    span without its year: that year or the one before, as "last June")."""
-    for year, month, dom in spans:
-        for y in ([year] if year else [day.year, day.year - 1]):
-            try:
-                if month is None:
-                    start, end = date(y, 1, 1), date(y, 12, 31)
-                elif dom is None:
-                    start = date(y, month, 1)
-                    end = date(y, month, calendar.monthrange(y, month)[1])
-                else:
-                    start = end = date(y, month, dom)
-            except ValueError:
-                continue
-            if start <= day <= end + timedelta(days=after):
-                return True
-    return False
