@@ -157,40 +157,6 @@ def test_date_spans_of_a_question() -> None:
     assert not within(date(2023, 7, 9), [(None, 6, None)])
 
 
-@pytest.mark.parametrize("question, spans", [
-    ("Was hat Anna am 8. Mai 2023 gesagt?", [(2023, 5, 8)]),
-    ("Wohin sind wir im März gefahren?", [(None, 3, None)]),
-    ("Qu'avons-nous fait le 14 juillet 2023 ?", [(2023, 7, 14)]),
-    ("¿Qué dijo Ana el 8 de mayo de 2023?", [(2023, 5, 8)]),
-    ("Cosa abbiamo fatto a settembre?", [(None, 9, None)]),
-    ("O que fizemos em março de 2022?", [(2022, 3, None)]),
-    ("Wat deden we in mei?", [(None, 5, None)]),
-    ("Что мы делали 8 мая 2023?", [(2023, 5, 8)]),
-    ("Куда мы ездили в июне?", [(None, 6, None)]),
-    ("2023年5月8日に何をした?", [(2023, 5, 8)]),
-    ("五月的旅行 5月去了哪里", [(None, 5, None)]),
-    ("2022年的计划", [(2022, None, None)]),
-    ("2023년 5월 8일에 뭐 했지?", [(2023, 5, 8)]),
-    ("Notizen vom 08.05.2023", [(2023, 5, 8)]),
-])
-def test_a_question_names_its_date_in_its_own_language(question: str, spans: list) -> None:
-    """Obsidian is kept in every script: the date list reads a question's date in the
-    month names of eight languages, CJK and Korean numerals, and day.month.year, not
-    English alone."""
-    from vaultlink.index.dates import date_spans
-
-    assert date_spans(question) == spans
-
-
-@pytest.mark.parametrize("question", [
-    "What did the Mars rover find?", "¿Cuándo fuimos al mar?", "Passe-moi la mayo",
-    "you may go", "Version 3.12.2023x"])
-def test_a_month_name_that_is_an_everyday_word_names_no_date_alone(question: str) -> None:
-    from vaultlink.index.dates import date_spans
-
-    assert date_spans(question) == []
-
-
 def test_a_note_holding_all_the_rare_words_rises(vault: Vault, indexes: Indexes,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The question's rare words spread over a note's sections, one each: every other

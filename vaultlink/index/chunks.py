@@ -19,11 +19,20 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultlink.index.base import IndexBase, SyncReport, _Change
-from vaultlink.index.dates import DATE_WEIGHT, DateSpan, date_spans, note_date, within
+from vaultlink.index.dates import (
+    DATE_WEIGHT,
+    DateSpan,
+    DayRange,
+    date_spans,
+    note_date,
+    relative_ranges,
+    within,
+)
 from vaultlink.index.embed import Embedder
 from vaultlink.index.fusion import (
     COVERAGE_WEIGHT,
@@ -97,6 +106,8 @@ class ChunkIndex(IndexBase, IndexQueries):
         """``server``: None to keep the vectors in state.sqlite, or a Chroma server's
         client (see ``tables.IndexTables``)."""
         self.max_chars = max_chars
+        # what "yesterday" or "last week" in a question is relative to (a test sets a day)
+        self.today: Callable[[], date] = date.today
         self._all_files: frozenset[str] | None = None
         self._resolver: LinkResolver | None = None
         super().__init__(vault, db_path, server, embedder, namespace)
@@ -235,7 +246,8 @@ class ChunkIndex(IndexBase, IndexQueries):
             if not row[0].startswith(digest):
                 candidates.setdefault(row[0], []).append(row)
         words: dict[tuple[str, int], frozenset[str]] = {}
-        spans = date_spans(query)
+        spans: list[DateSpan | DayRange] = [*date_spans(query),
+                                            *relative_ranges(query, self.today())]
         for row, score, sim, kw in weighed:  # all: the lists below may lift a later note
             path, via = row[0], ""
             if not digest_only and path.startswith(digest):
@@ -362,7 +374,7 @@ def _by_coverage(entries: list[_Entry], held: dict[str, list[set[str]]],
     return [entries[i] for i, _ in fuse_ranks(lists)]
 
 
-def _by_date(entries: list[_Entry], spans: list[DateSpan]) -> list[_Entry]:
+def _by_date(entries: list[_Entry], spans: list[DateSpan | DayRange]) -> list[_Entry]:
     """``entries`` (best first) fused by rank with those of them whose note's date is in
     ``spans`` (``dates.within``), that list weighing ``DATE_WEIGHT``; each keeps its
     score. On LoCoMo's tuning half (12% of the questions name a month, a day or a year)

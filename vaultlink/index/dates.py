@@ -55,6 +55,36 @@ DAYS_AFTER = 7
 DATE_WEIGHT = 0.5
 
 DateSpan = tuple[int | None, int | None, int | None]  # year, month, day; None: any
+DayRange = tuple[date, date]  # first and last day, from a date relative to today
+
+# Days relative to today a question names, by what they name; phrases in the languages of
+# the month names above (lower case; a CJK phrase needs no spaces around it). French
+# "hier" is left out: it is German and Dutch for "here".
+_RELATIVE = {
+    "today": "today heute aujourd'hui hoy oggi hoje vandaag сегодня 今天 今日 오늘",
+    "yesterday": "yesterday gestern ayer ieri ontem gisteren вчера 昨天 昨日 어제",
+    "this week": "this week|diese woche|cette semaine|esta semana|questa settimana|deze week"
+                 "|на этой неделе|这周|本周|今週|이번 주",
+    "last week": "last week|letzte woche|vergangene woche|la semaine dernière|la semana "
+                 "pasada|la settimana scorsa|semana passada|vorige week|afgelopen week"
+                 "|на прошлой неделе|上周|上个星期|先週|지난주|지난 주",
+    "this month": "this month|diesen monat|ce mois-ci|este mes|questo mese|este mês"
+                  "|deze maand|в этом месяце|这个月|本月|今月|이번 달",
+    "last month": "last month|letzten monat|vergangenen monat|le mois dernier|el mes pasado"
+                  "|il mese scorso|mês passado|vorige maand|в прошлом месяце|上个月|先月"
+                  "|지난달|지난 달",
+    "this year": "this year|dieses jahr|cette année|este año|quest'anno|este ano|dit jaar"
+                 "|в этом году|今年|올해",
+    "last year": "last year|letztes jahr|l'année dernière|el año pasado|l'anno scorso"
+                 "|ano passado|vorig jaar|в прошлом году|去年|昨年|작년",
+}
+_PHRASES = {phrase: kind for kind, text in _RELATIVE.items()
+            for phrase in (text.split("|") if "|" in text else text.split())}
+# A CJK or Hangul phrase is matched inside a run of its script ("지난주에", "上周去"); any
+# other as whole words ("today", not "todays").
+_RELATIVE_WORDS = re.compile("|".join(
+    re.escape(p) if p[0] >= "\u3000" else rf"(?<!\w){re.escape(p)}(?!\w)"
+    for p in sorted(_PHRASES, key=len, reverse=True)), re.IGNORECASE)
 
 
 def _num(text: str | None) -> int | None:
@@ -86,6 +116,28 @@ def date_spans(query: str) -> list[DateSpan]:
     return [s for s in spans if s[1] is None or 1 <= s[1] <= 12]
 
 
+def relative_ranges(query: str, today: date) -> list[DayRange]:
+    """The days a question names relative to ``today`` ("yesterday", "last week",
+    "letzten Monat", "去年"), each as its first and last day; a week starts on Monday."""
+    out: list[DayRange] = []
+    for m in _RELATIVE_WORDS.finditer(query):
+        kind = _PHRASES[m.group(0).lower()]
+        monday = today - timedelta(days=today.weekday())
+        first_of_month = today.replace(day=1)
+        last_month_end = first_of_month - timedelta(days=1)
+        out.append({
+            "today": (today, today),
+            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
+            "this week": (monday, today),
+            "last week": (monday - timedelta(days=7), monday - timedelta(days=1)),
+            "this month": (first_of_month, today),
+            "last month": (last_month_end.replace(day=1), last_month_end),
+            "this year": (date(today.year, 1, 1), today),
+            "last year": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)),
+        }[kind])
+    return out
+
+
 def note_date(path: str) -> date | None:
     """The date in a note's path (``daily/2023-05-08.md``, ``daily/2023-05-08/x.md``)."""
     found = _PATH_DATE.findall(path)
@@ -97,21 +149,28 @@ def note_date(path: str) -> date | None:
         return None
 
 
-def within(day: date, spans: Sequence[DateSpan], after: int = DAYS_AFTER) -> bool:
-    """True when ``day`` falls in one of ``spans`` or up to ``after`` days past it (a
-    span without its year: that year or the one before, as "last June")."""
-    for year, month, dom in spans:
-        for y in ([year] if year else [day.year, day.year - 1]):
-            try:
-                if month is None:
-                    start, end = date(y, 1, 1), date(y, 12, 31)
-                elif dom is None:
-                    start = date(y, month, 1)
-                    end = date(y, month, calendar.monthrange(y, month)[1])
-                else:
-                    start = end = date(y, month, dom)
-            except ValueError:
-                continue
-            if start <= day <= end + timedelta(days=after):
-                return True
-    return False
+def within(day: date, spans: Sequence[DateSpan | DayRange], after: int = DAYS_AFTER) -> bool:
+    """True when ``day`` falls in one of ``spans`` or up to ``after`` days past it."""
+    late = timedelta(days=after)
+    return any(first <= day <= last + late
+               for span in spans for first, last in _ranges(span, day.year))
+
+
+def _ranges(span: DateSpan | DayRange, year: int) -> list[DayRange]:
+    """The days ``span`` may stand for in a note of ``year``: a span without its year is
+    of that year or the one before ("last June")."""
+    if len(span) == 2:
+        return [span]
+    named, month, dom = span
+    out: list[DayRange] = []
+    for y in ([named] if named else [year, year - 1]):
+        try:
+            if month is None:
+                out.append((date(y, 1, 1), date(y, 12, 31)))
+            elif dom is None:
+                out.append((date(y, month, 1), date(y, month, calendar.monthrange(y, month)[1])))
+            else:
+                out.append((date(y, month, dom), date(y, month, dom)))
+        except ValueError:
+            continue  # the 31st of a short month, a day 40
+    return out
