@@ -18,6 +18,8 @@ import pytest
 from tests.fakes.ports import HeldPort, hold_port
 from tests.vaults import copy_sample_vault
 from vaultlink.index.embed import MiniLMEmbedder
+from vaultlink.index.recall import Indexes, open_indexes
+from vaultlink.vault.notes import Vault
 
 # How long a thread or process a test stopped may take to be gone.
 LEFTOVER_GRACE_SECONDS = 10.0
@@ -42,6 +44,20 @@ def minilm() -> MiniLMEmbedder:
     """The bundled MiniLM model, loaded once per test process: it keeps no state
     between calls but its loaded graph."""
     return MiniLMEmbedder()
+
+
+@pytest.fixture
+def vault(empty_vault: Path) -> Vault:
+    """The empty vault, opened: a search test writes its notes with ``write_note``."""
+    return Vault(empty_vault)
+
+
+@pytest.fixture
+def indexes(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Indexes]:
+    """The vault's node and section indexes, with MiniLM, closed after the test."""
+    ix = open_indexes(vault, minilm)
+    yield ix
+    ix.close()
 
 
 @pytest.fixture

@@ -3,16 +3,13 @@ of day notes (``vaultlink/index/dates.py``; the date list of ``search``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from tests.vaults import write_note
 from vaultlink.index.dates import date_spans, relative_ranges, within
-from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.recall import Indexes, open_indexes
+from vaultlink.index.recall import Indexes
 from vaultlink.vault.notes import Vault
 
 
@@ -72,18 +69,6 @@ def test_a_day_note_counts_for_its_range_and_the_week_after() -> None:
     assert within(date(2024, 3, 4), last_week) and within(date(2024, 3, 17), last_week)
     assert not within(date(2024, 3, 3), last_week)
     assert not within(date(2024, 3, 18), last_week)
-
-
-@pytest.fixture
-def vault(empty_vault: Path) -> Vault:
-    return Vault(empty_vault)
-
-
-@pytest.fixture
-def indexes(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Indexes]:
-    ix = open_indexes(vault, minilm)
-    yield ix
-    ix.close()
 
 
 def test_a_question_of_yesterday_brings_yesterdays_note(vault: Vault, indexes: Indexes) -> None:

@@ -3,28 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from tests.vaults import write_note
 from vaultlink.index import chunks
-from vaultlink.index.embed import MiniLMEmbedder
-from vaultlink.index.recall import Indexes, open_indexes
+from vaultlink.index.recall import Indexes
 from vaultlink.vault.notes import Vault
-
-
-@pytest.fixture
-def vault(empty_vault: Path) -> Vault:
-    return Vault(empty_vault)
-
-
-@pytest.fixture
-def indexes(vault: Vault, minilm: MiniLMEmbedder) -> Iterator[Indexes]:
-    ix = open_indexes(vault, minilm)
-    yield ix
-    ix.close()
 
 
 def test_the_words_a_question_names_outweigh_notes_of_the_same_subject(
