@@ -51,6 +51,7 @@ TODAY = date(2024, 3, 14)  # a Thursday
     ("Was war gestern?", [(date(2024, 3, 13), date(2024, 3, 13))]),
     ("What did we plan last week?", [(date(2024, 3, 4), date(2024, 3, 10))]),
     ("Qu'ai-je lu la semaine dernière ?", [(date(2024, 3, 4), date(2024, 3, 10))]),
+    ("Qu’ai-je noté aujourd’hui ?", [(TODAY, TODAY)]),
     ("上周去了哪里", [(date(2024, 3, 4), date(2024, 3, 10))]),
     ("지난주에 뭐 했지?", [(date(2024, 3, 4), date(2024, 3, 10))]),
     ("¿Qué hice el mes pasado?", [(date(2024, 2, 1), date(2024, 2, 29))]),

@@ -120,7 +120,7 @@ def relative_ranges(query: str, today: date) -> list[DayRange]:
     """The days a question names relative to ``today`` ("yesterday", "last week",
     "letzten Monat", "去年"), each as its first and last day; a week starts on Monday."""
     out: list[DayRange] = []
-    for m in _RELATIVE_WORDS.finditer(query):
+    for m in _RELATIVE_WORDS.finditer(query.replace("’", "'")):  # aujourd’hui
         kind = _PHRASES[m.group(0).lower()]
         monday = today - timedelta(days=today.weekday())
         first_of_month = today.replace(day=1)
