@@ -10,7 +10,14 @@ from tests.test_offline import first_step
 from vaultlink.pipeline.context import SourceNote
 from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
 from vaultlink.prose.blocks import parse_blocks
-from vaultlink.prose.conversation import conversation_of, events, speakers, told_by
+from vaultlink.prose.conversation import (
+    conversation_of,
+    events,
+    speakers,
+    told_by,
+    turns_of,
+    under_speakers,
+)
 from vaultlink.prose.subject_names import holds_name
 from vaultlink.prose.units import Unit
 
@@ -194,3 +201,40 @@ def test_a_days_task_list_grows_another_days_node_only_as_a_restatement(
     node = ("---\nname: Take notes\ndescription: d\n---\n- ☑ Take notes on CSCB09 lecture 4\n"
             "- ☐ Review the pointers chapter\n\n## Sources\n\n- From [[daily/2026-03-12.md]].\n")
     assert (first_step(policy, unit, node, "Take notes", similarity) == "edit") is grows
+
+
+def test_a_models_quote_of_a_conversation_says_who_said_each_turn() -> None:
+    """The 0.5B quoted LoCoMo's turns without their labels ("To start a dance studio 'cause
+    I'm passionate about dancing ... Your support, Gina, means a lot too."): each run of
+    sentences goes under the speaker whose turn holds it; a sentence no turn holds stays
+    with the one before it; a note that is no conversation is left as it is."""
+    turns = turns_of(SESSION)
+    assert turns[0] == ("John", "Hey James, good catching up! Been a while huh? I left my IT "
+                                "job after three years to work on something that makes a "
+                                "difference.")
+    quoted = ("Scary at first, but the new job fits my values. Gaming tournaments for "
+              "schools sound great. Which tournament comes first? It went well.")
+    assert under_speakers(quoted, turns) == (
+        "John: Scary at first, but the new job fits my values.\n\nJames: Gaming "
+        "tournaments for schools sound great. Which tournament comes first? It went well.")
+    assert under_speakers("James: Perfect, the schools will love the tournaments.", turns) \
+        == "James: Perfect, the schools will love the tournaments."
+    assert under_speakers("Nothing of this was said.", turns) == "Nothing of this was said."
+    assert turns_of("# Notes\n\nDocker: a container runtime.\n") == []
+
+
+def test_a_model_unit_of_a_conversation_keeps_its_speakers() -> None:
+    from tests.test_personal_notes import Answering
+    from vaultlink.pipeline.extract.extractor import ModelExtractor
+
+    note = SourceNote("daily/2022-08-06.md", "2022-08-06",
+                      [("2022-08-06", SESSION.split("---\n", 2)[2], True)], SESSION)
+    model = Answering([{"name": "daisy-vet", "bucket": "personal", "summary":
+                        "Yesterday I took my puppy Daisy to the vet clinic for her first "
+                        "vaccinations and a routine examination of her paws and teeth. Is "
+                        "the puppy all right after the vet clinic?"}])
+    units = ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert [u.summary for u in units] == [
+        "James: Yesterday I took my puppy Daisy to the vet clinic for her first vaccinations "
+        "and a routine examination of her paws and teeth.\n\nJohn: Is the puppy all right "
+        "after the vet clinic?"]

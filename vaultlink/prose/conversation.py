@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from vaultlink.markdown.language import UNSPACED_RUN
-from vaultlink.prose.blocks import Block
+from vaultlink.prose.blocks import Block, parse_blocks
 from vaultlink.prose.phrase_names import (
     content_runs,
     opening_words,
     salient_name,
     subject_name,
 )
-from vaultlink.prose.sentences import content_words
+from vaultlink.prose.sentences import content_words, split_sentences
 from vaultlink.prose.subject_names import first_sound
 
 # A speaker's label: one to three words of letters (any script) and a colon, then text;
@@ -63,7 +63,12 @@ def speaker_of(block: Block) -> str:
     """The speaker a paragraph opens with ('' if it opens with no label)."""
     if block.kind != "prose" or not block.items:
         return ""
-    m = _LABEL.match(block.items[0])
+    return label_of(block.items[0])
+
+
+def label_of(text: str) -> str:
+    """The speaker's label ``text`` opens with ("Jon: ..." -> "Jon"), else ''."""
+    m = _LABEL.match(text)
     return m.group(1) if m else ""
 
 
@@ -190,3 +195,34 @@ def _said(conv: Conversation, block: Block) -> list[str]:
     if at >= len(conv.turns) - 2:
         return []
     return block.items[1:] if at < 2 else block.items
+
+
+def turns_of(text: str) -> list[tuple[str, str]]:
+    """The turns of a note that is a conversation, as (speaker, what they said with its
+    whitespace collapsed); none for any other note."""
+    blocks = parse_blocks(text)
+    if not speakers(blocks):
+        return []
+    return [(who, " ".join(unlabelled(b.text).split())) for b in blocks
+            if (who := speaker_of(b))]
+
+
+def under_speakers(summary: str, turns: list[tuple[str, str]]) -> str:
+    """``summary``, sentences quoted from a conversation's ``turns``, as paragraphs each
+    under the speaker who said them ("Jon: ..."): a model quotes a turn without its
+    label, and "I'm passionate about dancing" no longer says whose words they are. A
+    sentence no turn holds stays with the one before it; a summary none of whose
+    sentences a turn holds is left as it is."""
+    groups: list[tuple[str, list[str]]] = []
+    for paragraph in summary.split("\n\n"):
+        for sentence in split_sentences(paragraph):
+            said = unlabelled(sentence)
+            who = label_of(sentence) or next((w for w, t in turns if said in t), "")
+            if groups and (not who or who == groups[-1][0]):
+                groups[-1][1].append(said if who else sentence)
+            else:
+                groups.append((who, [said if who else sentence]))
+    if not any(who for who, _ in groups):
+        return summary
+    return "\n\n".join(f"{who}: {' '.join(said)}" if who else " ".join(said)
+                        for who, said in groups)

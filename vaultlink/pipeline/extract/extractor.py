@@ -47,6 +47,7 @@ from vaultlink.pipeline.extract.unit_names import (
 )
 from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.blocks import Block, parse_blocks, task_done
+from vaultlink.prose.conversation import turns_of, under_speakers
 from vaultlink.prose.day_tasks import says_something
 from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
@@ -294,6 +295,7 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
     """The units of an answer worth keeping, at most ``most``; ``title`` is the page's
     own title when the note is a page the person keeps (None for their own notes)."""
     units = []
+    turns = turns_of(note.text)  # a conversation: each quoted turn under its speaker
     for raw in merged_items(items)[:most]:
         unit = unit_of(raw, note.path, headings)
         if unit is None:
@@ -318,6 +320,7 @@ def kept_units(items: list[Any], note: SourceNote, headings: set[str], most: int
             if unit.bucket == "personal":
                 unit.bucket = "wiki"
             named_by_title(unit, title)
+        unit.summary = under_speakers(unit.summary, turns)  # after too_little: names count
         units.append(unit)
     return units
 
