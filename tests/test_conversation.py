@@ -16,7 +16,6 @@ from vaultlink.prose.conversation import (
     speakers,
     told_by,
     turns_of,
-    under_speakers,
 )
 from vaultlink.prose.subject_names import holds_name
 from vaultlink.prose.units import Unit
@@ -203,38 +202,29 @@ def test_a_days_task_list_grows_another_days_node_only_as_a_restatement(
     assert (first_step(policy, unit, node, "Take notes", similarity) == "edit") is grows
 
 
-def test_a_models_quote_of_a_conversation_says_who_said_each_turn() -> None:
-    """The 0.5B quoted LoCoMo's turns without their labels ("To start a dance studio 'cause
-    I'm passionate about dancing ... Your support, Gina, means a lot too."): each run of
-    sentences goes under the speaker whose turn holds it; a sentence no turn holds stays
-    with the one before it; a note that is no conversation is left as it is."""
+def test_a_conversations_turns_are_its_speakers_and_what_they_said() -> None:
     turns = turns_of(SESSION)
     assert turns[0] == ("John", "Hey James, good catching up! Been a while huh? I left my IT "
                                 "job after three years to work on something that makes a "
                                 "difference.")
-    quoted = ("Scary at first, but the new job fits my values. Gaming tournaments for "
-              "schools sound great. Which tournament comes first? It went well.")
-    assert under_speakers(quoted, turns) == (
-        "John: Scary at first, but the new job fits my values.\n\nJames: Gaming "
-        "tournaments for schools sound great. Which tournament comes first? It went well.")
-    assert under_speakers("James: Perfect, the schools will love the tournaments.", turns) \
-        == "James: Perfect, the schools will love the tournaments."
-    assert under_speakers("Nothing of this was said.", turns) == "Nothing of this was said."
+    assert len(turns) == len(TURNS)
     assert turns_of("# Notes\n\nDocker: a container runtime.\n") == []
 
 
-def test_a_model_unit_of_a_conversation_keeps_its_speakers() -> None:
+def test_the_model_path_reads_a_conversation_by_event_as_the_rules_do() -> None:
+    """The 0.5B kept 38 units of LoCoMo conversation 30's 369 turns (16 of its 75
+    evidence turns), quoted them without their speakers and made a node of a photo's
+    caption ("Transporting the space to a special shopping mall with a glass entrance"):
+    a conversation is read by event, every turn whole, whatever the model would answer."""
     from tests.test_personal_notes import Answering
     from vaultlink.pipeline.extract.extractor import ModelExtractor
 
     note = SourceNote("daily/2022-08-06.md", "2022-08-06",
                       [("2022-08-06", SESSION.split("---\n", 2)[2], True)], SESSION)
-    model = Answering([{"name": "daisy-vet", "bucket": "personal", "summary":
-                        "Yesterday I took my puppy Daisy to the vet clinic for her first "
-                        "vaccinations and a routine examination of her paws and teeth. Is "
-                        "the puppy all right after the vet clinic?"}])
+    model = Answering([{"name": "vet-transportation", "bucket": "personal", "summary":
+                        "Transporting the puppy to the vet clinic for her first vaccinations."}])
     units = ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert [u.summary for u in units] == [
-        "James: Yesterday I took my puppy Daisy to the vet clinic for her first vaccinations "
-        "and a routine examination of her paws and teeth.\n\nJohn: Is the puppy all right "
-        "after the vet clinic?"]
+    assert [(u.name, u.summary) for u in units] == [(u.name, u.summary) for u in read(SESSION)]
+    said = "\n\n".join(u.summary for u in units)
+    assert all(f"{who}: " in said for who in ("John", "James"))
+    assert "Transporting" not in said

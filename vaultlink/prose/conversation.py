@@ -22,7 +22,7 @@ from vaultlink.prose.phrase_names import (
     salient_name,
     subject_name,
 )
-from vaultlink.prose.sentences import content_words, split_sentences
+from vaultlink.prose.sentences import content_words
 from vaultlink.prose.subject_names import first_sound
 
 # A speaker's label: one to three words of letters (any script) and a colon, then text;
@@ -206,23 +206,3 @@ def turns_of(text: str) -> list[tuple[str, str]]:
     return [(who, " ".join(unlabelled(b.text).split())) for b in blocks
             if (who := speaker_of(b))]
 
-
-def under_speakers(summary: str, turns: list[tuple[str, str]]) -> str:
-    """``summary``, sentences quoted from a conversation's ``turns``, as paragraphs each
-    under the speaker who said them ("Jon: ..."): a model quotes a turn without its
-    label, and "I'm passionate about dancing" no longer says whose words they are. A
-    sentence no turn holds stays with the one before it; a summary none of whose
-    sentences a turn holds is left as it is."""
-    groups: list[tuple[str, list[str]]] = []
-    for paragraph in summary.split("\n\n"):
-        for sentence in split_sentences(paragraph):
-            said = unlabelled(sentence)
-            who = label_of(sentence) or next((w for w, t in turns if said in t), "")
-            if groups and (not who or who == groups[-1][0]):
-                groups[-1][1].append(said if who else sentence)
-            else:
-                groups.append((who, [said if who else sentence]))
-    if not any(who for who, _ in groups):
-        return summary
-    return "\n\n".join(f"{who}: {' '.join(said)}" if who else " ".join(said)
-                        for who, said in groups)
