@@ -228,3 +228,23 @@ def test_the_model_path_reads_a_conversation_by_event_as_the_rules_do() -> None:
     said = "\n\n".join(u.summary for u in units)
     assert all(f"{who}: " in said for who in ("John", "James"))
     assert "Transporting" not in said
+
+
+def test_a_node_of_talk_holds_a_conversations_unit_only_by_its_phrases() -> None:
+    """The 0.5B's node of pep talk ("let's keep going") held 71-82% of the words of every
+    later session's units, so each was judged a restatement and only cited: their turns
+    were lost. A unit of turns is held by its runs of words; other units by their words."""
+    from vaultlink.pipeline.integrate.holds import HOLDS, coverage, held_share
+
+    node = ("Gina: Keep going, Jon! You got this, I believe in you and your dance studio. "
+            "Jon: Thanks Gina, your support means a lot, I'm staying positive and going "
+            "full-time with my dance studio. Gina: Awesome, staying positive is key!")
+    unit = ("Jon: I'm going to a dance competition next month, the studio is going great.\n\n"
+            "Gina: Awesome Jon, keep going! I believe in you.\n\n"
+            "Jon: Thanks Gina, your support means a lot.\n\n"
+            "Gina: Staying positive is key!")
+    assert coverage(unit, node) >= HOLDS  # by its words, a restatement
+    assert held_share(unit, node) < HOLDS  # by its phrases, news: a competition
+    assert held_share(unit, f"{node}\n\n{unit}") == 1.0  # quoted already: held
+    fact = "The dance studio is going full-time, staying positive."
+    assert held_share(fact, node) == coverage(fact, node)

@@ -41,7 +41,7 @@ from vaultlink.pipeline.integrate.decision import (
 )
 from vaultlink.pipeline.integrate.holds import (
     HOLDS,
-    coverage,
+    held_share,
     holds_words,
     node_cites,
     own_node,
@@ -250,7 +250,8 @@ def _update(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candidat
 def _judged(toolbox: Toolbox, unit: Unit, d: Decision, path: str,
             outcome: SessionOutcome) -> Decision:
     """The decision with the action the words say: the model's word is taken for the
-    target and for a CORRECT with evidence; else CORROBORATE or REFINE by coverage."""
+    target and for a CORRECT with evidence; else CORROBORATE or REFINE by what the node
+    holds (``held_share``)."""
     _, old_body, _ = split_frontmatter(toolbox.text_of(path))
     # A CORRECT needs a claim to supersede: the unit says it corrects, or the model's
     # `old` is a sentence of the node and the unit brings a value the node lacks.
@@ -259,7 +260,7 @@ def _judged(toolbox: Toolbox, unit: Unit, d: Decision, path: str,
         and new_values(unit.summary, old_body))
     if d.action == Action.CORRECT and evident:
         return d
-    held = coverage(unit.summary, without_sources(old_body))
+    held = held_share(unit.summary, without_sources(old_body))
     # a value the node lacks ("25 minutes") is news, however many words it shares
     repeats = held >= HOLDS and not new_values(unit.summary, old_body)
     action = Action.CORROBORATE if repeats else Action.REFINE
