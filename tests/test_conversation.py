@@ -14,10 +14,10 @@ from vaultlink.prose.conversation import (
     conversation_of,
     events,
     speakers,
-    told_by,
     turns_of,
 )
 from vaultlink.prose.subject_names import holds_name
+from vaultlink.prose.turns import told_by
 from vaultlink.prose.units import Unit
 
 TURNS = [

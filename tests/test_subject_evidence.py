@@ -12,13 +12,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.dream_runs import dream, units_for
 from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.sample_vault_model import is_decision_request, is_topics_request, topics_by_bucket
+from tests.test_guard_tools import NoRecall
 from tests.test_model_path import NODE, NODE_TEXT, ONESHOT, decision, vault
+from tests.vaults import write_notes
 from vaultlink.pipeline.context import RunState
+from vaultlink.pipeline.integrate.decision import Decision
+from vaultlink.pipeline.integrate.guard import Guard
+from vaultlink.pipeline.integrate.holds import unshared
+from vaultlink.pipeline.integrate.oneshot import _judged
+from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
+from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.offline import policy
 from vaultlink.prose.shared_subject import names_subject, same_facts, shared_subject, subject_names
+from vaultlink.prose.units import Unit
+from vaultlink.vault.actions import Action
 from vaultlink.vault.graph import check_vault
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
@@ -117,3 +129,55 @@ def test_a_possessive_name_is_named_by_its_owner() -> None:
     assert names_subject("Melanie's pottery", "Melanie took her kids to a pottery workshop")
     assert names_subject("Caroline’s adoption plans", "Caroline plans the adoption next year")
     assert not names_subject("Melanie's pottery", "Caroline went to a support group")
+
+
+TALK_NODE = "digest/wiki/let-s-keep-going.md"
+TALK = ("Gina: Thanks, Jon! Appreciate your support!\n\nJon: Let's keep going and chase our "
+        "dreams!\n\nGina: Yeah! Let's keep going after our goals.\n\nJon: We got this!")
+
+
+def _talk_box(tmp_path: Path, unit: Unit) -> Toolbox:
+    vault = Vault(write_notes(tmp_path, {
+        "daily/2023-01-29.md": TALK + "\n", "daily/2023-05-27.md": unit.summary + "\n",
+        TALK_NODE: f"---\nname: Let's keep going\ndescription: 'Gina: Thanks, Jon!'\n---\n"
+                   f"{TALK}\n\n## Sources\n\n- Let's keep going: taken from "
+                   "[[daily/2023-01-29.md|the note of 2023-01-29]].\n"}))
+    existed = frozenset(vault.iter_files(["digest"]))
+    return Toolbox(vault, NoRecall(), Guard(unit, existed, vault.iter_files))
+
+
+@pytest.mark.parametrize("name, source, stands", [
+    ("business-plan", "daily/2023-05-27.md", False),  # another session, another subject
+    ("let-s-keep-going", "daily/2023-05-27.md", True),  # its name names the node
+    ("business-plan", "daily/2023-01-29.md", True),  # the node's own session
+])
+def test_a_conversations_unit_grows_another_sessions_node_only_by_its_name(
+        tmp_path: Path, name: str, source: str, stands: bool) -> None:
+    """The 0.5B REFINEd the events of 15 LoCoMo sessions (a business plan, social media,
+    networking) into a node "Let's keep going": talk says "keep going" everywhere, so the
+    turns' words are no evidence; only the unit's name, or the node holding its turns."""
+    summary = ("Jon: I'm wrapping up the business plan and looking for investors. Let's "
+               "keep going!\n\nGina: Investors will love it.\n\nJon: Thanks, Gina!\n\n"
+               "Gina: Keep going, Jon!")
+    unit = Unit(name, "wiki", summary, [source])
+    box = _talk_box(tmp_path, unit)
+    refine = Decision(Action.REFINE, TALK_NODE, "", "", "", "", [], "")
+    why = unshared(box, unit, refine, TALK_NODE)
+    assert (why == "") is stands, why
+    if not stands:
+        assert "another conversation's node" in why and "CREATE" in why
+
+
+def test_a_conversations_turn_that_tells_of_a_change_is_no_correction(tmp_path: Path) -> None:
+    """"I used to be shy" in a turn tells of its speaker, not that the node is wrong: the
+    0.5B's REFINE of a LoCoMo event became a CORRECT by that cue alone."""
+    summary = ("Jon: I used to be shy, but dancing changed me.\n\nGina: That's amazing!\n\n"
+               "Jon: Let's keep going with the studio.\n\nGina: Keep going, Jon!")
+    unit = Unit("let-s-keep-going", "wiki", summary, ["daily/2023-05-27.md"])
+    box = _talk_box(tmp_path, unit)
+    refine = Decision(Action.REFINE, TALK_NODE, "", "", "", "", [], "")
+    judged = _judged(box, unit, refine, TALK_NODE, SessionOutcome(Ending.ERROR))
+    assert judged.action == Action.REFINE
+    prose = Unit("studio", "wiki", "The studio used to be on Main Street.", ["daily/2023-05-27.md"])
+    assert _judged(_talk_box(tmp_path / "b", prose), prose, refine, TALK_NODE,
+                   SessionOutcome(Ending.ERROR)).action == Action.CORRECT

@@ -24,14 +24,10 @@ from vaultlink.prose.phrase_names import (
 )
 from vaultlink.prose.sentences import content_words
 from vaultlink.prose.subject_names import first_sound
+from vaultlink.prose.turns import label_of, talking, unlabelled
 
-# A speaker's label: one to three words of letters (any script) and a colon, then text;
-# a full-width colon needs no space after it ("小明：你好").
-_LABEL = re.compile(r"^([^\W\d_][\w'’.-]{0,30}(?: [^\W\d_][\w'’.-]{0,30}){0,2})"
-                    r"(?:\s?:\s+|\s?：\s*)(?=\S)")
 MIN_TURNS = 4           # fewer labelled paragraphs is a note quoting someone, no conversation
 TURN_SHARE = 0.6        # of the note's paragraphs: the rest is the owner's own comment
-MAX_SPEAKERS = 8        # more labels are a glossary or a list of fields ("Docker: ...")
 TOPIC_WORDS = 6         # content words: a turn saying this much may open an event of its own
 STAYS = 0.2             # share of its words a long turn shares with the event so far to stay in it
 MIN_EVENT = 4           # turns an event holds before a new one may open
@@ -66,12 +62,6 @@ def speaker_of(block: Block) -> str:
     return label_of(block.items[0])
 
 
-def label_of(text: str) -> str:
-    """The speaker's label ``text`` opens with ("Jon: ..." -> "Jon"), else ''."""
-    m = _LABEL.match(text)
-    return m.group(1) if m else ""
-
-
 def speakers(blocks: list[Block]) -> frozenset[str]:
     """The speakers of a conversation, when the blocks are one: two to ``MAX_SPEAKERS``
     labels taking turns over most of its paragraphs, two of them twice or more (a
@@ -82,14 +72,9 @@ def speakers(blocks: list[Block]) -> frozenset[str]:
         return frozenset()
     counts = Counter(said)
     switches = sum(1 for a, b in pairwise(said) if a != b)
-    if not _talking(counts) or switches < len(said) // 2:
+    if not talking(counts) or switches < len(said) // 2:
         return frozenset()
     return frozenset(counts)
-
-
-def _talking(labels: Counter[str]) -> bool:
-    """Whether labels counted are speakers: at most ``MAX_SPEAKERS``, two of them twice."""
-    return len(labels) <= MAX_SPEAKERS and sum(1 for n in labels.values() if n >= 2) >= 2
 
 
 def conversation_of(blocks: list[Block], turns: list[Block]) -> Conversation | None:
@@ -109,18 +94,6 @@ def conversation_of(blocks: list[Block], turns: list[Block]) -> Conversation | N
                             for n in sorted(names, key=len, reverse=True))
     conv.names_at = re.compile(alternatives)
     return conv
-
-
-def told_by(lines: list[str]) -> frozenset[str]:
-    """The speakers of a unit's lines, when they are turns of a conversation: two labels
-    or more, each opening a line twice or more (empty for any other text)."""
-    said = Counter(m.group(1) for m in map(_LABEL.match, lines) if m)
-    return frozenset(said) if _talking(said) else frozenset()
-
-
-def unlabelled(text: str) -> str:
-    """A turn's text without its speaker's label."""
-    return _LABEL.sub("", text, count=1)
 
 
 def _share(a: set[str], b: set[str] | Counter[str]) -> float:

@@ -8,7 +8,10 @@ Three readings, each for its own question:
   or another unit of the same note; one Sources line per note), :func:`own_node` (the
   node this unit's CREATE would take, written by an earlier attempt); a replay must
   cite every source of the unit (``cites_all``);
-- by its words: :func:`holds_words` (the node already says most of what the unit says);
+- by its words: :func:`holds_words` (the node already says most of what the unit says),
+  :func:`held_share` (for a conversation's turns, by their phrases), and
+  :func:`unshared` (an update of a node whose subject the unit does not share is made a
+  CREATE);
 - by the journal: :func:`decided_before` (this very unit was decided, looked up by its
   note) and :func:`journaled_to` (a unit of this name went to this node).
 """
@@ -18,16 +21,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vaultlink.markdown.language import subject_words
-from vaultlink.markdown.sections import cites_any
+from vaultlink.markdown.sections import cites_any, without_sources
 from vaultlink.pipeline.stored import is_unit, stored_name
-from vaultlink.prose.conversation import told_by
 from vaultlink.prose.node_names import node_names
+from vaultlink.prose.shared_subject import names_node, shared_subject, subject_names
+from vaultlink.prose.turns import told_by
 from vaultlink.prose.units import Unit, slugify
-from vaultlink.vault.actions import DECISIONS
+from vaultlink.vault.actions import DECISIONS, Action
 from vaultlink.vault.journal import JournalEntry
+from vaultlink.vault.notes import parse_note
 from vaultlink.vault.state import State
 
-if TYPE_CHECKING:  # a type only: the tools load with integrate
+if TYPE_CHECKING:  # types only: the tools and decisions load with integrate
+    from vaultlink.pipeline.integrate.decision import Decision
     from vaultlink.pipeline.integrate.tools import Toolbox
 
 # Share of the unit's content words a node holds from which the unit adds nothing
@@ -100,3 +106,32 @@ def journaled_to(state: State, unit: Unit, target: str) -> bool:
     return any(entry.target == target and entry.action in DECISIONS
                and entry.undone_by is None and stored_name(entry.unit) == unit.name
                for entry in state.journal(50, target))
+
+
+def unshared(toolbox: Toolbox, unit: Unit, d: Decision, path: str) -> str:
+    """Why the update ``d`` of ``path`` is made a CREATE, or '' when it stands: the unit
+    names the node's subject (name, alias, the phrase its description opens with) or
+    states its facts (``subject.shared_subject``), or the node is the unit's own (an
+    earlier attempt wrote it). The model's word and nearness are no evidence."""
+    if path not in toolbox.guard.existed or path == own_node(toolbox, unit):
+        return ""
+    try:
+        note = parse_note(path, toolbox.text_of(path).encode("utf-8"))
+    except Exception:  # unreadable: the update fails on its own
+        return ""
+    name = unit.title or unit.name.replace("-", " ")
+    body = without_sources(note.body)
+    if told_by(unit.summary.split("\n")) and not node_cites(toolbox, path, unit.paths):
+        # Another session's node: talk shares its everyday words and phrases with any
+        # other (the 0.5B grew "Let's keep going" from 15 sessions' events), so only the
+        # unit's name naming it, or the node holding its turns already, is evidence.
+        if names_node(name, note.frontmatter) or held_share(unit.summary, body) >= HOLDS:
+            return ""
+        return (f"the model said {d.action} {path}, another conversation's node, but the "
+                f"unit's name ({name}) does not name its subject "
+                f"({', '.join(subject_names(note.frontmatter)) or path}): {Action.CREATE}")
+    if shared_subject(f"{name}\n{unit.summary}", note.frontmatter, body, unit.summary):
+        return ""
+    return (f"the model said {d.action} {path}, but the unit neither names its subject "
+            f"({', '.join(subject_names(note.frontmatter)) or path}) nor states its facts: "
+            f"{Action.CREATE}")

@@ -45,6 +45,7 @@ from vaultlink.pipeline.integrate.holds import (
     holds_words,
     node_cites,
     own_node,
+    unshared,
 )
 from vaultlink.pipeline.integrate.session import MAX_CORRECTIONS, Ending, SessionOutcome
 from vaultlink.prose.node_names import node_names
@@ -61,7 +62,7 @@ from vaultlink.prose.node_text import (
     weave_mentions,
     without_dangling_lead,
 )
-from vaultlink.prose.shared_subject import shared_subject, subject_names
+from vaultlink.prose.turns import told_by
 from vaultlink.prose.units import Receipt, Unit
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import cite, listing, phrase_of, source_sentence
@@ -255,7 +256,10 @@ def _judged(toolbox: Toolbox, unit: Unit, d: Decision, path: str,
     _, old_body, _ = split_frontmatter(toolbox.text_of(path))
     # A CORRECT needs a claim to supersede: the unit says it corrects, or the model's
     # `old` is a sentence of the node and the unit brings a value the node lacks.
-    evident = says_correction(unit.summary) or (
+    # (a conversation's "I used to be shy" tells of its speaker, not of the node: there
+    # the model's `old` sentence is the evidence)
+    talk = bool(told_by(unit.summary.split("\n")))
+    evident = (says_correction(unit.summary) and not talk) or (
         d.action == Action.CORRECT and bool(d.old) and strike(old_body, d.old, "") is not None
         and new_values(unit.summary, old_body))
     if d.action == Action.CORRECT and evident:
@@ -294,25 +298,6 @@ def _checked(toolbox: Toolbox, unit: Unit, w: Written, listed: list[str], why: s
         return str(exc)
     outcome.status = Ending.DONE
     return ""
-
-
-def unshared(toolbox: Toolbox, unit: Unit, d: Decision, path: str) -> str:
-    """Why the update ``d`` of ``path`` is made a CREATE, or '' when it stands: the unit
-    names the node's subject (name, alias, the phrase its description opens with) or
-    states its facts (``subject.shared_subject``), or the node is the unit's own (an
-    earlier attempt wrote it). The model's word and nearness are no evidence."""
-    if path not in toolbox.guard.existed or path == own_node(toolbox, unit):
-        return ""
-    try:
-        note = parse_note(path, toolbox.text_of(path).encode("utf-8"))
-    except Exception:  # unreadable: the update fails on its own
-        return ""
-    text = f"{unit.title or unit.name.replace('-', ' ')}\n{unit.summary}"
-    if shared_subject(text, note.frontmatter, without_sources(note.body), unit.summary):
-        return ""
-    return (f"the model said {d.action} {path}, but the unit neither names its subject "
-            f"({', '.join(subject_names(note.frontmatter)) or path}) nor states its facts: "
-            f"{Action.CREATE}")
 
 
 # -- composing the Markdown around the model's words ---------------------------------

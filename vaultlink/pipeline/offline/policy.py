@@ -22,7 +22,6 @@ from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import is_copy
 from vaultlink.markdown.sections import cited_sources, cites_all
 from vaultlink.markdown.text import task_list
-from vaultlink.prose.conversation import told_by
 from vaultlink.prose.node_names import node_description, node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
@@ -42,6 +41,7 @@ from vaultlink.prose.subject_names import (
     same_name,
     subject_of_title,
 )
+from vaultlink.prose.turns import told_by
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.update import Linkable, covered, plan_update
 from vaultlink.prose.wording import wording_of
