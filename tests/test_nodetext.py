@@ -61,3 +61,14 @@ def test_a_title_keeps_the_capitals_its_summary_writes_a_word_with() -> None:
     assert title_of("rebuild-online", "Online rebuild. It stays up.") == "Rebuild online"
     assert title_of("pg-mixed", "PG and pg both.") == "Pg mixed"  # two forms: as given
     assert title_of("搜索索引", "搜索索引每周重建。") == "搜索索引"
+
+
+def test_a_turn_whose_opening_the_node_holds_keeps_its_speaker() -> None:
+    """A REFINE of a conversation's node adds only the sentences it lacks: "Gina: Thanks!"
+    was known, and "Making my spot comfortable ..." went in with nobody speaking (LoCoMo
+    conversation 30, the 0.5B's node "Clothing store")."""
+    known = "Gina: Thanks! Glad you like it.\n"
+    text = ("Gina: Thanks! Making my spot comfortable is key.\n\n"
+            "Jon: Your store looks great.")
+    assert new_sentences(text, known) == (
+        "Gina: Making my spot comfortable is key.\n\nJon: Your store looks great.")

@@ -12,6 +12,7 @@ import re
 from vaultlink.markdown.links import code_line_numbers
 from vaultlink.markdown.sections import find_sources_section
 from vaultlink.markdown.text import FENCED_BLOCK
+from vaultlink.prose.turns import label_of
 from vaultlink.prose.writing import weave
 
 
@@ -92,7 +93,9 @@ def new_sentences(text: str, known: str) -> str:
                 seen.add(key)
                 kept.append(sentence)
         if kept:
-            paragraphs.append(" ".join(kept))
+            joined, who = " ".join(kept), label_of(para)
+            # a turn whose opening sentence the node holds keeps its speaker all the same
+            paragraphs.append(f"{who}: {joined}" if who and not label_of(joined) else joined)
     return "\n\n".join(paragraphs)
 
 
