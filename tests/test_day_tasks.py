@@ -128,10 +128,10 @@ def test_another_days_tasks_are_a_list_of_their_own() -> None:
 
 
 def test_a_task_box_is_read_as_a_box_only_where_it_is_one() -> None:
-    """A reference list ("- [1] Smith 2020") is no task; "[x]" in a mixed list is a done
-    item, not a stray "x"."""
+    """A reference list ("- [1] Smith 2020") is no task, its "[1]" kept as written; "[x]"
+    in a mixed list is a done item, not a stray "x"."""
     (block,) = parse_blocks("- [1] Smith, 2020, on ridges\n- [x] read it again\n- notes\n")
-    assert block.items == ["- 1 Smith, 2020, on ridges", "- ☑ read it again", "- notes"]
+    assert block.items == ["- [1] Smith, 2020, on ridges", "- ☑ read it again", "- notes"]
 
 
 PEDYC_DAY = ('---\ntitle: "2025-02-21"\ntags: [diary]\n---\n\n'

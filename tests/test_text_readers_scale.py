@@ -74,3 +74,12 @@ def test_a_link_stops_at_the_bracket_of_the_next_one() -> None:
     assert clean_inline("note[^1 [^2] end") == "note[^1 end"
     assert besides_links("[[a [[b]] c") == "[[a   c"
     assert content_text("see [[a [[b|B]] here") == "see [[a [[b|B]] here"
+
+
+def test_a_lone_bracketed_phrase_is_literal_and_a_reference_link_its_label() -> None:
+    """LoCoMo's chat logs end a turn with "[shares a photo: ...]"; every node quoting one
+    said "shares a photo: ..." (a lone "[text]" is a link only where its note defines
+    it, which a line does not know). "[text][ref]" and "[text][]" are links."""
+    assert clean_inline("Look! [shares a photo: a sunset]") == \
+        "Look! [shares a photo: a sunset]"
+    assert clean_inline("See [the guide][g] and [Hatch][].") == "See the guide and Hatch."

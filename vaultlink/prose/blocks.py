@@ -47,7 +47,10 @@ _DIAGRAMS = frozenset({"mermaid", "plantuml", "dot", "graphviz", "ditaa"})
 # with no closing mark made each start scan the rest of the text (16 KB: 1.3 s).
 _IMAGE = re.compile(r"!\[\[[^\]]{0,1000}\]\]|!\[[^\]]{0,1000}\]\([^)]{0,2000}\)")
 _MD_LINK = re.compile(r"(?<!!)\[([^\]\[]+)\]\(([^)\s\[\]]{0,2000})(?:\s+\"[^\"\n]{0,500}\")?\)")
-_REF_LINK = re.compile(r"(?<![!\\])\[([^\]\[^]+)\](?:\[[^\]]*\])?(?![(:])")
+# A reference link names its definition in a second pair of brackets ("[text][ref]",
+# "[text][]"); a lone "[text]" is literal unless its note defines it, so it stays as
+# written ("[shares a photo: a sunset]" in a chat log lost its brackets).
+_REF_LINK = re.compile(r"(?<![!\\])\[([^\]\[^]+)\]\[[^\]]*\](?![(:])")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\[\s]+\]")
 _ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^}]*\}|\s*\{:\s*[^}]*\}")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
