@@ -215,13 +215,19 @@ def test_the_model_groups_and_names_topics_but_paths_come_from_its_units(
          "units": [3]},
         {"title": "Odd fields", "reason": ["x"], "keywords": 7, "units": [2]}]}]
 
+    asked: list[dict[str, Any]] = []
+
     def model(request: dict[str, Any]) -> Any:
         if is_topics_request(request):
+            asked.append(request)
             return reply(json.dumps(answers[0]))
         return with_extract(creator, *units)(request)
 
     with FakeOllama(model=model) as server:
         run = dream(root, server.url, **{"topics.min_units": 3})
+    # the grammar asks for no more than a topic keeps (the 0.5B ran to the answer cap)
+    item = asked[0]["format"]["properties"]["topics"]["items"]["properties"]
+    assert (item["title"]["maxLength"], item["reason"]["maxLength"]) == (80, 300)
     meta = Vault(root).read_note("digest/topics/2026-07-01-topics.md").frontmatter
     assert [t["title"] for t in meta["topics"]] == ["Greek letters", "Gamma steps",
                                                     "Odd fields"]

@@ -173,12 +173,18 @@ def topic_line(topic: dict[str, Any]) -> str:
     return f"{topic['title']} ({paths}): {' '.join(str(topic.get('reason', '')).split())}"
 
 
+# What a topic keeps of a model's answer (``_checked``); the schema asks for no more: the
+# 0.5B's answers for conversation days ran to the answer cap and were thrown away, and a
+# grammar with lengths stops it in time (docs/quality.md, LoCoMo with a real model).
+TITLE_CHARS, REASON_CHARS, KEYWORDS, KEYWORD_CHARS, MOST_TOPICS = 80, 300, 5, 40, 8
 TOPICS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"topics": {"type": "array", "items": {
+    "properties": {"topics": {"type": "array", "maxItems": MOST_TOPICS, "items": {
         "type": "object",
-        "properties": {"title": {"type": "string"}, "reason": {"type": "string"},
-                       "keywords": {"type": "array", "items": {"type": "string"}},
+        "properties": {"title": {"type": "string", "maxLength": TITLE_CHARS},
+                       "reason": {"type": "string", "maxLength": REASON_CHARS},
+                       "keywords": {"type": "array", "maxItems": KEYWORDS,
+                                    "items": {"type": "string", "maxLength": KEYWORD_CHARS}},
                        "units": {"type": "array", "items": {"type": "integer"}}},
         "required": ["title", "reason", "keywords", "units"]}}},
     "required": ["topics"],
@@ -191,15 +197,15 @@ def _checked(raw: Any, candidates: list[dict[str, Any]]) -> dict[str, Any] | Non
         return None
     numbers = [n for n in raw["units"] if isinstance(n, int)
                and not isinstance(n, bool) and 1 <= n <= len(candidates)]
-    title = shown(raw["title"])[:80] if isinstance(raw.get("title"), str) else ""
+    title = shown(raw["title"])[:TITLE_CHARS] if isinstance(raw.get("title"), str) else ""
     if not numbers or not title:
         return None
     chosen = [candidates[n - 1] for n in dict.fromkeys(numbers)]
     given_reason: str = raw["reason"] if isinstance(raw.get("reason"), str) else ""
-    reason = shown(given_reason)[:300] or chosen[0]["reason"]
+    reason = shown(given_reason)[:REASON_CHARS] or chosen[0]["reason"]
     given: list[Any] = raw["keywords"] if isinstance(raw.get("keywords"), list) else []
     words = [w for w in (k.strip().lower() for k in given if isinstance(k, str))
-             if w and len(w) <= 40][:5]
+             if w and len(w) <= KEYWORD_CHARS][:KEYWORDS]
     return {"title": title, "reason": reason,
             "evidence": list(dict.fromkeys(p for c in chosen for p in c["evidence"])),
             "keywords": words or chosen[0]["keywords"],
