@@ -173,9 +173,9 @@ def topic_line(topic: dict[str, Any]) -> str:
     return f"{topic['title']} ({paths}): {' '.join(str(topic.get('reason', '')).split())}"
 
 
-# What a topic keeps of a model's answer (``_checked``); the schema asks for no more: the
-# 0.5B's answers for conversation days ran to the answer cap and were thrown away, and a
-# grammar with lengths stops it in time (docs/quality.md, LoCoMo with a real model).
+# What a topic keeps of a model's answer (``_checked``); the schema asks for no more, so
+# the grammar stops a small model before the answer cap, where the answer was lost
+# (docs/quality.md, LoCoMo with a real model).
 TITLE_CHARS, REASON_CHARS, KEYWORDS, KEYWORD_CHARS, MOST_TOPICS = 80, 300, 5, 40, 8
 TOPICS_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -162,8 +162,8 @@ class ModelExtractor:
         inline fields, queries, comments and navigation lines are Obsidian's machinery,
         not prose (``markdown.obsidian``; ``extract.source_note`` has left a day note's
         template out already). A conversation is the offline rules' too, a unit per
-        event with every turn whole (``prose.conversation``): the 0.5B kept a fifth of
-        a LoCoMo conversation's evidence turns, and made a node of a photo's caption."""
+        event with every turn whole (``prose.conversation``): a small model kept little
+        of what was said (docs/quality.md, LoCoMo with a real model)."""
         if turns_of(note.text):
             units = self.task_lists.extract([note])
             self.passed += self.task_lists.passed

@@ -65,9 +65,9 @@ def coverage(summary: str, text: str) -> float:
     return len(want & set(subject_words(text))) / len(want) if want else 1.0
 
 
-# A conversation's turns share their everyday words with any talk: a node of the 0.5B's
-# grown from pep talk held 71-82% of the words of every later session's units. Turns are
-# held only as runs of this many content words in a row.
+# A conversation's turns share their everyday words with any talk, so a node of talk
+# "holds" most words of any later turns (docs/quality.md, LoCoMo with a real model):
+# turns are held only as runs of this many content words in a row.
 PHRASE_WORDS = 3
 
 
@@ -123,8 +123,8 @@ def unshared(toolbox: Toolbox, unit: Unit, d: Decision, path: str) -> str:
     body = without_sources(note.body)
     if told_by(unit.summary.split("\n")) and not node_cites(toolbox, path, unit.paths):
         # Another session's node: talk shares its everyday words and phrases with any
-        # other (the 0.5B grew "Let's keep going" from 15 sessions' events), so only the
-        # unit's name naming it, or the node holding its turns already, is evidence.
+        # other, so only the unit's name naming it, or the node holding its turns
+        # already, is evidence (docs/quality.md, LoCoMo with a real model).
         if names_node(name, note.frontmatter) or held_share(unit.summary, body) >= HOLDS:
             return ""
         return (f"the model said {d.action} {path}, another conversation's node, but the "
