@@ -119,23 +119,22 @@ def date_spans(query: str) -> list[DateSpan]:
 def relative_ranges(query: str, today: date) -> list[DayRange]:
     """The days a question names relative to ``today`` ("yesterday", "last week",
     "letzten Monat", "去年"), each as its first and last day; a week starts on Monday."""
-    out: list[DayRange] = []
-    for m in _RELATIVE_WORDS.finditer(query.replace("’", "'")):  # aujourd’hui
-        kind = _PHRASES[m.group(0).lower()]
-        monday = today - timedelta(days=today.weekday())
-        first_of_month = today.replace(day=1)
-        last_month_end = first_of_month - timedelta(days=1)
-        out.append({
-            "today": (today, today),
-            "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
-            "this week": (monday, today),
-            "last week": (monday - timedelta(days=7), monday - timedelta(days=1)),
-            "this month": (first_of_month, today),
-            "last month": (last_month_end.replace(day=1), last_month_end),
-            "this year": (date(today.year, 1, 1), today),
-            "last year": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)),
-        }[kind])
-    return out
+    monday = today - timedelta(days=today.weekday())
+    first_of_month = today.replace(day=1)
+    last_month_end = first_of_month - timedelta(days=1)
+    yesterday = today - timedelta(days=1)
+    days: dict[str, DayRange] = {
+        "today": (today, today),
+        "yesterday": (yesterday, yesterday),
+        "this week": (monday, today),
+        "last week": (monday - timedelta(days=7), monday - timedelta(days=1)),
+        "this month": (first_of_month, today),
+        "last month": (last_month_end.replace(day=1), last_month_end),
+        "this year": (date(today.year, 1, 1), today),
+        "last year": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)),
+    }
+    return [days[_PHRASES[m.group(0).lower()]]
+            for m in _RELATIVE_WORDS.finditer(query.replace("’", "'"))]  # aujourd’hui
 
 
 def note_date(path: str) -> date | None:
