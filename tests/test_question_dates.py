@@ -86,3 +86,14 @@ def test_a_question_of_yesterday_brings_yesterdays_note(vault: Vault, indexes: I
     assert indexes.chunks.search(query, 3)[0].path == "daily/2024-03-13.md"
     indexes.chunks.today = lambda: date(2024, 3, 12)  # yesterday is the 11th now
     assert indexes.chunks.search(query, 3)[0].path == "daily/2024-03-11.md"
+
+
+def test_a_long_question_is_read_for_dates_as_far_as_it_is_embedded() -> None:
+    """A caller's pasted page is no question: its dates past the embedded length are not
+    scanned (a megabyte of "may " took 1.5 s)."""
+    from vaultlink.index.fusion import MAX_QUERY_CHARS
+
+    padding = "x" * MAX_QUERY_CHARS
+    assert date_spans("in June " + padding) == [(None, 6, None)]
+    assert date_spans(padding + " in June") == []
+    assert relative_ranges(padding + " yesterday", TODAY) == []

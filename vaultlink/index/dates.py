@@ -15,6 +15,9 @@ import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 
+# a question is read for dates as far as it is embedded: a pasted page costs no scan
+from vaultlink.index.fusion import MAX_QUERY_CHARS
+
 # Each language's twelve month names, January first, as a question writes them (Russian
 # in the forms "в мае", "8 мая" and "май" take).
 _NAMES = (
@@ -96,7 +99,7 @@ def date_spans(query: str) -> list[DateSpan]:
     leaves open: "in June", "on May 23, 2023", "1 February, 2023", "8. Mai 2023", "8 de
     mayo de 2023", "2023年5月8日", "5월", "08.05.2023", "2023-05-08", "in 2023"."""
     spans: list[DateSpan] = []
-    for m in _DATE_WORDS.finditer(query):
+    for m in _DATE_WORDS.finditer(query[:MAX_QUERY_CHARS]):
         (d1, month, d2, year, iy, im, iday, dd, dm, dy, cy, cm, cd, cy_only,
          only_year) = m.groups()
         if month:
@@ -134,7 +137,8 @@ def relative_ranges(query: str, today: date) -> list[DayRange]:
         "last year": (date(today.year - 1, 1, 1), date(today.year - 1, 12, 31)),
     }
     return [days[_PHRASES[m.group(0).lower()]]
-            for m in _RELATIVE_WORDS.finditer(query.replace("’", "'"))]  # aujourd’hui
+            for m in _RELATIVE_WORDS.finditer(
+                query[:MAX_QUERY_CHARS].replace("’", "'"))]  # aujourd’hui
 
 
 def note_date(path: str) -> date | None:
