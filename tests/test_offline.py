@@ -608,3 +608,21 @@ def test_a_node_never_links_its_namesake_for_its_own_name() -> None:
         turns.append(Turn(step.name, step.arguments, {"exists": False}))
     assert isinstance(step, ToolCall) and step.arguments["name"] == "Project Description (2)"
     assert other not in step.arguments["content"]
+
+
+@pytest.mark.parametrize("cited, grows", [
+    ("daily/2026-06-13.md", True),  # the node was made (in part) of this very day
+    ("daily/2026-06-08.md", False),  # another day: the unit must name the node's subject
+])
+def test_the_nearest_node_already_citing_the_units_day_takes_it(cited: str,
+                                                                 grows: bool) -> None:
+    """The sample's "Morning focus time" cites 2026-06-13 for the owner's reasoning; the
+    day's unit, "Focus block", does not name all of it, and became a second node beside it."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("focus-block", "personal",
+                "Thinking about why the focus block works for me: I start the day on the "
+                "hardest problem.\nI'm keeping 9–11 meeting-free next week too.",
+                ["daily/2026-06-13.md"], title="Focus block")
+    node = ("---\nname: Morning focus time\ndescription: d\n---\nMara protects 9:00–11:00 "
+            f"as focus time.\n\n## Sources\n\n- Her reasoning is in [[{cited}]].\n")
+    assert (first_step(policy, unit, node, "Morning focus time", 0.73) == "edit") is grows

@@ -264,3 +264,18 @@ def test_buckets_from_cues(text: str, bucket: str) -> None:
 def test_extraction_is_deterministic() -> None:
     notes = [src for _, src in sample_notes()]
     assert OfflineExtractor().extract(notes) == OfflineExtractor().extract(notes)
+
+
+def test_a_status_line_joins_a_subject_only_by_more_than_one_shared_word() -> None:
+    """"Mid-sprint retro after the sync, notes in [[retro]]" shared one word ("note",
+    of "Note to self") with the day's subject, and opened its node; a status line that
+    adds to a subject shares its words ("documents table", "Elif")."""
+    day = ("## Standup\n\n- Mid-sprint retro after the sync, notes in [[daily/2026-06-17/retro]]."
+           "\n- Elif flagged that the documents table is three times larger on disk.\n\n"
+           "## Notes\n\nTomás tried to book sprint planning at 9:30. Note to self: my "
+           "morning focus time stays, no meetings.\n\n## Bloat\n\nThe documents table "
+           "bloated: Elif and I found 1.1M dead tuples after the re-embedding run.\n")
+    units, ex = extract("daily/2026-06-17.md", day)
+    said = "\n".join(u.summary for u in units)
+    assert "Mid-sprint retro" not in said and "three times larger" in said
+    assert [p.excerpt[:20] for p in ex.passed] == ["- Mid-sprint retro a"]

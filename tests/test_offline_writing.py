@@ -306,3 +306,19 @@ def test_no_link_is_woven_into_a_days_task_list() -> None:
     assert linked == [] and blocks == [tasks]
     blocks, linked = weave(["The cheat sheet covers pointers."], candidates, set())
     assert linked == ["digest/wiki/finish-cscc24-cheat-sheet.md"]
+
+
+def test_a_lone_new_step_with_no_list_to_go_on_is_an_item() -> None:
+    """"1. Re-check n_dead_tup; it went from 1.1M to about 2k" was added after a prose
+    paragraph among bullets, a list of one restarted at 1; two new steps stay a list."""
+    body = "Vacuum the table by hand.\n\nPlain VACUUM keeps the space.\n"
+    summary = ("- Elif flagged that the documents table is three times larger on disk.\n"
+               "4. Re-check n_dead_tup; it went from 1.1M to about 2k.")
+    plan = plan_update(body, summary, "daily/2026-06-11.md", "Vacuum", cites_source=False)
+    assert plan is not None
+    assert "- Re-check n_dead_tup; it went from 1.1M to about 2k." in plan.body
+    assert "1. Re-check" not in plan.body
+    two = summary + "\n5. Resume the nightly re-embedding cron job afterwards."
+    plan = plan_update(body, two, "daily/2026-06-11.md", "Vacuum", cites_source=False)
+    assert plan is not None and "1. Re-check n_dead_tup" in plan.body
+    assert "2. Resume the nightly" in plan.body

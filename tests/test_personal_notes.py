@@ -620,3 +620,47 @@ def test_a_model_name_its_unit_and_note_never_say_is_replaced_by_the_units_subje
             assert "organize" not in unit.name and "capture" in unit.name, unit.name
         else:
             assert unit.name == want
+
+
+def test_a_frames_heading_that_only_sorts_stays_so_its_lines_are_read_as_such() -> None:
+    """The sample vault's days share "## Standup", "## Notes" and "## TODO", so those were
+    found as the frame and left blank: a standup's "Fusion step implemented ... wiring
+    tomorrow" joined the vacuum procedure, and a day's "## Notes" ran on under the
+    owner's "## Weekend" and were passed over as logistics. A frame's heading that names
+    nothing but sorts what is under it stays where the owner wrote under it."""
+    frame = DayTemplate(lines=frozenset({"## Standup", "## Notes", "## TODO"}))
+    day = ("## Standup\n\n- Fusion step implemented, unit tests green. Feature flag wiring "
+           "tomorrow.\n- Elif flagged that the `documents` table is three times larger on "
+           "disk than it should be.\n\n## Notes\n\nLooked into the documents table bloat "
+           "with Elif: the re-embedding job left about 1.1M dead tuples in the documents "
+           "table, and autovacuum kept getting cancelled.\n\n## TODO\n\n")
+    owner = frame.owner_text("daily/2026-06-11.md", day).split("\n")
+    assert "## Standup" in owner and "## Notes" in owner
+    assert "## TODO" not in owner  # nothing under it: a bare frame's heading stays blank
+    note = SourceNote("daily/2026-06-11.md", "2026-06-11", [("", "\n".join(owner), True)],
+                      "\n".join(owner))
+    ex = OfflineExtractor()
+    [unit] = ex.extract([note])
+    assert "documents table" in unit.summary and "Fusion" not in unit.summary
+    assert [p.reason for p in ex.passed] == ["status update (who is doing what)"]
+    weekend = "## Weekend\n\nSlow Saturday.\n\n## Notes\n\n" + \
+        "Thinking about why the focus block works for me: I start the day on the hardest " \
+        "problem before anything else can grab my attention.\n"
+    text = frame.owner_text("daily/2026-06-13.md", weekend)
+    [unit] = OfflineExtractor().extract([SourceNote("daily/2026-06-13.md", "2026-06-13",
+                                                    [("", text, True)], text)])
+    assert "focus block" in unit.summary
+
+
+def test_a_sorting_heading_of_the_frame_never_takes_what_a_naming_one_held() -> None:
+    """A frame's "## Tasks" above its "## Exercise" (blank: it would name a node
+    "Exercise" in every day) stays blank too, or the run along the canal would read as
+    the day's logistics."""
+    frame = DayTemplate(lines=frozenset({"## Tasks", "## Exercise"}))
+    day = "## Tasks\n\n- call the bank\n\n## Exercise\n\nRan 14 km along the canal.\n"
+    owner = frame.owner_text("daily/2026-06-13.md", day).split("\n")
+    assert "## Tasks" not in owner and "## Exercise" not in owner
+    closed = "## Tasks\n\n- call the bank\n\n## Journal\n\nRan 14 km along the canal.\n"
+    frame = DayTemplate(lines=frozenset({"## Tasks", "## Journal"}))
+    assert frame.owner_text("daily/2026-06-13.md", closed).split("\n")[0::4] == [
+        "## Tasks", "## Journal"]

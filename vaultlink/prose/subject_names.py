@@ -18,6 +18,12 @@ from vaultlink.markdown.language import (
 from vaultlink.markdown.names import dated_name, numbered_name
 
 MAX_NAME_WORDS = 7
+# Headings (as slugs) over a day's logistics and over who is doing what: they sort what
+# is under them and name nothing (``prose/subjects``).
+LOGISTICS = frozenset("""todo to-do todos to-dos task tasks action-items follow-ups followups
+next-steps agenda attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
+personal-admin errands""".split())
+STATUS = frozenset("standup stand-up status check-in daily-standup".split())
 # Words that name no subject on their own: a heading made only of these is a part of the
 # note ("Summary", "Key formula", "Practical guidance"), not a subject.
 GENERIC = frozenset("""overview introduction intro description descriptions example examples

@@ -24,6 +24,8 @@ from vaultlink.prose.pages import note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
 from vaultlink.prose.subject_names import (
+    LOGISTICS,
+    STATUS,
     clean_heading,
     first_sound,
     is_event,
@@ -34,13 +36,10 @@ from vaultlink.prose.subject_names import (
 )
 from vaultlink.prose.units import slugify
 
-LOGISTICS = frozenset("""todo to-do todos to-dos task tasks action-items follow-ups followups
-next-steps agenda attendees lunch dinner breakfast weather weekend evening misc miscellaneous random
-personal-admin errands""".split())
-STATUS = frozenset("standup stand-up status check-in daily-standup".split())
 MERGE = 0.35        # share of the smaller subject's words two subjects must share to be one
 SEGMENT = 0.12      # the same, for neighbouring blocks of one section
 WEAK_JOIN = 0.2     # a measured status line joins a subject sharing this much of its words
+WEAK_WORDS = 2      # ... and this many ("notes in the retro" is no part of a "Note to self")
 TOO_SHORT = 5       # words: a subject this short with no cue says nothing on its own
 SHORT = 12          # words: a block this short with no cue of its own joins its neighbour
 _LEAD_LOGISTICS = re.compile(r"^\W*(attendees|present|participants|agenda|personal admin|"
@@ -182,7 +181,9 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     for block in weak:  # a measured status line joins the subject it adds to, if any
         host = max(reading.subjects, key=lambda s: _overlap(s.text(), " ".join(block.items)),
                    default=None)
-        if host is not None and _overlap(host.text(), " ".join(block.items)) >= WEAK_JOIN:
+        said = " ".join(block.items)
+        if host is not None and _overlap(host.text(), said) >= WEAK_JOIN \
+                and len(vocabulary(host.text()) & vocabulary(said)) >= WEAK_WORDS:
             host.blocks = sorted([*host.blocks, block], key=lambda b: b.start)
         else:
             reading.passed.append((block, STATUS_LINE))

@@ -289,8 +289,11 @@ def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
     prose: list[str] = []
     last = STEP_MARK.match(before)
     number = int(last.group(1)) if last else 0
+    # a lone step with no list to go on is an item: "1. Re-check ..." among bullets
+    # reads as a list of its own, restarted
+    numbered = bool(last) or sum(1 for ln in group if STEP_MARK.match(ln)) >= 2
     for line in group:
-        if STEP_MARK.match(line):
+        if STEP_MARK.match(line) and numbered:
             number += 1
             out.append(f"{number}. {delink(STEP_MARK.sub('', line), keep_full=True)}")
         elif LIST_MARK.match(line):

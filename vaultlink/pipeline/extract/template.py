@@ -25,6 +25,8 @@ from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.text import ICON_SHORTCODE
+from vaultlink.prose.subject_names import LOGISTICS, STATUS, is_generic
+from vaultlink.prose.units import slugify
 from vaultlink.vault.notes import NoteInfo, Vault
 from vaultlink.vault.paths import normalize_rel
 from vaultlink.vault.readpolicy import is_hidden
@@ -128,8 +130,15 @@ class DayTemplate:
         """What the owner wrote: the template's lines blank (day notes), then what
         Obsidian shows as machinery (fields, queries, comments ...) left out; embeds
         stay, for the reader to pass over with its reason (the model's prompt and the
-        search index cut them)."""
-        return content_text(self.frame_text(path, text), keep_embeds=True)
+        search index cut them). The frame's headings that only sort what the owner
+        wrote under them come back (``_keep_sorting_headings``)."""
+        framed = self.frame_text(path, text)
+        owner = content_text(framed, keep_embeds=True)
+        lines, written = owner.split("\n"), text.split("\n")
+        if framed == text or len(lines) != len(written):
+            return owner
+        _keep_sorting_headings(lines, written)
+        return "\n".join(lines)
 
 
 NO_TEMPLATE = DayTemplate()
@@ -145,6 +154,38 @@ def heading_key(line: str) -> str:
 
 
 _LEVEL = re.compile(r"^ {0,3}(#{1,6})(?:\s|:|$)")
+_WORD = re.compile(r"[^\W\d_]")
+
+
+def sorts_only(line: str) -> bool:
+    """Whether a line is a heading that names no subject but sorts what is under it
+    ("## Standup", "## TODO", "## Notes"; not a date)."""
+    key = heading_key(line)
+    return bool(_WORD.search(key)) and (slugify(key) in STATUS | LOGISTICS or is_generic(key))
+
+
+def _keep_sorting_headings(lines: list[str], written: list[str]) -> None:
+    """Put back the frame's headings that only sort what is under them, so a day's
+    standup lines and errands are read as such, not as a subject's sentences; only where
+    the owner wrote under it and the section ends where it ends as written (a frame's
+    heading that names, such as "## Exercise", stays blank, and must not leave its lines
+    under "## Tasks")."""
+    blank_at: dict[int, int] = {}  # line -> level of a frame heading left blank
+    for i in range(len(lines) - 1, -1, -1):
+        head = _LEVEL.match(written[i])
+        if lines[i].strip() or not head:
+            continue
+        level = len(head.group(1))
+        ends = next((j for j in range(i + 1, len(lines))
+                     if (j in blank_at and blank_at[j] <= level)
+                     or ((m := _LEVEL.match(lines[j])) and len(m.group(1)) <= level)), None)
+        under = lines[i + 1:len(lines) if ends is None else ends]
+        if not any(ln.strip() for ln in under):
+            continue  # a bare heading: nothing to sort, nothing to run on
+        if sorts_only(written[i]) and (ends is None or ends not in blank_at):
+            lines[i] = written[i]
+        else:
+            blank_at[i] = level
 
 
 def _closes(frame: str, above: str) -> bool:

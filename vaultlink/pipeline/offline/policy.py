@@ -188,7 +188,10 @@ class OfflinePolicy:
         if any(is_copy(unit.paths[0], c) for c in cited_sources(text)) and \
                 len(self._fresh(unit, text)) * 2 <= len(unit_lines(unit.summary)):
             return True  # the owner's copy of a note the node is made of, still saying it
-        if not names_subject(name, f"{mine}\n{unit.summary}"):
+        # the nearest node already cites this day, for no other subject of it: its subject
+        cites_day = _DATED.search(unit.paths[0]) and unit.paths[0] in cited_sources(text) \
+            and hits[path] is max(hits.values(), key=lambda h: h["similarity"])
+        if not cites_day and not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
         lines = unit.summary.splitlines()
         if sim < SAME_THING and (told_by(lines) or task_list(lines)):
