@@ -652,15 +652,17 @@ def test_a_frames_heading_that_only_sorts_stays_so_its_lines_are_read_as_such() 
     assert "focus block" in unit.summary
 
 
-def test_a_sorting_heading_of_the_frame_never_takes_what_a_naming_one_held() -> None:
-    """A frame's "## Tasks" above its "## Exercise" (blank: it would name a node
-    "Exercise" in every day) stays blank too, or the run along the canal would read as
-    the day's logistics."""
-    frame = DayTemplate(lines=frozenset({"## Tasks", "## Exercise"}))
-    day = "## Tasks\n\n- call the bank\n\n## Exercise\n\nRan 14 km along the canal.\n"
+def test_a_status_heading_of_the_frame_never_takes_what_a_naming_one_held() -> None:
+    """A frame's "## Standup" above its "## Exercise" (blank: it would name a node
+    "Exercise" in every day) stays blank too, or the run along the canal would read as a
+    standup line; a frame's "# Todo" stays blank (its tasks are the day's record), and a
+    generic heading that ran on changes nothing (before, all of it was one section)."""
+    frame = DayTemplate(lines=frozenset({"## Standup", "## Exercise", "# Todo"}))
+    day = ("# Todo\n- [ ] Finish the CSCC24 cheat sheet\n## Standup\n\n- Me: fixing the "
+           "build\n\n## Exercise\n\nRan 14 km along the canal.\n")
     owner = frame.owner_text("daily/2026-06-13.md", day).split("\n")
-    assert "## Tasks" not in owner and "## Exercise" not in owner
-    closed = "## Tasks\n\n- call the bank\n\n## Journal\n\nRan 14 km along the canal.\n"
-    frame = DayTemplate(lines=frozenset({"## Tasks", "## Journal"}))
+    assert not {"# Todo", "## Standup", "## Exercise"} & set(owner)
+    frame = DayTemplate(lines=frozenset({"## Standup", "## Journal"}))
+    closed = "## Standup\n\n- Me: fixing the build\n\n## Journal\n\nRan 14 km along the canal.\n"
     assert frame.owner_text("daily/2026-06-13.md", closed).split("\n")[0::4] == [
-        "## Tasks", "## Journal"]
+        "## Standup", "## Journal"]

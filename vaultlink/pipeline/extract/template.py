@@ -158,34 +158,36 @@ _WORD = re.compile(r"[^\W\d_]")
 
 
 def sorts_only(line: str) -> bool:
-    """Whether a line is a heading that names no subject but sorts what is under it
-    ("## Standup", "## TODO", "## Notes"; not a date)."""
+    """Whether a line is a heading that names nothing but tells how to read what is
+    under it: a status heading ("## Standup") or a generic one ("## Notes"); not a date,
+    and not a to-do heading (a day's task list under the frame's "# Todo" is the owner's
+    record of the day, ``prose/day_tasks``)."""
     key = heading_key(line)
-    return bool(_WORD.search(key)) and (slugify(key) in STATUS | LOGISTICS or is_generic(key))
+    slug = slugify(key)
+    return bool(_WORD.search(key)) and slug not in LOGISTICS and (
+        slug in STATUS or is_generic(key))
 
 
 def _keep_sorting_headings(lines: list[str], written: list[str]) -> None:
-    """Put back the frame's headings that only sort what is under them, so a day's
-    standup lines and errands are read as such, not as a subject's sentences; only where
-    the owner wrote under it and the section ends where it ends as written (a frame's
-    heading that names, such as "## Exercise", stays blank, and must not leave its lines
-    under "## Tasks")."""
-    blank_at: dict[int, int] = {}  # line -> level of a frame heading left blank
+    """Put back the frame's headings that only sort what the owner wrote under them
+    (``sorts_only``): standup lines read as such, sections end where they end as
+    written. Not a status heading above a blanked one that holds the owner's lines."""
+    blank_at: set[int] = set()  # frame headings left blank with the owner's lines under them
     for i in range(len(lines) - 1, -1, -1):
         head = _LEVEL.match(written[i])
         if lines[i].strip() or not head:
             continue
         level = len(head.group(1))
         ends = next((j for j in range(i + 1, len(lines))
-                     if (j in blank_at and blank_at[j] <= level)
-                     or ((m := _LEVEL.match(lines[j])) and len(m.group(1)) <= level)), None)
-        under = lines[i + 1:len(lines) if ends is None else ends]
-        if not any(ln.strip() for ln in under):
+                     if (m := _LEVEL.match(written[j])) and len(m.group(1)) <= level
+                     and (j in blank_at or lines[j].strip())), None)
+        if not any(ln.strip() for ln in lines[i + 1:ends]):
             continue  # a bare heading: nothing to sort, nothing to run on
-        if sorts_only(written[i]) and (ends is None or ends not in blank_at):
+        status = slugify(heading_key(written[i])) in STATUS
+        if sorts_only(written[i]) and not (status and ends in blank_at):
             lines[i] = written[i]
         else:
-            blank_at[i] = level
+            blank_at.add(i)
 
 
 def _closes(frame: str, above: str) -> bool:
