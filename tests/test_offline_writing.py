@@ -322,3 +322,19 @@ def test_a_lone_new_step_with_no_list_to_go_on_is_an_item() -> None:
     plan = plan_update(body, two, "daily/2026-06-11.md", "Vacuum", cites_source=False)
     assert plan is not None and "1. Re-check n_dead_tup" in plan.body
     assert "2. Resume the nightly" in plan.body
+
+
+def test_a_name_the_node_links_already_is_no_part_of_a_longer_name() -> None:
+    """The staging deploy node links "Hybrid search" in its lead; a refine's "hybrid search
+    branch" was linked to "Hybrid search design doc", a node of three tasks, by the part
+    of its name: the owner's words would point at the wrong subject."""
+    body = ("Features such as [[digest/wiki/hybrid-search.md]] ship behind flags.\n\n"
+            "1. Make sure main is green.\n")
+    nodes = (("digest/wiki/hybrid-search.md", "Hybrid search"),
+             ("digest/wiki/hybrid-search-design-doc.md", "Hybrid search design doc"))
+    plan = plan_update(body, "Deployed the hybrid search branch to staging for the first "
+                       "time, about 12 minutes end to end.", "daily/2026-06-12.md",
+                       "Deploy Sift to staging", cites_source=False,
+                       linkable=Linkable(nodes, frozenset(), "Deploy Sift to staging"))
+    assert plan is not None and "Deployed the hybrid search branch" in plan.body
+    assert "design-doc" not in plan.body

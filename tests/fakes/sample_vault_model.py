@@ -67,11 +67,11 @@ def _name(target: str) -> str:
 
 
 def _restated(target: str) -> str:
-    """What a corroborating note says again: the target node's own description."""
+    """What a corroborating note says again: the target node's name and description."""
     text = (SAMPLE_VAULT / target).read_text(encoding="utf-8")
     found = re.search(r"^description: (.*)$", text, flags=re.MULTILINE)
     assert found, target
-    return found.group(1).strip()
+    return f"{_name(target)}: {found.group(1).strip()}"
 
 
 def _tool_answers(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:

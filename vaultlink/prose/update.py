@@ -134,6 +134,7 @@ class Linkable:
     nodes: tuple[tuple[str, str], ...] = ()  # (path, name)
     context: frozenset[str] = frozenset()
     own: str = ""  # the node's own name: its namesakes are no mention (writing.weave)
+    known: frozenset[str] = frozenset()  # names of nodes linked already: no one's part
 
 
 def plan_update(body: str, summary: str, source: str, title: str, cites_source: bool,
@@ -160,8 +161,11 @@ def plan_update(body: str, summary: str, source: str, title: str, cites_source: 
     if not fresh and not corrections and cites_source:
         return None
     have_links = {m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines))}
+    # a node the text links already is still a name: "hybrid search" is its mention,
+    # not a part of "Hybrid search design doc"
     linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in have_links),
-                        linkable.context, linkable.own)
+                        linkable.context, linkable.own,
+                        frozenset(n.lower() for _, n in linkable.nodes))
     # the cap holds for the node, not for one update: REFINEs add up
     tops = {path.split("/", 1)[0] for path, _ in linkable.nodes}
     woven = sum(1 for m in re.finditer(r"\[\[([^\]|#]+)", "\n".join(lines[:main_end]))
@@ -237,10 +241,10 @@ def _insert(lines: list[str], main_end: int, fresh: list[tuple[str, str]], sourc
         block = _as_markdown(group, "" if new_heading else source,
                              lines[end - 1] if end else "")
         woven, linked = weave(block, list(linkable.nodes), set(linkable.context), budget,
-                              linkable.own)
+                              linkable.own, linkable.known)
         block, budget = woven, budget - len(linked)
         linkable = Linkable(tuple(n for n in linkable.nodes if n[0] not in linked),
-                            linkable.context, linkable.own)
+                            linkable.context, linkable.own, linkable.known)
         if new_heading:
             block = ["", f"## {new_heading}", "", *block]
         elif not (LIST_MARK.match(group[0]) and end and LIST_MARK.match(lines[end - 1])) \

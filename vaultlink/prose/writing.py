@@ -206,7 +206,8 @@ def part_forms(name: str, taken: set[str]) -> list[str]:
 
 
 def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str],
-          limit: int = MAX_MENTIONS, own: str = "") -> tuple[list[str], list[str]]:
+          limit: int = MAX_MENTIONS, own: str = "", known: frozenset[str] = frozenset()
+          ) -> tuple[list[str], list[str]]:
     """Turn the first mention of each candidate node (path, name) in the prose blocks
     into a link ``[[path|mention]]``; headings, code, existing links and a day's task
     list (its words name the day's chores, not subjects) are left alone.
@@ -214,7 +215,8 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     "environment"), then names without their qualifier, then runs inside a name.
     The node's ``own`` name is itself: its namesakes are not linked, nor a one-word name
     inside it ("Optimization" in "Link-time Optimization"). Returns the blocks and the
-    paths linked."""
+    paths linked. ``known``: names (lowercased) of other nodes, linked already, that
+    are no part of a longer name either."""
     candidates = [(p, n) for p, n in candidates if not namesake(n, own)]
     bare = _QUALIFIER.sub("", own).split()
     itself = re.compile(r"[\s-]+".join(map(re.escape, bare)), re.IGNORECASE) \
@@ -222,7 +224,7 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     linked: list[str] = []
     out = list(blocks)
     text = " ".join(b for b in blocks if not b.startswith("#"))
-    taken = {name.lower() for _, name in candidates}
+    taken = {name.lower() for _, name in candidates} | known
     ranked = sorted(candidates, key=lambda c: -len(c[1]))
     rounds = [[(p, [n]) for p, n in ranked],
               [(p, mention_forms(n, context, text)[1:]) for p, n in ranked],
