@@ -626,3 +626,38 @@ def test_the_nearest_node_already_citing_the_units_day_takes_it(cited: str,
     node = ("---\nname: Morning focus time\ndescription: d\n---\nMara protects 9:00–11:00 "
             f"as focus time.\n\n## Sources\n\n- Her reasoning is in [[{cited}]].\n")
     assert (first_step(policy, unit, node, "Morning focus time", 0.73) == "edit") is grows
+
+
+def test_a_node_of_a_days_tasks_is_grown_by_no_prose() -> None:
+    """A day's open tasks ("Draft the hybrid search design doc", ...) made a node named
+    "Hybrid search design doc"; the retro's "hybrid search ran on staging all week" then
+    grew it, a wrong merge: a day's tasks are a record of that day, no subject."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("hybrid-search", "wiki", "Hybrid search ran on staging all week with no "
+                "incidents.\nThe design review settled the fusion question in one hour.",
+                ["daily/2026-06-17/retro.md"], title="Hybrid search")
+    tasks = ("---\nname: Hybrid search design doc\ndescription: d\n---\n- ☐ Draft the hybrid "
+             "search design doc\n- ☐ Book a room for the design review\n\n## Sources\n\n"
+             "- From [[daily/2026-06-08.md]].\n")
+    assert first_step(policy, unit, tasks, "Hybrid search design doc", 0.7) != "edit"
+    prose = tasks.replace("- ☐ Draft the hybrid search design doc\n- ☐ Book a room for the "
+                          "design review", "The hybrid search design doc covers fusion.")
+    assert first_step(policy, unit, prose, "Hybrid search design doc", 0.7) == "edit"
+
+
+def test_a_node_whose_name_only_holds_a_sibling_subjects_name_may_take_the_unit() -> None:
+    """The retro's "Documents table" (its bloat) and "Vacuum procedure" (new steps) are
+    two subjects; the node "Vacuum the Postgres documents table" is named as neither, and
+    the new steps made a second vacuum procedure beside it. A node named as a sibling,
+    word for word, still stays the sibling's."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("vacuum-procedure", "procedure", "New steps before running VACUUM on the "
+                "documents table:\n1. Look for old idle-in-transaction sessions.\n2. "
+                "Terminate them after checking with the owner.", ["daily/2026-06-17/retro.md"],
+                title="Vacuum procedure", siblings=["Documents table"])
+    name = "Vacuum the Postgres documents table"
+    node = (f"---\nname: {name}\ndescription: d\n---\n1. Check dead tuples.\n2. Run VACUUM "
+            "on the documents table.\n\n## Sources\n\n- From [[daily/2026-06-11.md]].\n")
+    assert first_step(policy, unit, node, name, 0.74) == "edit"
+    node = node.replace(name, "Documents table")
+    assert first_step(policy, unit, node, "Documents table", 0.74) != "edit"

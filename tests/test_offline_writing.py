@@ -338,3 +338,18 @@ def test_a_name_the_node_links_already_is_no_part_of_a_longer_name() -> None:
                        linkable=Linkable(nodes, frozenset(), "Deploy Sift to staging"))
     assert plan is not None and "Deployed the hybrid search branch" in plan.body
     assert "design-doc" not in plan.body
+
+
+def test_a_lead_in_stays_above_the_list_it_introduces() -> None:
+    """"New steps before running VACUUM on the documents table:" was added after its
+    steps, run into the next paragraph: "...documents table: New failure mode ..."."""
+    body = "Vacuum the documents table by hand.\n\n1. Check dead tuples.\n\nPlain VACUUM.\n"
+    summary = ("New steps before running VACUUM on the documents table:\n1. Look for old "
+               "idle-in-transaction sessions.\n2. Terminate them after checking with the "
+               "owner.\nNew failure mode to recognise: dead row versions that cannot be "
+               "removed yet mean something holds back xmin.")
+    plan = plan_update(body, summary, "daily/2026-06-17/retro.md", "Vacuum", cites_source=False)
+    assert plan is not None
+    assert ("New steps before running VACUUM on the documents table:\n\n1. Look for old "
+            "idle-in-transaction sessions.\n2. Terminate them") in plan.body
+    assert "\n\nNew failure mode to recognise" in plan.body

@@ -288,7 +288,8 @@ def _target(spans: list[tuple[str, int, int]], lines: list[str], heading: str,
 
 def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
     """Lines to insert: items stay items (steps numbered on from the list above), prose
-    becomes one paragraph; the run is cited once, at its end (unless ``source`` is "")."""
+    becomes one paragraph, but for a lead-in above its list; the run is cited once, at
+    its end (unless ``source`` is "")."""
     out: list[str] = []
     prose: list[str] = []
     last = STEP_MARK.match(before)
@@ -297,6 +298,10 @@ def _as_markdown(group: list[str], source: str, before: str) -> list[str]:
     # reads as a list of its own, restarted
     numbered = bool(last) or sum(1 for ln in group if STEP_MARK.match(ln)) >= 2
     for line in group:
+        if LIST_MARK.match(line) and prose and prose[-1].rstrip().endswith(":"):
+            # a lead-in ("New steps before running VACUUM:") stays above its list
+            out += ["", " ".join(prose), ""] if out else [" ".join(prose), ""]
+            prose, number = [], 0
         if STEP_MARK.match(line) and numbered:
             number += 1
             out.append(f"{number}. {delink(STEP_MARK.sub('', line), keep_full=True)}")

@@ -20,7 +20,7 @@ from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import is_copy
-from vaultlink.markdown.sections import cited_sources, cites_all
+from vaultlink.markdown.sections import cited_sources, cites_all, without_sources
 from vaultlink.markdown.text import task_list
 from vaultlink.prose.node_names import node_description, node_names
 from vaultlink.prose.sentences import (
@@ -183,7 +183,7 @@ class OfflinePolicy:
         sim = float(hits[path]["similarity"])
         name = str(hits[path].get("name") or "")
         mine = unit.title or unit.name.replace("-", " ")
-        if any(same_name(name, other) for other in unit.siblings):
+        if any(same_name(name, other, whole=True) for other in unit.siblings):
             return False  # the note's other subject: the extractor kept them apart
         if any(is_copy(unit.paths[0], c) for c in cited_sources(text)) and \
                 len(self._fresh(unit, text)) * 2 <= len(unit_lines(unit.summary)):
@@ -194,6 +194,9 @@ class OfflinePolicy:
         if not cites_day and not names_subject(name, f"{mine}\n{unit.summary}"):
             return False  # near is not the same: the unit must name the node's subject
         lines = unit.summary.splitlines()
+        if task_list(without_sources(split_frontmatter(text)[1]).split("\n")) \
+                and not task_list(lines):
+            return False  # a day's tasks are a record of that day, no subject to add to
         if sim < SAME_THING and (told_by(lines) or task_list(lines)):
             # a session's turns share speakers with every other session, a day's tasks
             # their verbs with every other day's: only a restatement shows one subject
