@@ -193,3 +193,13 @@ def test_a_task_in_lower_case_is_kept_and_a_link_to_a_day_says_its_date() -> Non
                           "but it can be done whenever I guess!\n")
     assert unit.summary == ("- ☐ this task was made on 2022-12-11 but it can be done "
                             "whenever I guess!") and ex.passed == []
+
+
+def test_a_chinese_days_plan_under_a_heading_is_named_by_its_first_task() -> None:
+    """pedyc's 2025-02-23, read by its sections since its date title names nothing, named
+    its plan "组织法重构" (a phrase inside the first task) instead of the task."""
+    day = ('---\ntitle: "2025-02-23"\n---\n\n## 跬步\n\n'
+           "- [x] 使用 PARA 笔记组织法重构数字花园 ⏫ ✅ 2025-02-23\n"
+           "- [ ] 2025Q1 模拟面试复盘01\n- [ ] [[2025Q1-学习Github Actions]]\n")
+    (unit,), _ = extract("daily/2025-02-23.md", day)
+    assert node_names(unit)[0][0].startswith("使用 PARA 笔记组织法重构数字花园")

@@ -666,3 +666,22 @@ def test_a_status_heading_of_the_frame_never_takes_what_a_naming_one_held() -> N
     closed = "## Standup\n\n- Me: fixing the build\n\n## Journal\n\nRan 14 km along the canal.\n"
     assert frame.owner_text("daily/2026-06-13.md", closed).split("\n")[0::4] == [
         "## Standup", "## Journal"]
+
+
+def test_a_day_titled_by_its_date_in_words_is_read_by_its_sections() -> None:
+    """pietraferreira's days open "# December 28, 2022" or "# 2022-07-06" then "---": the
+    date was taken for the subject of one document ("2022 12 28 with Daily"), whose
+    sixteen-sentence budget kept the first sections of a 396-line day and lost the rest,
+    and the rule under the title opened 21 nodes as "--- A compiler is ..."."""
+    from vaultlink.markdown.names import dated_name
+    day = ("# July 6, 2022\n---\n## SMB Downloads\nThe Server Message Block protocol runs on "
+           "port TCP/445 in Windows networks.\n\n## WebDAV uploads\nWebDAV extends HTTP so "
+           "that a web server can take uploads from the target.\n")
+    units = OfflineExtractor().extract([SourceNote("daily/2022-07-06.md", "2022-07-06",
+                                                   [("", day, True)], day)])
+    assert [u.title for u in units] == ["SMB Downloads", "WebDAV uploads"]
+    assert not any("---" in u.summary or "---" in u.description for u in units)
+    for title in ("December 28, 2022", "28. Dezember 2022", "8 мая 2023", "Dec 28 2022"):
+        assert dated_name(title), title
+    for name in ("May 2022 plan", "Mars 12 launch", "Project 3 May"):
+        assert not dated_name(name), name

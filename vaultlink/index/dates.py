@@ -17,25 +17,8 @@ from datetime import date, timedelta
 
 # a question is read for dates as far as it is embedded: a pasted page costs no scan
 from vaultlink.index.fusion import MAX_QUERY_CHARS
+from vaultlink.markdown.names import MONTHS as _MONTHS
 
-# Each language's twelve month names, January first, as a question writes them (Russian
-# in the forms "в мае", "8 мая" and "май" take).
-_NAMES = (
-    "january february march april may june july august september october november december",
-    "januar februar märz april mai juni juli august september oktober november dezember",
-    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
-    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
-    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre "
-    "dicembre",
-    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
-    "januari februari maart april mei juni juli augustus september oktober november december",
-    "январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь",
-    "января февраля марта апреля мая июня июля августа сентября октября ноября декабря",
-    "январе феврале марте апреле мае июне июле августе сентябре октябре ноябре декабре",
-)
-_MONTHS = {name: n for names in _NAMES for n, name in enumerate(names.split(), start=1)}
-_MONTHS.update({name: n for n, name in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)})
 # Month names that are everyday words too (Mars, "mayo", the sea "mar", Rio de Janeiro): a month
 # only beside a day or a year. English "may" is one when capitalised, too ("in May"),
 # but not as a question's first word.

@@ -149,9 +149,32 @@ def file_keys(path: str) -> set[str]:
     return keys
 
 
-# A day's date anywhere in a name ("Task 2022-12-11 done"): the note's day, not a subject.
+# Each language's twelve month names, January first, as a question writes them (Russian
+# in the forms "в мае", "8 мая" and "май" take).
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december",
+    "januar februar märz april mai juni juli august september oktober november dezember",
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre "
+    "dicembre",
+    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "januari februari maart april mei juni juli augustus september oktober november december",
+    "январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь",
+    "января февраля марта апреля мая июня июля августа сентября октября ноября декабря",
+    "январе феврале марте апреле мае июне июле августе сентябре октябре ноябре декабре",
+)
+MONTHS = {name: n for names in _MONTH_NAMES for n, name in enumerate(names.split(), start=1)}
+MONTHS.update({name: n for n, name in enumerate(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)})
+_MONTH = "(?:" + "|".join(sorted(map(re.escape, MONTHS), key=len, reverse=True)) + r")\.?"
+# A day's date anywhere in a name ("Task 2022-12-11 done", "December 28, 2022", "28.
+# Dezember 2022"): the note's day, not a subject.
 _DAY_INSIDE = re.compile(r"(?<!\d)\d{4}[-_./ ]\d{1,2}[-_./ ]\d{1,2}(?!\d)"
-                         r"|\d{4}年\d{1,2}月\d{1,2}日")
+                         r"|\d{4}年\d{1,2}月\d{1,2}日"
+                         rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+                         rf"|\b\d{{1,2}}(?:st|nd|rd|th|\.)?\s+(?:de\s+)?{_MONTH}\s+(?:de\s+)?\d{{4}}\b",
+                         re.IGNORECASE)
 
 
 def dated_name(name: str) -> bool:

@@ -133,7 +133,7 @@ def parse_blocks(text: str) -> list[Block]:
     i = skip
     while i < len(lines):
         line = lines[i]
-        if not line.strip() or (_RULE.match(line) and (not blocks or not lines[i - 1].strip())):
+        if not line.strip() or (_RULE.match(line) and _is_break(lines, i, bool(blocks))):
             i += 1
             continue
         fence = _FENCE.match(line)
@@ -305,6 +305,13 @@ def task_done(item: str) -> bool:
     """Whether a task item as kept is ticked or cancelled ("- ☑ ...", "- ☒ ...")."""
     box = KEPT_TASK.match(item)
     return box is not None and OPEN_TASK not in box.group(0)
+
+
+def _is_break(lines: list[str], i: int, after_blocks: bool) -> bool:
+    """Whether a rule line is a thematic break, not a paragraph's setext underline: at the
+    top, after a blank line, or under a heading ("# Compilers" then "---" then the text:
+    "--- A compiler is ..." opened 21 nodes of one vault)."""
+    return not after_blocks or not lines[i - 1].strip() or bool(_ATX.match(lines[i - 1]))
 
 
 def task_said(item: str) -> str:

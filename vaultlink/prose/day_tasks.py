@@ -57,6 +57,8 @@ def linked_name(name: str, blocks: list[Block]) -> str:
         return name
     for item in (task_said(i) for b in blocks for i in b.items):
         said = " ".join(TASK_DATE.sub(" ", LIST_MARK.sub("", item)).split())
-        if _norm(name) in _norm(said) and _norm(said) != _norm(name) and first_sound([said]):
-            return first_sound([said])
+        if _norm(name) in _norm(said) and _norm(said) != _norm(name):
+            # a line too long to be a name still says more than the link: the new node
+            # is named from it (``node_names``), never as the linked note
+            return first_sound([said]) or re.sub(r"\*{1,3}", "", said)
     return POINTER

@@ -76,6 +76,12 @@ def sound(name: str, unit: Unit) -> str:
 MAX_TASK_NAME = 24  # characters of Chinese or Japanese: a task said whole, as a name
 
 
+def _plan_of_tasks(unit: Unit) -> bool:
+    """Whether a unit is a Chinese or Japanese day's list of tasks (``subject_of``)."""
+    lines = [ln for ln in summary_lines(unit.summary) if ln.strip()]
+    return task_list(lines) and is_unspaced(" ".join(lines))
+
+
 def subject_of(unit: Unit) -> str:
     """The unit's subject from what its summary says ('' when it says none)."""
     # links as the words they show: a carried link's path is no subject
@@ -101,6 +107,10 @@ def subject_of(unit: Unit) -> str:
 def node_title(unit: Unit, proposed: str = "") -> str:
     """The name a new node of ``unit`` takes (see the module's docstring)."""
     handle = without_dated_lead(unit.name).strip("-") or unit.name
+    if not proposed and _plan_of_tasks(unit):
+        first = subject_of(unit)  # its first task, not a phrase the reader picked from it
+        if first:
+            return first
     for name in (proposed, unit.title, _handle_title(handle, unit.summary)):
         ok = sound(name, unit) if name else ""
         if ok:
