@@ -60,6 +60,7 @@ class Spec:
     include: list[str] = field(default_factory=list)  # other notes only from these folders
     exclude: list[str] = field(default_factory=list)  # never from these
     start: list[str] = field(default_factory=list)  # where to start without day notes
+    commit: str = ""  # a pinned commit, when the snapshot's newest has lost the day notes
 
 
 SPECS = [
@@ -105,6 +106,19 @@ SPECS = [
          "MIT file of the Quartz site the vault is published with (Copyright (c) 2021 "
          "jackyzha0), the repository's only licence",
          root="content", daily=["Daily"]),
+    Spec("pietraferreira", "pietraferreira/quartz",
+         "English work-and-study log (Quartz v3 garden): a compiler-engineering intern's and "
+         "student's day notes that mix meeting notes, lecture notes and debugging logs, with "
+         "date-slug meeting notes (2022-05-03-relocation-prototype-meeting) and undated "
+         "topic notes kept in the day-note folder, beside general and university notes",
+         "MIT", "LICENSE.txt",
+         "MIT file of the Quartz site the vault is published with (Copyright (c) 2021 "
+         "jackyzha0), the repository's only licence. Pinned at a 2023-02-23 commit of the "
+         "hugo branch, the last with the day notes (later commits removed most of them). "
+         "The owner's notes/private/ folder (one empty hub note) is left out, as its name "
+         "asks",
+         root="content", daily=["notes/daily"], exclude=["templates", "private"],
+         commit="5bc96944985ee197e8ec7a9ca81dae85396678b5"),
 ]
 
 
@@ -167,7 +181,7 @@ class Names:
 
 def select(spec: Spec) -> dict:
     """Choose the files of one vault and where each goes."""
-    commit = git(spec.repo, "rev-parse", "HEAD").decode().strip()
+    commit = spec.commit or git(spec.repo, "rev-parse", "HEAD").decode().strip()
     files = tree(spec.repo, commit)
     root = spec.root + "/" if spec.root else ""
     rel = {p[len(root):]: p for p in files if p.startswith(root)}
