@@ -685,3 +685,17 @@ def test_a_day_titled_by_its_date_in_words_is_read_by_its_sections() -> None:
         assert dated_name(title), title
     for name in ("May 2022 plan", "Mars 12 launch", "Project 3 May"):
         assert not dated_name(name), name
+
+
+def test_a_days_errands_under_a_lead_in_are_not_sent_to_the_model() -> None:
+    """With the sample's "## Notes" read as its own section, the 0.5B was sent 2026-06-13's
+    "Personal admin:" list and made nodes "31st dentist" and "Bike insurance" of it; the
+    offline rules pass such a list over as logistics, and so does the model's share."""
+    said = ("## Notes\n\nThinking about why the focus block works for me: I start on the "
+            "hardest problem first.\n\nPersonal admin:\n\n- The dentist moved to the 31st.\n"
+            "- Renew the bike insurance before July.\n")
+    note = SourceNote("daily/2026-06-13.md", "2026-06-13", [("Notes", said, True)], said)
+    model = Recording()
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    assert len(model.asked) == 1 and "focus block works" in model.asked[0]
+    assert "dentist" not in model.asked[0] and "Personal admin" not in model.asked[0]

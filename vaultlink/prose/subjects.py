@@ -128,6 +128,21 @@ def passed_reason(block: Block, dated: bool = False) -> str:
     return ""
 
 
+def errand_lines(blocks: list[Block]) -> set[int]:
+    """File lines (0-based) of a logistics lead-in ("Personal admin:") and the list it
+    introduces, as ``_sorted_blocks`` passes them: a day's errands, no subject."""
+    out: set[int] = set()
+    lead = False
+    for block in blocks:
+        said = " ".join(block.items)
+        opens = bool(block.items) and bool(_LEAD_LOGISTICS.match(block.items[0])) \
+            and block.items[-1].endswith(":") and not DECISION.search(said)
+        if opens or (lead and block.kind in ("list", "steps", "tasks")):
+            out.update(range(block.start - 1, block.end))
+        lead = opens
+    return out
+
+
 def is_time_log(items: list[str]) -> bool:
     """Whether a list is a log of times of day: three items or more, two in three of
     them opening with a time."""

@@ -49,7 +49,7 @@ from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.blocks import Block, parse_blocks, task_done
 from vaultlink.prose.conversation import turns_of
 from vaultlink.prose.day_tasks import says_something
-from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT
+from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT, errand_lines
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
@@ -63,8 +63,8 @@ Section = tuple[str, str]  # (heading breadcrumb, text)
 
 def tasks_apart(text: str) -> tuple[str, str]:
     """A section twice, line for line: the lists of tasks the rules read (``for_rules``)
-    and its headings ('' when it has none), and the rest but those lists and its lists
-    of links. A list of links
+    and its headings ('' when it has none), and the rest but those lists, its lists
+    of links and its errands (``errand_lines``). A list of links
     points at other notes: the 0.5B wrote what it imagined each one is ("[[Alfred]] is
     a popular plugin for automating tasks"), as the offline extractor never does."""
     blocks = parse_blocks(text)
@@ -72,7 +72,7 @@ def tasks_apart(text: str) -> tuple[str, str]:
     tasks = {i for b in blocks if b.kind == "tasks" and for_rules(b)
              for i in range(b.start - 1, b.end)}
     links = {i for b in blocks if b.kind == "links" or link_paragraph(b)
-             for i in range(b.start - 1, b.end)}
+             for i in range(b.start - 1, b.end)} | errand_lines(blocks)
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
     shown, hidden = tasks | heads, tasks | links
     only = "\n".join(ln if i in shown else "" for i, ln in enumerate(lines))
