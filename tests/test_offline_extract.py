@@ -279,3 +279,18 @@ def test_a_status_line_joins_a_subject_only_by_more_than_one_shared_word() -> No
     said = "\n".join(u.summary for u in units)
     assert "Mid-sprint retro" not in said and "three times larger" in said
     assert [p.excerpt[:20] for p in ex.passed] == ["- Mid-sprint retro a"]
+
+
+def test_a_lead_in_whose_code_the_node_leaves_out_goes_too() -> None:
+    """pietraferreira's "- Command:" above a code block stayed in its node as a line that
+    introduces nothing; a lead-in is kept only with what comes right after it."""
+    day = ("## SQLmap\n\nSQLmap is an open-source tool used in penetration testing to detect "
+           "and exploit SQL injection flaws.\n\n- Command:\n\n```bash\nsqlmap -u http://x "
+           "--dbs\n```\n\n- Use it with care on targets you are allowed to test.\n")
+    (unit,), ex = extract("daily/2022-06-28.md", day)
+    assert "Command:" not in unit.summary and "Use it with care" in unit.summary
+    assert ("- Command:", "introduces code or a table, which a node does not keep") in [
+        (p.excerpt, p.reason) for p in ex.passed]
+    listed = "## Steps\n\nTo mount it:\n\n- Connect to the server.\n- Mount the share.\n"
+    (unit,), _ = extract("daily/2022-09-30.md", listed)
+    assert unit.summary.startswith("To mount it:\n- Connect to the server.")

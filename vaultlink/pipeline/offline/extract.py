@@ -169,7 +169,10 @@ def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
                 break
             room[kind] -= 1
             take.append(line)
-        follows = blocks[n + 1] if n + 1 < len(blocks) else None
+        # what a lead-in introduces must come right after it: "- Command:" above a code
+        # block the node leaves out introduces nothing that is kept
+        follows = blocks[n + 1] if n + 1 < len(blocks) \
+            and blocks[n + 1].start <= block.end + 2 else None
         while take and take[-1].rstrip().endswith(":") and not (
                 len(take) < len(lines) - at or (follows is not None and follows.kind in
                                                 ("list", "steps") and room["item"] > 0)):
