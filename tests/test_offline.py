@@ -661,3 +661,21 @@ def test_a_node_whose_name_only_holds_a_sibling_subjects_name_may_take_the_unit(
     assert first_step(policy, unit, node, name, 0.74) == "edit"
     node = node.replace(name, "Documents table")
     assert first_step(policy, unit, node, "Documents table", 0.74) != "edit"
+
+
+def test_a_unit_whose_text_says_the_nodes_whole_name_grows_it() -> None:
+    """2026-06-17's "Tomás tried to book sprint planning at 9:30 ... My morning focus time
+    stays" was named by its opening ("Book sprint planning") and made a node beside
+    *Morning focus time*: the node's words were taken for scattered. Said whole, as one
+    phrase, the node's name is the unit's subject; scattered, it is not."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    name = "Morning focus time"
+    node = (f"---\nname: {name}\ndescription: d\n---\nMara protects 9:00–11:00 as focus "
+            "time.\n\n## Sources\n\n- From [[daily/2026-06-08.md]].\n")
+    for said, grows in (("Tomás tried to book sprint planning at 9:30. I declined. My morning "
+                         "focus time stays, no meetings.", True),
+                        ("Tomás tried to book sprint planning in the morning. I declined: "
+                         "no time, focus on the review.", False)):
+        unit = Unit("book-sprint-planning", "wiki", said, ["daily/2026-06-17/standup.md"],
+                    title="Book sprint planning")
+        assert (first_step(policy, unit, node, name, 0.69) == "edit") is grows, said

@@ -49,6 +49,16 @@ def names_subject(name: str, text: str) -> bool:
     return bool(want) and 2 * len(want & set(content_words(text))) > len(want)
 
 
+def says_name(name: str, text: str) -> bool:
+    """Whether ``text`` says a node's name of two words or more whole, as one phrase ("My
+    morning focus time stays" says "Morning focus time"), not its words here and there."""
+    words = name.replace("-", " ").split()
+    if len(content_words(" ".join(words))) < 2:
+        return False
+    phrase = r"\s+".join(map(re.escape, words))
+    return re.search(rf"(?<![\w-]){phrase}(?![\w-])", text, re.IGNORECASE) is not None
+
+
 def subject_names(meta: dict[str, Any]) -> list[str]:
     """How a node names its subject: its name, its aliases, and the subject phrase its
     description opens with ("Hybrid search in Sift" of "Hybrid search in Sift: BM25 and

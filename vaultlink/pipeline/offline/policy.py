@@ -33,7 +33,7 @@ from vaultlink.prose.sentences import (
     summary_lines,
     title_of,
 )
-from vaultlink.prose.shared_subject import names_subject
+from vaultlink.prose.shared_subject import names_subject, says_name
 from vaultlink.prose.subject_names import (
     holds_name,
     is_generic,
@@ -41,7 +41,7 @@ from vaultlink.prose.subject_names import (
     same_name,
     subject_of_title,
 )
-from vaultlink.prose.turns import told_by
+from vaultlink.prose.turns import label_of, told_by
 from vaultlink.prose.units import Unit, slugify
 from vaultlink.prose.update import Linkable, covered, plan_update
 from vaultlink.prose.wording import wording_of
@@ -203,10 +203,12 @@ class OfflinePolicy:
             return False
         said = set(content_words(name.replace("-", " ")))
         own = set(content_words(mine.replace("-", " ")))
-        if sim < SAME_THING and said and not is_generic(mine) and not said & own:
+        whole = says_name(name, unit.summary) and not label_of(lines[0] if lines else "")
+        if sim < SAME_THING and said and not is_generic(mine) and not said & own \
+                and not whole:
             # the node's words scattered over the unit's text ("staging", "search",
             # "index" in a standup list; a greeting in every session) are no subject: the
-            # unit's own name must share one
+            # unit's own name must share one, or its text (not a turn) say the node's name
             return False
         if not _DATED.search(unit.paths[0]):
             # a page is its own subject: it grows only a node its title names, and a node
