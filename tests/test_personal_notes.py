@@ -699,3 +699,14 @@ def test_a_days_errands_under_a_lead_in_are_not_sent_to_the_model() -> None:
     ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
     assert len(model.asked) == 1 and "focus block works" in model.asked[0]
     assert "dentist" not in model.asked[0] and "Personal admin" not in model.asked[0]
+
+
+def test_a_hundred_thousand_frame_headings_cost_one_pass() -> None:
+    """The frame's headings come back in one pass from the bottom: a note of nothing but
+    the frame's "## Notes", a hundred thousand times, then a line, is read whole (each
+    heading looked for its section's end to the bottom: 10^10 steps)."""
+    frame = DayTemplate(lines=frozenset({"## Notes", "## Exercise"}))
+    day = "\n".join(["## Notes"] * 100_000 + ["Ran 14 km along the canal."])
+    owner = frame.owner_text("daily/2026-06-13.md", day).split("\n")
+    assert owner[-2:] == ["## Notes", "Ran 14 km along the canal."]
+    assert sum(1 for ln in owner if ln) == 2  # the bare ones stay blank

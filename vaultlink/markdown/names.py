@@ -180,7 +180,8 @@ _DAY_INSIDE = re.compile(r"(?<!\d)\d{4}[-_./ ]\d{1,2}[-_./ ]\d{1,2}(?!\d)"
 def dated_name(name: str) -> bool:
     """Whether a name holds a day's date anywhere ("Task 2022-12-11 done", "Daily 2022 12
     11"): a node so named reads as the owner's day note (a year alone is no day)."""
-    return _DAY_INSIDE.search(unicodedata.normalize("NFC", name)) is not None
+    # a name is short: a heading line of a megabyte is read for a date as far as a name goes
+    return _DAY_INSIDE.search(unicodedata.normalize("NFC", name[:300])) is not None
 
 
 def numbered_name(name: str) -> bool:

@@ -24,9 +24,7 @@ from typing import Any
 from vaultlink.errors import VaultError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.obsidian import content_text
-from vaultlink.markdown.text import ICON_SHORTCODE
-from vaultlink.prose.subject_names import LOGISTICS, STATUS, is_generic
-from vaultlink.prose.units import slugify
+from vaultlink.pipeline.extract.frame_headings import LEVEL, heading_key, keep_sorting_headings
 from vaultlink.vault.notes import NoteInfo, Vault
 from vaultlink.vault.paths import normalize_rel
 from vaultlink.vault.readpolicy import is_hidden
@@ -131,69 +129,21 @@ class DayTemplate:
         Obsidian shows as machinery (fields, queries, comments ...) left out; embeds
         stay, for the reader to pass over with its reason (the model's prompt and the
         search index cut them). The frame's headings that only sort what the owner
-        wrote under them come back (``_keep_sorting_headings``)."""
+        wrote under them come back (``frame_headings``)."""
         framed = self.frame_text(path, text)
         owner = content_text(framed, keep_embeds=True)
         lines, written = owner.split("\n"), text.split("\n")
         if framed == text or len(lines) != len(written):
             return owner
-        _keep_sorting_headings(lines, written)
+        keep_sorting_headings(lines, written)
         return "\n".join(lines)
 
 
 NO_TEMPLATE = DayTemplate()
-# "## 🦶跬步（...）", "##:LiFootprints: 跬步（...）", "### 跬步（...）": one heading of the frame
-# (the owner's template changed its level or icon over the years)
-_HEADING_KEY = re.compile(rf"^#{{1,6}}(?:\s+|(?=:))(?:{ICON_SHORTCODE}\s*)?[^\w]*")
-
-
-def heading_key(line: str) -> str:
-    """A heading's words, its level and leading icons aside ('' for no heading)."""
-    m = _HEADING_KEY.match(line)
-    return line[m.end():].strip().casefold() if m else ""
-
-
-_LEVEL = re.compile(r"^ {0,3}(#{1,6})(?:\s|:|$)")
-_WORD = re.compile(r"[^\W\d_]")
-
-
-def sorts_only(line: str) -> bool:
-    """Whether a line is a heading that names nothing but tells how to read what is
-    under it: a status heading ("## Standup") or a generic one ("## Notes"); not a date,
-    and not a to-do heading (a day's task list under the frame's "# Todo" is the owner's
-    record of the day, ``prose/day_tasks``)."""
-    key = heading_key(line)
-    slug = slugify(key)
-    return bool(_WORD.search(key)) and slug not in LOGISTICS and (
-        slug in STATUS or is_generic(key))
-
-
-def _keep_sorting_headings(lines: list[str], written: list[str]) -> None:
-    """Put back the frame's headings that only sort what the owner wrote under them
-    (``sorts_only``): standup lines read as such, sections end where they end as
-    written. Not a status heading above a blanked one that holds the owner's lines."""
-    blank_at: set[int] = set()  # frame headings left blank with the owner's lines under them
-    for i in range(len(lines) - 1, -1, -1):
-        head = _LEVEL.match(written[i])
-        if lines[i].strip() or not head:
-            continue
-        level = len(head.group(1))
-        ends = next((j for j in range(i + 1, len(lines))
-                     if (m := _LEVEL.match(written[j])) and len(m.group(1)) <= level
-                     and (j in blank_at or lines[j].strip())), None)
-        if not any(ln.strip() for ln in lines[i + 1:ends]):
-            continue  # a bare heading: nothing to sort, nothing to run on
-        status = slugify(heading_key(written[i])) in STATUS
-        if sorts_only(written[i]) and not (status and ends in blank_at):
-            lines[i] = written[i]
-        else:
-            blank_at.add(i)
-
-
 def _closes(frame: str, above: str) -> bool:
     """Whether the frame's line is a heading that ends the section of the heading
     ``above`` it (of the same level or a deeper one)."""
-    below, over = _LEVEL.match(frame), _LEVEL.match(above)
+    below, over = LEVEL.match(frame), LEVEL.match(above)
     return bool(below and over and len(over.group(1)) >= len(below.group(1)))
 
 
