@@ -685,6 +685,8 @@ def test_a_day_titled_by_its_date_in_words_is_read_by_its_sections() -> None:
         assert dated_name(title), title
     for name in ("May 2022 plan", "Mars 12 launch", "Project 3 May"):
         assert not dated_name(name), name
+    from vaultlink.prose.subject_names import is_event
+    assert is_event("2022 08 18") and not is_event("1984")  # a page on the novel is a page
 
 
 def test_a_days_errands_under_a_lead_in_are_not_sent_to_the_model() -> None:

@@ -156,8 +156,8 @@ sábado domingo hoy понедельник вторник среда четве�
 
 def is_event(title: str) -> bool:
     """A title that names a meeting, a day or a kind of note rather than a subject."""
-    if _EVENT.search(title) or dated_name(title) or numbered_name(title.replace(" ", "-")):
-        return True  # "December 28, 2022", "2022-07-06": the day's own title
+    if _EVENT.search(title) or dated_name(title):
+        return True  # "December 28, 2022", "2022-07-06": the day's own title ("1984" is a book)
     ws = [w for w in name_words(title) if not re.fullmatch(r"[\d.年月日号-]+", w)]
     return bool(ws) and all(w in _DAYS for w in ws)
 
