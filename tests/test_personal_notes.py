@@ -268,6 +268,13 @@ class Recording:
         return ChatReply('{"units": []}')
 
 
+def asked_of(note: SourceNote) -> list[str]:
+    """What the model path sends a model for ``note`` (the rules' share aside)."""
+    model = Recording()
+    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
+    return model.asked
+
+
 def test_both_extractors_read_obsidians_syntax_in_any_note_they_are_given() -> None:
     # a note handed over as read (tests, crash recovery), not cut by extract.source_note
     text = (FIXTURES / "student" / STUDENT).read_text()
@@ -427,10 +434,9 @@ def test_a_section_of_nothing_but_links_is_not_sent_to_the_model() -> None:
     note = SourceNote("resource/_tests.md", "_tests", [("_tests > Tests", links, True),
                                                        ("_tests > Notes", said, True)],
                       links + said)
-    model = Recording()
-    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert len(model.asked) == 1 and "Alfred runs a workflow" in model.asked[0]
-    assert "Paste URL" not in model.asked[0]
+    asked = asked_of(note)
+    assert len(asked) == 1 and "Alfred runs a workflow" in asked[0]
+    assert "Paste URL" not in asked[0]
 
 
 def test_a_days_list_of_tasks_is_read_by_the_rules_not_the_model() -> None:
@@ -533,10 +539,9 @@ def test_a_list_of_links_beside_prose_is_not_sent_to_the_model() -> None:
             "\t- [[Alfred]]\n\t- [[GitHub]]\n\t- [[iOS Shortcuts]]\n- [[Private]]\n"
             "- [[Project Management]]\n")
     note = SourceNote("resource/_tests/_tests.md", "_tests", [("_tests", page, True)], page)
-    model = Recording()
-    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert len(model.asked) == 1 and "Sometimes plugins get updated" in model.asked[0]
-    assert "Alfred" not in model.asked[0] and "Project Management" not in model.asked[0]
+    asked = asked_of(note)
+    assert len(asked) == 1 and "Sometimes plugins get updated" in asked[0]
+    assert "Alfred" not in asked[0] and "Project Management" not in asked[0]
 
 
 def test_a_paragraph_of_links_with_a_footnote_mark_is_not_sent_to_the_model() -> None:
@@ -548,10 +553,9 @@ def test_a_paragraph_of_links_with_a_footnote_mark_is_not_sent_to_the_model() ->
            "\"|\" if you want to change the visual link displayed!\n")
     note = SourceNote("resource/202212122239.md", "Memes MOC",
                       [("Memes MOC > Twitter", moc, True)], moc)
-    model = Recording()
-    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert len(model.asked) == 1 and "visual link displayed" in model.asked[0]
-    assert "Harlem Shake" not in model.asked[0]
+    asked = asked_of(note)
+    assert len(asked) == 1 and "visual link displayed" in asked[0]
+    assert "Harlem Shake" not in asked[0]
 
 
 def test_a_model_unit_naming_under_three_things_is_a_fragment_and_no_node() -> None:
@@ -598,10 +602,9 @@ def test_a_to_do_heading_written_as_a_path_is_a_to_do_section() -> None:
     note = SourceNote("daily/2022-12-11.md", "2022-12-11",
                       [("2022-12-11 > Things I Need To Do > todo/daily", todo, True),
                        ("2022-12-11 > Thoughts I Had Today", said, True)], todo + said)
-    model = Recording()
-    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert len(model.asked) == 1 and "second bed" in model.asked[0]
-    assert "whenever I guess" not in model.asked[0]
+    asked = asked_of(note)
+    assert len(asked) == 1 and "second bed" in asked[0]
+    assert "whenever I guess" not in asked[0]
 
 
 def test_a_model_name_its_unit_and_note_never_say_is_replaced_by_the_units_subject() -> None:
@@ -697,10 +700,9 @@ def test_a_days_errands_under_a_lead_in_are_not_sent_to_the_model() -> None:
             "hardest problem first.\n\nPersonal admin:\n\n- The dentist moved to the 31st.\n"
             "- Renew the bike insurance before July.\n")
     note = SourceNote("daily/2026-06-13.md", "2026-06-13", [("Notes", said, True)], said)
-    model = Recording()
-    ModelExtractor(model, 8192, OfflineExtractor()).extract([note])
-    assert len(model.asked) == 1 and "focus block works" in model.asked[0]
-    assert "dentist" not in model.asked[0] and "Personal admin" not in model.asked[0]
+    asked = asked_of(note)
+    assert len(asked) == 1 and "focus block works" in asked[0]
+    assert "dentist" not in asked[0] and "Personal admin" not in asked[0]
 
 
 def test_a_hundred_thousand_frame_headings_cost_one_pass() -> None:

@@ -76,20 +76,24 @@ def sound(name: str, unit: Unit) -> str:
 MAX_TASK_NAME = 24  # characters of Chinese or Japanese: a task said whole, as a name
 
 
-def _plan_of_tasks(unit: Unit) -> bool:
-    """Whether a unit is a Chinese or Japanese day's list of tasks (``subject_of``)."""
-    lines = [ln for ln in summary_lines(unit.summary) if ln.strip()]
+def _said_lines(unit: Unit) -> list[str]:
+    """The summary's lines as they read: links as the words they show (a carried link's
+    path is no subject), headings as their words."""
+    lines = [delink(ln[3:] if ln.startswith("## ") else ln) for ln in summary_lines(unit.summary)]
+    return [ln for ln in lines if ln.strip()]
+
+
+def _is_plan(lines: list[str]) -> bool:
+    """Whether lines are a Chinese or Japanese day's list of tasks."""
     return task_list(lines) and is_unspaced(" ".join(lines))
 
 
 def subject_of(unit: Unit) -> str:
     """The unit's subject from what its summary says ('' when it says none)."""
-    # links as the words they show: a carried link's path is no subject
-    lines = [delink(ln[3:] if ln.startswith("## ") else ln) for ln in summary_lines(unit.summary)]
-    lines = [ln for ln in lines if ln.strip()]
+    lines = _said_lines(unit)
     if not lines:
         return ""
-    if task_list(lines) and is_unspaced(" ".join(lines)):
+    if _is_plan(lines):
         # a day's plan is named by its first task, as an English one is ("Finish the
         # report"): a phrase picked from it ("方法论") names a subject it is not about
         said = TASK_DATE.sub("", KEPT_TASK.sub("", lines[0]))
@@ -107,7 +111,7 @@ def subject_of(unit: Unit) -> str:
 def node_title(unit: Unit, proposed: str = "") -> str:
     """The name a new node of ``unit`` takes (see the module's docstring)."""
     handle = without_dated_lead(unit.name).strip("-") or unit.name
-    if not proposed and _plan_of_tasks(unit):
+    if not proposed and _is_plan(_said_lines(unit)):
         first = subject_of(unit)  # its first task, not a phrase the reader picked from it
         if first:
             return first

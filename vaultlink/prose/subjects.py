@@ -194,9 +194,8 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
         reading.subjects.remove(slight)
         reading.passed += [(b, "too short to say anything on its own") for b in slight.blocks]
     for block in weak:  # a measured status line joins the subject it adds to, if any
-        host = max(reading.subjects, key=lambda s: _overlap(s.text(), " ".join(block.items)),
-                   default=None)
         said = " ".join(block.items)
+        host = max(reading.subjects, key=lambda s: _overlap(s.text(), said), default=None)
         if host is not None and _overlap(host.text(), said) >= WEAK_JOIN \
                 and len(vocabulary(host.text()) & vocabulary(said)) >= WEAK_WORDS:
             host.blocks = sorted([*host.blocks, block], key=lambda b: b.start)

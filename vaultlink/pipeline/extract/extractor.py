@@ -72,9 +72,9 @@ def tasks_apart(text: str) -> tuple[str, str]:
     tasks = {i for b in blocks if b.kind == "tasks" and for_rules(b)
              for i in range(b.start - 1, b.end)}
     links = {i for b in blocks if b.kind == "links" or link_paragraph(b)
-             for i in range(b.start - 1, b.end)} | errand_lines(blocks)
+             for i in range(b.start - 1, b.end)}
     heads = {b.start - 1 for b in blocks if b.kind in ("heading", "banner")}
-    shown, hidden = tasks | heads, tasks | links
+    shown, hidden = tasks | heads, tasks | links | errand_lines(blocks)
     only = "\n".join(ln if i in shown else "" for i, ln in enumerate(lines))
     return (only if tasks else "",
             "\n".join("" if i in hidden else ln for i, ln in enumerate(lines)))
