@@ -167,6 +167,15 @@ def test_a_chinese_days_plan_is_named_by_its_first_task() -> None:
     assert node_names(unit)[0][0] == "在 个人知识管理 中添加可视化的知识管理方式"
 
 
+def test_a_tasks_priority_is_no_part_of_its_name() -> None:
+    """pedyc's 2025-02-23 plan was named "使用 PARA 笔记组织法重构数字花园 ⏫": the Tasks
+    plugin's mark of a high priority says how urgent the task is, not what it is."""
+    day = PEDYC_DAY.replace("中添加**可视化的知识管理方式**", "中添加**可视化的知识管理方式** ⏫")
+    (unit,), _ = extract("daily/2025-02-21.md", day)
+    assert "⏫" in unit.summary  # the owner's words are kept as written
+    assert node_names(unit)[0][0] == "在 个人知识管理 中添加可视化的知识管理方式"
+
+
 def test_a_list_mark_is_no_word() -> None:
     """"- 完善 [[我的工作流]]" (improve [[my workflow]]) counted its "-" as a word and
     became a node "完善" (improve) of one line."""

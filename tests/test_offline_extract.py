@@ -294,3 +294,40 @@ def test_a_lead_in_whose_code_the_node_leaves_out_goes_too() -> None:
     listed = "## Steps\n\nTo mount it:\n\n- Connect to the server.\n- Mount the share.\n"
     (unit,), _ = extract("daily/2022-09-30.md", listed)
     assert unit.summary.startswith("To mount it:\n- Connect to the server.")
+
+
+def test_a_day_whose_heading_names_a_subject_is_one_document() -> None:
+    """pietraferreira's day "2022 12 14" (its frontmatter title) opens with "# UML Class
+    Diagram - Assignment": read by its sections, its "## Admin" and "## Extra" became
+    nodes "Admin" and "Extra". The heading, not the date above it, names the note."""
+    day = ("---\ntitle: \"2022 12 14\"\n---\n---\n# UML Class Diagram - Assignment\n---\n"
+           "## Forum\nUser -> Creates -> Forum. A forum has a topic title and its posts.\n\n"
+           "## Admin\nAn admin approves a post before it shows, and may delete a forum.\n\n"
+           "## Extra\nMaybe add a way for a user to create a post as well.\n")
+    units, _ = extract("daily/2022-12-14.md", day)
+    assert [u.title for u in units] == ["UML Class Diagram - Assignment"]
+    dated = day.replace("# UML Class Diagram - Assignment", "# 2022 12 14")
+    assert len(extract("daily/2022-12-14.md", dated)[0]) > 1  # a day's own title: by section
+
+
+@pytest.mark.parametrize("path, site", [
+    ("resource/notes/general/endianness.md", ""),  # a folder of notes on any subject
+    ("resource/misc/endianness.md", ""),
+    ("resource/fastify/plugins.md", "Fastify"),
+])
+def test_a_folder_that_sorts_notes_of_any_subject_is_no_site(path: str, site: str) -> None:
+    """pietraferreira's resource notes in notes/general/ were named "General endianness",
+    "General c", "General compilers": the folder read as the site the page belongs to."""
+    from vaultlink.prose.pages import site_of
+    assert site_of([], path) == site
+
+
+def test_a_single_letter_names_no_node() -> None:
+    """Her page titled "C" (the language) would have been a node "C", and every "c" in
+    another node's prose a mention of it; its file's name says it: "C language"."""
+    assert name_flaw("C") == "a single letter" and name_flaw("猫") == ""
+    (unit,), _ = extract("resource/notes/general/c-language.md",
+                         "---\ntitle: \"C\"\n---\n# C\n## Declaration vs Definition\nA "
+                         "**definition** associates a name with an implementation of that "
+                         "name, either data or code.\n")
+    assert unit.title == "C language"

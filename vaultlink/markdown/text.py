@@ -14,6 +14,8 @@ KEPT_TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+[☐☑☒]\s*")
 ICON_SHORTCODE = r":[A-Za-z][\w-]*:"
 # the Tasks plugin's stamps: done, due, scheduled, start, created, each with its date
 TASK_DATE = re.compile(r"[✅📅🗓⏳🛫➕❌]\ufe0f?\s*\d{4}-\d{2}-\d{2}")
+# and its priorities (highest to lowest), which say how urgent a task is, not what it is
+TASK_PRIORITY = re.compile(r"\s*[🔺⏫🔼🔽⏬]\ufe0f?")
 
 # A fenced code block in a model's text: opened at a line's start or after a space
 # ("run: ```bash"; in "x```y``` z" the backticks are inline), closed at the start of a

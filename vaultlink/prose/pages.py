@@ -11,6 +11,7 @@ from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.names import file_title, numbered_name
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block
+from vaultlink.prose.subject_names import is_event, is_generic
 
 
 def note_title(blocks: list[Block]) -> tuple[str, int]:
@@ -24,6 +25,16 @@ def note_title(blocks: list[Block]) -> tuple[str, int]:
     if len(tops) == 1 and tops[0] is heads[0] and not before:
         return heads[0].info, top
     return "", 0
+
+
+def naming_title(front_title: str, heading: str) -> str:
+    """The frontmatter's title as the note's name: '' when it is a date above a ``heading``
+    (the note's title heading) that names a subject ("2022 12 14" over "# UML Class
+    Diagram - Assignment": the day is that assignment)."""
+    if front_title and heading and is_event(front_title) and not is_event(heading) \
+            and not is_generic(heading):
+        return ""
+    return front_title
 
 
 def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
@@ -53,7 +64,8 @@ _FILED = re.compile(r"^(?:\d{2}[._-]|\d{1,2}\.\s)(?=\D)")
 
 
 def site_of(blocks: list[Block], path: str) -> str:
-    """What the note belongs to: a banner heading, or the folder it sits in (not a date)."""
+    """What the note belongs to: a banner heading, or the folder it sits in (not a date,
+    nor a folder that sorts notes of any subject: "general", "misc")."""
     banner = next((b for b in blocks if b.kind == "banner"), None)
     if banner is not None and banner.info:
         return banner.info
@@ -61,6 +73,7 @@ def site_of(blocks: list[Block], path: str) -> str:
     folder = parts[-2] if len(parts) > 2 else ""
     if folder and re.search(r"[^\W\d_]{3}", folder) and not re.search(r"\d{4}", folder) \
             and folder.lower() not in _NOT_SITES and not _FILED.match(folder) \
+            and not is_generic(folder.replace("-", " ").replace("_", " ")) \
             and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""

@@ -170,6 +170,8 @@ def name_flaw(name: str, title: bool = False) -> str:
         return "empty"
     if count_words(name) > MAX_NAME_WORDS:
         return "too long"
+    if len(ws) == 1 and len(ws[0]) == 1 and ws[0] != ws[0].upper():
+        return "a single letter"  # "C": every "c" in a text would be a mention of it
     if any(w in _CONTRACTION_BITS for w in ws):
         return "a broken contraction"
     if any(ws.count(w) > 1 for w in ws if w not in FUNCTION):

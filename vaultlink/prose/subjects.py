@@ -20,7 +20,7 @@ from vaultlink.markdown.text import LIST_MARK
 from vaultlink.prose.blocks import PROSE_KINDS, Block, joined
 from vaultlink.prose.conversation import conversation_of, event_name, events
 from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
-from vaultlink.prose.pages import note_title, page_title, site_of
+from vaultlink.prose.pages import naming_title, note_title, page_title, site_of
 from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
 from vaultlink.prose.subject_names import (
@@ -172,6 +172,7 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     """Subjects and passed-over blocks of a note's new blocks (all blocks if ``new`` is
     None); ``front_title`` is the title its frontmatter gives, which names it first."""
     title, level = note_title(blocks)
+    front_title = naming_title(front_title, title)
     reading = Reading(title=front_title or title)
     dated = _DATED.search(path) is not None
     content, weak = _sorted_blocks(blocks, new, reading.passed, dated)
