@@ -679,3 +679,61 @@ def test_a_unit_whose_text_says_the_nodes_whole_name_grows_it() -> None:
         unit = Unit("book-sprint-planning", "wiki", said, ["daily/2026-06-17/standup.md"],
                     title="Book sprint planning")
         assert (first_step(policy, unit, node, name, 0.69) == "edit") is grows, said
+
+
+@pytest.mark.slow  # end to end on a whole vault
+def test_the_samples_correction_waits_for_review_against_the_node_it_names(
+        tmp_path: Path) -> None:
+    """The README's demo held 2026-06-20's correction of the hybrid search node, then the
+    2026-06-17 sync transcript (a resource, read after the days) grew that node: the
+    proposal was stale before anyone read it, and decided again it went to "Candidate
+    depth", leaving the node at 100. Notes are read in the order they were written, and a
+    unit goes to the node named as it is before a nearer one its text also names."""
+    from vaultlink.pipeline.integrate.review import hash_now
+    from vaultlink.vault.state import State
+
+    root = copy_sample_vault(tmp_path / "vault")
+    run = offline_dream(root, **{"auto_dream.max_units": 100})
+    assert run.report.failed_units == []
+    state = State(root / ".vaultlink/state.sqlite")
+    try:
+        held = state.proposals()
+    finally:
+        state.close()
+    assert [(p.action, p.target, p.unit["paths"]) for p in held] == [
+        ("CORRECT", "digest/wiki/hybrid-search.md", ["daily/2026-06-20.md"])]
+    assert hash_now(Vault(root), held[0].target) == held[0].old_hash  # not stale
+
+
+def test_notes_are_read_in_the_order_they_were_written() -> None:
+    from types import SimpleNamespace
+
+    from vaultlink.pipeline.extract.step import written_order
+    paths = ["daily/2026-06-20.md", "resource/rrf-paper-notes.md", "daily/2026-06-17/retro.md",
+             "resource/search-sync-transcript-2026-06-17.md", "daily/2026-06-08.md"]
+    notes = sorted((SimpleNamespace(path=p) for p in paths), key=written_order)  # type: ignore[arg-type]
+    assert [n.path for n in notes] == [
+        "daily/2026-06-08.md", "daily/2026-06-17/retro.md",
+        "resource/search-sync-transcript-2026-06-17.md", "daily/2026-06-20.md",
+        "resource/rrf-paper-notes.md"]
+
+
+def test_a_unit_grows_the_node_named_as_it_is_before_a_nearer_one() -> None:
+    """2026-06-20's "Correction to the hybrid search note: the candidate depth is now 200"
+    (a unit named "Hybrid search") went to "Candidate depth" (0.83), nearer than "Hybrid
+    search" (0.71): its text names both, but it is named as one."""
+    policy = OfflinePolicy(same_threshold=0.6, related_threshold=0.24)
+    unit = Unit("hybrid-search", "wiki", "The candidate depth is now 200 per list, not 100.",
+                ["daily/2026-06-20.md"], title="Hybrid search")
+    nodes = {"digest/wiki/candidate-depth.md": ("Candidate depth", 0.83),
+             "digest/wiki/hybrid-search.md": ("Hybrid search", 0.71)}
+    hits = [{"path": p, "score": 0.01, "similarity": sim, "name": name, "description": "d"}
+            for p, (name, sim) in nodes.items()]
+    turns = [Turn("node_search", {"query": "q"}, {"hits": hits})]
+    for path, (name, _) in nodes.items():
+        text = (f"---\nname: {name}\ndescription: d\n---\nThe {name.lower()} takes the top "
+                "100 of each list.\n\n## Sources\n\n- From [[daily/2026-06-10.md]].\n")
+        turns.append(Turn("read", {"path": path, "start_line": 1, "end_line": 40},
+                          {"text": text, "start_line": 1, "end_line": 7, "total_lines": 7}))
+    step = policy.decide(unit, turns)
+    assert isinstance(step, ToolCall) and step.arguments["path"] == "digest/wiki/hybrid-search.md"

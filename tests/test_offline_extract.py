@@ -331,3 +331,22 @@ def test_a_single_letter_names_no_node() -> None:
                          "**definition** associates a name with an implementation of that "
                          "name, either data or code.\n")
     assert unit.title == "C language"
+
+
+def test_a_pasted_email_is_one_text_from_its_greeting_to_its_closing() -> None:
+    """pietraferreira's 2022-08-18 holds an email thread: its reply became nodes "Hello
+    Robin", "Everything else" and "Kind Regards", a greeting and a closing taken for
+    subjects and the letter cut where its paragraphs share few words."""
+    day = ("# 2022 08 18\n\nHello Robin,\n\nThanks for reporting this issue.\n\nWe've taken a "
+           "look and it is an issue with the latest development Newlib; a recent newlib "
+           "release builds the hello world file.\n\nAs such we've built an updated set of "
+           "binaries. Only one library here has changed, everything else is the same as "
+           "the tools we provided earlier in the week.\n\nHopefully this works on your "
+           "end, but if you find any more problems, please let us know.\n\nKind Regards,\n"
+           "Pietra\n")
+    (unit,), _ = extract("daily/2022-08-18.md", day)
+    assert "Hello Robin" in unit.summary and "Kind Regards" in unit.summary
+    assert unit.title not in ("Hello Robin", "Kind Regards") and "Newlib" in unit.summary
+    from vaultlink.prose.phrase_names import closes, greets
+    assert greets("Liebe Maria,") and closes("Viele Grüße\nAnna") and closes("此致")
+    assert not greets("Hello world programs are short.") and not closes("Thanks a lot")

@@ -27,7 +27,7 @@ from vaultlink.pipeline.integrate.holds import unshared
 from vaultlink.pipeline.integrate.oneshot import _judged
 from vaultlink.pipeline.integrate.session import Ending, SessionOutcome
 from vaultlink.pipeline.integrate.tools import Toolbox
-from vaultlink.pipeline.offline import policy
+from vaultlink.pipeline.offline import growth
 from vaultlink.prose.shared_subject import names_subject, same_facts, shared_subject, subject_names
 from vaultlink.prose.units import Unit
 from vaultlink.vault.actions import Action
@@ -116,7 +116,7 @@ def test_a_unit_states_a_nodes_facts_by_a_new_value_or_the_same_steps() -> None:
 
 
 def test_both_integrators_use_one_rule_of_names_in_any_script() -> None:
-    assert policy.names_subject is names_subject
+    assert growth.names_subject is names_subject
     assert names_subject("Deploy to staging", "we deploy it to staging on Fridays")
     assert not names_subject("Deploy to staging", "the production deploy rules")
     assert names_subject("Redis 哨兵机制", "Redis 哨兵机制的基本流程：监控、选主、通知")

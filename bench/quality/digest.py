@@ -59,10 +59,10 @@ def superseded(root: Path) -> tuple[bool, int]:
     node = load_nodes(Vault(root)).get("digest/wiki/hybrid-search.md")
     if node is None:
         return False, 0
-    lines = node.main.split("\n")
-    earlier = [s for s in re.split(r"(?<=[.!?])\s+", " ".join(lines)) if "Earlier" in s
-               and "100" in s]
-    current = " ".join(ln for ln in lines if "Earlier" not in ln and "~~" not in ln)
+    # by sentence: the corrected value and "Earlier: <the old one>" may share a line
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(node.main.split("\n")))
+    earlier = [s for s in sentences if "Earlier" in s and "100" in s]
+    current = " ".join(s for s in sentences if "Earlier" not in s and "~~" not in s)
     return ("200" in current and "top 100 from BM25" not in current), len(earlier)
 
 

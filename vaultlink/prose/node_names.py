@@ -141,11 +141,29 @@ def node_description(unit: Unit) -> str:
     return short(f"{steps}: {first}", MAX_DESCRIPTION)
 
 
+# A unit of this many lines or fewer is said in a breath: the subject it names once is
+# what it is about ("Swam forty lengths at the lido" -> "Exercise (Lido)").
+SHORT_LINES = 3
+
+
+def _recurs(phrase: str, text: str) -> bool:
+    """Whether ``text`` says ``phrase`` twice or more, or in a heading."""
+    # Chinese and Japanese words touch their neighbours: no word edge where they are
+    unspaced = is_unspaced(phrase)
+    before, gap, after = ("", r"\s*", "") if unspaced else (r"(?<!\w)", r"\s+", r"(?!\w)")
+    said = re.compile(before + gap.join(map(re.escape, phrase.split())) + after, re.IGNORECASE)
+    return len(said.findall(text)) >= 2 or any(
+        said.search(ln) for ln in text.splitlines() if ln.startswith("#"))
+
+
 def qualifiers(unit: Unit, title: str) -> list[str]:
     """What sets this unit apart from another subject called ``title``: the subject its
     summary says, else the title of its note (never a date)."""
     out: list[str] = []
     subject = subject_of(unit)
+    if subject and title.lower() not in subject.lower() and len(_said_lines(unit)) > \
+            SHORT_LINES and not _recurs(subject, unit.summary):
+        subject = ""  # a phrase a page says once ("Either data") does not set it apart
     if subject and not same_name(subject, title) and title.lower() not in subject.lower():
         out.append(subject)
     elif subject and title.lower() in subject.lower() and subject.lower() != title.lower():

@@ -90,10 +90,46 @@ def opening_phrase(sentence: str) -> str:
     return ""
 
 
+# A letter's greeting or closing on a line of its own ("Hello Robin,", "Kind Regards,
+# Pietra", "Viele Grüße", "此致"): how a pasted email opens and ends, never its subject.
+_GREETING = re.compile(
+    r"(?:hello|hi|hey|dear|good\s+(?:morning|afternoon|evening)|hallo|liebe[rs]?|"
+    r"sehr\s+geehrte[rs]?|bonjour|salut|cher|chère|hola|querid[oa]s?|estimad[oa]s?|ciao|"
+    r"car[oa]|olá|oi|здравствуйте|привет|уважаем\w*|您好|你好|拝啓|안녕하세요)", re.IGNORECASE)
+_CLOSING = re.compile(
+    r"(?:(?:kind|best|warm|many|with)\s+(?:regards|wishes|thanks)|regards|cheers|thanks|"
+    r"thank\s+you|sincerely|yours(?:\s+(?:sincerely|truly))?|viele\s+grüße|liebe\s+grüße|"
+    r"beste\s+grüße|mit\s+freundlichen\s+grüßen|cordialement|bien\s+à\s+vous|amicalement|"
+    r"saludos|un\s+saludo|atentamente|cordiali\s+saluti|saluti|atenciosamente|abraços|"
+    r"с\s+уважением|всего\s+доброго|此致|敬礼|よろしくお願いします|敬具|감사합니다)",
+    re.IGNORECASE)
+# what may follow either: the names of who is greeted or who signs, and a comma
+_NAMES = re.compile(r"[,，]?(?:\s+[^\W\d_][\w'’-]*){0,3}\s*[,.!。！]?", re.IGNORECASE)
+
+
+def greets(item: str) -> bool:
+    """Whether ``item`` is a letter's greeting and nothing else ("Hello Robin,")."""
+    return _letter_line(item, _GREETING)
+
+
+def closes(item: str) -> bool:
+    """Whether ``item`` is a letter's closing and nothing else ("Kind Regards,\nPietra")."""
+    return _letter_line(item, _CLOSING)
+
+
+def _letter_line(item: str, opener: re.Pattern[str]) -> bool:
+    line = " ".join(item.split())
+    m = opener.match(line)
+    rest = _NAMES.fullmatch(line[m.end():]) if m else None
+    return rest is not None and all(
+        w[:1].isupper() for w in rest.group(0).strip(" ,，.!。！").split())
+
+
 def subject_name(items: list[str], headings: list[str]) -> str:
     """A name for a run of sentences with no heading of its own: what a definition defines,
     a phrase the text repeats, the phrase it opens with, else a heading above it (Chinese
     and Japanese: the phrase whose characters the text repeats most)."""
+    items = [i for i in items if not greets(i) and not closes(i)] or items
     if is_unspaced(" ".join(items)):
         candidates = [unspaced_phrase(items)]
     else:

@@ -21,7 +21,7 @@ from vaultlink.prose.blocks import PROSE_KINDS, Block, joined
 from vaultlink.prose.conversation import conversation_of, event_name, events
 from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
 from vaultlink.prose.pages import naming_title, note_title, page_title, site_of
-from vaultlink.prose.phrase_names import opening_words, salient_name, subject_name
+from vaultlink.prose.phrase_names import closes, greets, opening_words, salient_name, subject_name
 from vaultlink.prose.sentences import STEP_MARK, content_words
 from vaultlink.prose.subject_names import (
     LOGISTICS,
@@ -267,7 +267,6 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
     return _sections(content, level, reading.passed)
 
 
-
 def _aspect_level(blocks: list[Block], title_level: int) -> int:
     levels = sorted({b.level for b in blocks if b.kind == "heading" and b.level > title_level})
     return levels[0] if levels else title_level + 1
@@ -371,15 +370,17 @@ def _unnamed(subjects: list[Subject]) -> list[Subject]:
 def _runs(blocks: list[Block]) -> list[list[Block]]:
     """Neighbouring blocks that share vocabulary; a short block joins its neighbour."""
     runs: list[list[Block]] = []
+    letter = False  # a pasted email runs from its greeting to its closing, one text
     for block in blocks:
         text = " ".join(block.items)
         short = count_words(text) < SHORT and not CUE.search(text)
         lead_in = bool(runs) and runs[-1][-1].items and runs[-1][-1].items[-1].endswith(":")
-        if runs and _tasks(runs[-1]) == _tasks([block]) and (short or lead_in or _overlap(" ".join(
-                i for b in runs[-1] for i in b.items), text) >= SEGMENT):
+        if runs and _tasks(runs[-1]) == _tasks([block]) and (letter or short or lead_in or _overlap(
+                " ".join(i for b in runs[-1] for i in b.items), text) >= SEGMENT):
             runs[-1].append(block)
         else:
             runs.append([block])
+        letter = greets(text) or (letter and not any(map(closes, block.items)))
     return runs
 
 

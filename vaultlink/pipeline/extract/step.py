@@ -10,6 +10,7 @@ that failed before are taken up first, as they are (docs/pipeline.md).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 
@@ -24,6 +25,7 @@ from vaultlink.errors import (
     WriteFailed,
     unexpected,
 )
+from vaultlink.index.dates import note_date
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import unlinkable_reason
 from vaultlink.markdown.sections import chunk_note
@@ -111,12 +113,21 @@ def extract_step(ctx: DreamContext, run: RunState) -> None:
     # Extract only what this run can integrate: a slow model spends minutes per note,
     # and the notes left wait (unchecked) for the next run.
     room = max(ctx.max_units - len(retries) - len(pending), 0)
+    sent.sort(key=written_order)
     fresh = _extract_notes(ctx, run, sent, note_failures, room, set(checkpoints), template)
     sizes = {i.path: i.size for i in infos}
     read = [n for n in sent if n.path in found.yields]  # extracted now, not failed or deferred
     found.extracted = (len(read), sum(sizes.get(n.path, 0) for n in read), len(fresh))
     record_readings(ctx, run, read)
     _take_units(ctx, run, retries, pending, fresh)
+
+
+def written_order(note: SourceNote) -> tuple[bool, dt.date, str]:
+    """Notes in the order their owner wrote them: those with a date in their path by that
+    date (a correction of 2026-06-20 comes after the 2026-06-17 sync it corrects, a
+    resource "search-sync-transcript-2026-06-17" among the days), then the rest by path."""
+    day = note_date(note.path)
+    return (day is None, day or dt.date.max, note.path)
 
 
 def _held_back(ctx: DreamContext, infos: list[NoteInfo]) -> dict[str, str]:

@@ -12,47 +12,35 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
 from vaultlink.errors import Refusal
 from vaultlink.llm.chat import ChatReply, ToolCall
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import find_wikilinks
-from vaultlink.markdown.names import is_copy
-from vaultlink.markdown.sections import cited_sources, cites_all, without_sources
+from vaultlink.markdown.sections import cites_all
 from vaultlink.markdown.text import task_list
+from vaultlink.pipeline.offline.growth import fresh_lines, may_grow, naming
 from vaultlink.prose.node_names import node_description, node_names
 from vaultlink.prose.sentences import (
     STEP_MARK,
     Turn,
-    content_words,
     delink,
     read_turns,
     read_unit,
     summary_lines,
     title_of,
 )
-from vaultlink.prose.shared_subject import names_subject, says_name
-from vaultlink.prose.subject_names import (
-    holds_name,
-    is_generic,
-    name_words,
-    same_name,
-    subject_of_title,
-)
-from vaultlink.prose.turns import label_of, told_by
+from vaultlink.prose.subject_names import name_words
 from vaultlink.prose.units import Unit, slugify
-from vaultlink.prose.update import Linkable, covered, plan_update
+from vaultlink.prose.update import Linkable, plan_update
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import (
     also_covered,
-    aspects,
     namesake,
     paragraphs,
     render,
     source_sentence,
-    unit_lines,
     weave,
     what_it_backs,
 )
@@ -63,8 +51,6 @@ log = logging.getLogger(__name__)
 
 SEARCH_LIMIT = 20
 MAX_RELATED = 3       # links in a new node beyond its mentions (bench.quality's best F1)
-_DATED = re.compile(r"\d{4}-\d{2}-\d{2}")  # a note of a day; any other is a page
-SAME_THING = 0.85     # a sibling of the unit's note, or a page, merges only this close
 MAX_SAME_READS = 3    # same-abstraction candidates read to find the one citing the source
 PAGE_LINES = 40       # read in pages: a tool answer over 6,000 characters is cut
 # Same abstraction below same_threshold (a young digest scores the same topic from
@@ -163,76 +149,22 @@ class OfflinePolicy:
                 classes[path] = "related"  # unreadable: adapt by not updating it
         # Citing alone is no sign: other units of the same note cite it too.
         done = next((p for p in texts if cites_all(texts[p], unit.paths)
-                     and not self._fresh(unit, texts[p])), None)
+                     and not fresh_lines(unit, texts[p])), None)
         if done is not None:
             return self._update(unit, turns, done, texts[done], hits, classes)
-        for p in [p for p in same if p in texts and not self._may_grow(unit, p, texts[p], hits)]:
+        nearest = max(hits.values(), key=lambda h: h["similarity"], default=None)
+        for p in [p for p in same if p in texts and not may_grow(
+                unit, str(hits[p].get("name") or ""), hits[p]["similarity"], texts[p],
+                nearest=hits[p] is nearest)]:
             classes[p] = "related"
-        target = next((p for p in same if p in texts and classes[p] == "same_abstraction"), None)
+        grows = [p for p in same if p in texts and classes[p] == "same_abstraction"]
+        # the node named as the unit is ("Hybrid search" for a correction of the hybrid
+        # search note), then one its text names, before a nearer one
+        target = min(grows, key=lambda p: naming(unit, str(hits[p].get("name") or "")),
+                     default=None)
         if target is not None:
             return self._update(unit, turns, target, texts[target], hits, classes)
         return self._create(unit, turns, hits, classes)
-
-    def _may_grow(self, unit: Unit, path: str, text: str,
-                  hits: dict[str, dict[str, Any]]) -> bool:
-        """Whether a same-abstraction node may take this unit. Never a node named as another
-        subject of the unit's note (the extractor kept them apart); a page with sections
-        of its own is its own subject, so it merges only when very close or when the node
-        carries its name (a node that is a page itself: its very name, not a part of it,
-        so "Environment configuration" stays out of "Advanced environment configuration")."""
-        sim = float(hits[path]["similarity"])
-        name = str(hits[path].get("name") or "")
-        mine = unit.title or unit.name.replace("-", " ")
-        if any(same_name(name, other, whole=True) for other in unit.siblings):
-            return False  # the note's other subject: the extractor kept them apart
-        if any(is_copy(unit.paths[0], c) for c in cited_sources(text)) and \
-                len(self._fresh(unit, text)) * 2 <= len(unit_lines(unit.summary)):
-            return True  # the owner's copy of a note the node is made of, still saying it
-        # the nearest node already cites this day, for no other subject of it: its subject
-        cites_day = _DATED.search(unit.paths[0]) and unit.paths[0] in cited_sources(text) \
-            and hits[path] is max(hits.values(), key=lambda h: h["similarity"])
-        if not cites_day and not names_subject(name, f"{mine}\n{unit.summary}"):
-            return False  # near is not the same: the unit must name the node's subject
-        lines = unit.summary.splitlines()
-        if task_list(without_sources(split_frontmatter(text)[1]).split("\n")) \
-                and not task_list(lines):
-            return False  # a day's tasks are a record of that day, no subject to add to
-        if sim < SAME_THING and (told_by(lines) or task_list(lines)):
-            # a session's turns share speakers with every other session, a day's tasks
-            # their verbs with every other day's: only a restatement shows one subject
-            return False
-        said = set(content_words(name.replace("-", " ")))
-        own = set(content_words(mine.replace("-", " ")))
-        whole = says_name(name, unit.summary) and not label_of(lines[0] if lines else "")
-        if sim < SAME_THING and said and not is_generic(mine) and not said & own \
-                and not whole:
-            # the node's words scattered over the unit's text ("staging", "search",
-            # "index" in a standup list; a greeting in every session) are no subject: the
-            # unit's own name must share one, or its text (not a turn) say the node's name
-            return False
-        if not _DATED.search(unit.paths[0]):
-            # a page is its own subject: it grows only a node its title names, and a node
-            # made from another page only word for word (sibling pages name each other in
-            # their text, and "npm install" is not "npm install-test")
-            pages = any(not _DATED.search(c) for c in cited_sources(text))
-            if not same_name(name, mine, whole=pages):
-                return False
-            if not pages and not holds_name(name, subject_of_title(mine)):
-                # a node a day note named by part of the page's title is something else
-                # ("Release notes" of a standup is not "Sift 2.3 release notes")
-                return False
-        page = any(ln.startswith("## ") and ln.strip().lower() != "## sources"
-                   for ln in split_frontmatter(text)[1].split("\n"))
-        if page and (aspects(unit.summary) or not _DATED.search(unit.paths[0])):
-            # two pages share a subject only by name (a page saved twice is a repeat,
-            # found by its text): an English model scores unrelated pages in another
-            # script as near (Russian and Korean pages merged at 0.85 and above)
-            return same_name(name, mine, whole=True)
-        if sim >= SAME_THING:
-            return True
-        if not aspects(unit.summary):
-            return True
-        return same_name(name, mine)
 
     # -- recall ------------------------------------------------------------------------
 
@@ -299,11 +231,6 @@ class OfflinePolicy:
         # adapt once: the whole body in one write (an edit's `old` can go stale)
         return ToolCall("write", {"path": path, "name": title, "description": str(
             meta.get("description") or node_description(unit)), "content": plan.body})
-
-    def _fresh(self, unit: Unit, text: str) -> list[str]:
-        """The unit's sentences the node does not already say."""
-        have = set(content_words(delink(split_frontmatter(text)[1])))
-        return [line for line in unit_lines(unit.summary) if not covered(line, have)]
 
     # -- create --------------------------------------------------------------------------
 
