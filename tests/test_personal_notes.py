@@ -558,6 +558,14 @@ def test_a_paragraph_of_links_with_a_footnote_mark_is_not_sent_to_the_model() ->
     assert "Harlem Shake" not in asked[0]
 
 
+# bramses' README opens so (9,655 words in all): a page of its own, not a folder's index
+README_OPENING = ("# README\n\n## Introduction\n\nWelcome to **Bramses' Highly Opinionated Vault "
+                  "2023**! Thanks for checking it out. What you'll see in this repo is a "
+                  "**highly opinionated, unapologetic** way to use the knowledge base "
+                  "application Obsidian. Note that this is not the *only* way to use "
+                  "Obsidian, nor is it the *correct* way.\n\n")
+
+
 def test_a_model_unit_naming_under_three_things_is_a_fragment_and_no_node() -> None:
     """The 0.5B cut "To create a new note." from "create a new note with `ctrl-n`" and
     "Turns out not so much actually." from a struck-through scratchpad line: five and
@@ -565,7 +573,8 @@ def test_a_model_unit_naming_under_three_things_is_a_fragment_and_no_node() -> N
     names three things stays."""
     text = ("Copy the text, then create a new note with ctrl-n.\n\n"
             "- ~~turns out not so much actually~~\n\nAna moved to Madrid in May.\n")
-    note = SourceNote("resource/README.md", "README", [("README", text, True)], text)
+    note = SourceNote("resource/README.md", "README", [("README", text, True)],
+                      README_OPENING + text)
     model = Answering([{"name": "create-note", "bucket": "wiki",
                         "summary": "To create a new note."},
                        {"name": "thought", "bucket": "wiki",
@@ -613,7 +622,8 @@ def test_a_model_name_its_unit_and_note_never_say_is_replaced_by_the_units_subje
     notes" then led to a node on capture. A name the summary says stays."""
     text = "## CODE\n\nTo do quick capture on my computer, I leverage Shimmering Obsidian " \
            "and custom written iOS shortcuts.\n"
-    note = SourceNote("resource/README.md", "README", [("README > CODE", text, True)], text)
+    note = SourceNote("resource/README.md", "README", [("README > CODE", text, True)],
+                      README_OPENING + text)
     said = ("To do quick capture on my computer, I leverage Shimmering Obsidian and custom "
             "written iOS shortcuts.")
     for name, want in (("organize", None), ("shimmering-obsidian", "shimmering-obsidian")):
@@ -714,3 +724,23 @@ def test_a_hundred_thousand_frame_headings_cost_one_pass() -> None:
     owner = frame.owner_text("daily/2026-06-13.md", day).split("\n")
     assert owner[-2:] == ["## Notes", "Ran 14 km along the canal."]
     assert sum(1 for ln in owner if ln) == 2  # the bare ones stay blank
+
+
+def test_a_folders_index_page_is_no_subject_in_either_path() -> None:
+    """oignon's site keeps an index.md in each folder ("いい感じの記事たち", "名前の通り、
+    日記だね。"): five nodes "Index (感じ)", "Index (名前)" ...; pietraferreira's
+    resource/_index.md, a hub of links, was a node "Morioh" of four lines "- Hub". A
+    folder's index page that says little of its own says what the folder holds."""
+    hub = ("---\ntitle: Morioh\n---\n# Welcome :)\n\nMain hub for all the different note "
+           "categories :)\n\n## Work\n- [Hub](notes/private/work/work-hub.md)\n")
+    for path, text in (("resource/10_cool/index.md", "いい感じの記事たち\n"),
+                       ("resource/_index.md", hub)):
+        note = SourceNote(path, "index", [("index", text, True)], text)
+        offline = OfflineExtractor()
+        assert offline.extract([note]) == []
+        assert {p.reason for p in offline.passed} == {
+            "a folder's index page: it says what the folder holds"}
+        assert asked_of(note) == []
+    readme = "# README\n\n" + "Welcome to my vault. I keep every project note here. " * 6
+    note = SourceNote("resource/README.md", "README", [("README", readme, True)], readme)
+    assert OfflineExtractor().extract([note]) and asked_of(note)  # a page of its own

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
+from vaultlink.markdown.language import count_words
 from vaultlink.markdown.names import file_title, numbered_name
+from vaultlink.markdown.obsidian import besides_links
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block
 from vaultlink.prose.subject_names import is_event, is_generic
 
@@ -77,6 +79,23 @@ def site_of(blocks: list[Block], path: str) -> str:
             and not re.fullmatch(r"[a-z]{2}(?:[-_][a-z]{2,4})?", folder.lower()):  # "zh-hans"
         return "-".join(w[:1].upper() + w[1:] for w in folder.split("-"))
     return ""
+
+
+# A folder's index page (Quartz's index.md and _index.md, a README) that says less than
+# this of its own, links and headings aside, tells what the folder holds ("いい感じの記事
+# たち", "Main hub for all the different note categories"), not a subject.
+INDEX_PAGES = frozenset({"index", "_index", "readme"})
+INDEX_WORDS = 30
+INDEX_PAGE = "a folder's index page: it says what the folder holds"
+
+
+def index_page(path: str, blocks: list[Block]) -> bool:
+    """Whether the note is a folder's index page that says little of its own."""
+    if file_title(path).lower() not in INDEX_PAGES:
+        return False
+    text = "\n".join(ln for b in blocks if b.kind in WRITTEN_KINDS for ln in b.lines)
+    said = besides_links(text)
+    return count_words(text if said is None else said) < INDEX_WORDS
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.blocks import Block, parse_blocks, task_done
 from vaultlink.prose.conversation import turns_of
 from vaultlink.prose.day_tasks import says_something
+from vaultlink.prose.pages import index_page
 from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT, errand_lines
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
@@ -164,7 +165,8 @@ class ModelExtractor:
         template out already). A conversation is the offline rules' too, a unit per
         event with every turn whole (``prose.conversation``): a small model kept little
         of what was said (docs/quality.md, LoCoMo with a real model)."""
-        if turns_of(note.text):
+        if turns_of(note.text) or index_page(note.path, parse_blocks(note.text or "")):
+            # a folder's index page says what the folder holds: the rules pass it over
             units = self.task_lists.extract([note])
             self.passed += self.task_lists.passed
             return units

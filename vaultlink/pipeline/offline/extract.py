@@ -20,8 +20,8 @@ from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
-from vaultlink.prose.blocks import Block, parse_blocks
-from vaultlink.prose.pages import page_facts
+from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
+from vaultlink.prose.pages import INDEX_PAGE, index_page, page_facts
 from vaultlink.prose.sentences import STEP_MARK, split_sentences, words
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
 from vaultlink.prose.subjects import Subject, read_note
@@ -272,6 +272,10 @@ class OfflineExtractor:
         # Obsidian's machinery is no prose (the text from ``source_note`` is read so already)
         text = content_text(note.text or rebuilt(note), keep_embeds=True)
         blocks = parse_blocks(text)
+        if index_page(note.path, blocks):
+            self.passed += [PassedOver(note.path, b.start, b.end, excerpt(b), INDEX_PAGE)
+                            for b in blocks if b.kind in WRITTEN_KINDS]
+            return []
         page = page_facts(text)
         reading = read_note(blocks, note.path, new_lines(note, text), page.title)
         units: list[Unit] = []
