@@ -119,6 +119,18 @@ SPECS = [
          "asks",
          root="content", daily=["notes/daily"], exclude=["templates", "private"],
          commit="5bc96944985ee197e8ec7a9ca81dae85396678b5"),
+    Spec("gorwast", "Gorwast/Garden",
+         "Spanish diary (Quartz v4 garden): a Mexican owner's day notes in "
+         "Diario/<year>/<month>/, each a quoted motto, then prose about his day, reading "
+         "(Sanderson's Mistborn, Elantris), weight loss, cooking, music and feelings, closed by "
+         "a block of his weight and BMI and a kaomoji; beside reading notes on books (chapter "
+         "notes, characters), games, art and reflections (Meditaciones/); no Obsidian settings "
+         "or day template in the repository",
+         "MIT", "LICENSE.txt",
+         "MIT file of the Quartz site the vault is published with (Copyright (c) 2021 "
+         "jackyzha0), the repository's only licence; the owner states no other. His "
+         "template.md (a draft list of callout names, used by no note) is left out",
+         root="content", daily=["Diario"], exclude=["template.md"]),
 ]
 
 
