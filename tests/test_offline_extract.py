@@ -350,3 +350,20 @@ def test_a_pasted_email_is_one_text_from_its_greeting_to_its_closing() -> None:
     from vaultlink.prose.phrase_names import closes, greets
     assert greets("Liebe Maria,") and closes("Viele Grüße\nAnna") and closes("此致")
     assert not greets("Hello world programs are short.") and not closes("Thanks a lot")
+
+
+def test_a_long_heading_names_its_section_by_the_words_before_its_first_function_word() -> None:
+    """pietraferreira's "## Useful compiler options for making asm for human consumption:"
+    (nine words, too long for a name) was passed by, and its section named "Source line"
+    by a phrase of its text, then woven into two nodes as "Source line is covered in"."""
+    from vaultlink.prose.subject_names import heading_name
+    assert heading_name("Useful compiler options for making asm for human consumption") == \
+        "Useful compiler options"
+    assert heading_name("Notes from the long meeting with the platform team about on-call") == ""
+    day = ("# 2022-08-09\n\n## Useful compiler options for making asm for human consumption:\n"
+           "- Remember, your code only has to compile, not link: passing a pointer to an "
+           "external function is a good way to stop something from optimising away.\n"
+           "- To see how the calling convention works, look at caller and callee without "
+           "inlining, and read the source line beside its instructions.\n")
+    (unit,), _ = extract("daily/2022-08-09.md", day)
+    assert unit.title == "Useful compiler options"

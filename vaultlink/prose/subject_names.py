@@ -14,6 +14,7 @@ from vaultlink.markdown.language import (
     UNSPACED_RUN,
     count_words,
     is_unspaced,
+    stop_words_of,
 )
 from vaultlink.markdown.names import dated_name, numbered_name
 
@@ -185,6 +186,19 @@ def name_flaw(name: str, title: bool = False) -> str:
     if is_references(name):
         return "a references heading"
     return ""
+
+
+def heading_name(heading: str) -> str:
+    """A section's heading as its subject's name ('' when it cannot be one): a heading too
+    long to be a name names its subject in the words before its first function word
+    ("Useful compiler options for making asm for human consumption" -> "Useful compiler
+    options"), as a reader shortens it."""
+    if name_flaw(heading) != "too long":
+        return "" if name_flaw(heading) else heading
+    ws = heading.split()
+    stops = FUNCTION | stop_words_of(heading)
+    cut = next((i for i, w in enumerate(ws) if i >= 2 and w.lower().strip(",;:") in stops), 0)
+    return first_sound([" ".join(ws[:cut])]) if cut else ""
 
 
 def clean_heading(text: str) -> str:

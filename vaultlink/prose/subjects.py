@@ -28,6 +28,7 @@ from vaultlink.prose.subject_names import (
     STATUS,
     clean_heading,
     first_sound,
+    heading_name,
     is_event,
     is_generic,
     name_flaw,
@@ -299,10 +300,9 @@ def _sections(content: list[Block], level: int,
         by_section.setdefault(block.heads, []).append(block)
     found: list[Subject] = []
     for heads, blocks in by_section.items():
-        heading = clean_heading(heads[-1]) if heads and len(heads) > max(level, 0) else ""
-        slug = slug_of(heads[-1]) if heads else ""
-        if heading and not name_flaw(heading) and slug not in STATUS | LOGISTICS:
-            found.append(Subject(heading, list(blocks), named=True))
+        name = heading_name(clean_heading(heads[-1])) if len(heads) > max(level, 0) else ""
+        if name and slug_of(heads[-1]) not in STATUS | LOGISTICS:
+            found.append(Subject(name, list(blocks), named=True))
             continue
         for run in _runs(blocks):
             found.append(Subject("", run))
