@@ -744,3 +744,55 @@ def test_a_folders_index_page_is_no_subject_in_either_path() -> None:
     readme = "# README\n\n" + "Welcome to my vault. I keep every project note here. " * 6
     note = SourceNote("resource/README.md", "README", [("README", readme, True)], readme)
     assert OfflineExtractor().extract([note]) and asked_of(note)  # a page of its own
+
+
+GORWAST_DAY = ("---\ntitle: 2025-08-22\ntags:\n  - Diario\n  - agosto\n---\n"
+               "> Para lo poco que hablamos, mucho conectamos\n\n"
+               "Hoy fue un dia divertido con los amigos. Jugamos un rato y después aprendimos "
+               "más francés con la aplicación, que ya va en la lección doce.\n\n"
+               "> 94\n> \n> 27.2\n> \n> ⊙﹏⊙∥\n> \n> 3 :c\n")
+
+
+def test_a_days_motto_and_its_closing_measures_are_no_subject() -> None:
+    """Gorwast's Spanish diary opens each day with a quoted motto and closes it with his
+    weight, BMI and a kaomoji: 25 nodes were a motto named by its leftover words ("Gota
+    que", "Hablamo conectamo": stems, not words), and "98.4 / 29.4" ended topic nodes."""
+    from tests.test_offline_extract import extract
+    (unit,), ex = extract("daily/2025/08/2025-08-22.md", GORWAST_DAY)
+    assert "hablamos" not in unit.summary and "27.2" not in unit.summary
+    assert "francés" in unit.summary
+    assert [p.reason for p in ex.passed] == ["the day's motto (a quote above the day)",
+                                             "no words: numbers and signs"]
+    decided = GORWAST_DAY.replace("> Para lo poco", "> Decidimos: from now on, para lo poco")
+    units, _ = extract("daily/2025/08/2025-08-22.md", decided)
+    assert any("Decidimos" in u.summary for u in units)  # a quoted decision is no motto
+
+
+def test_a_name_from_the_texts_words_keeps_them_whole_in_any_language() -> None:
+    """"Para lo poco que hablamos, mucho conectamos" was named "Hablamo conectamo": the
+    English stemmer's "-s" cut from Spanish verbs, in a name."""
+    from vaultlink.prose.sentences import content_words, plain_words
+    said = "Para lo poco que hablamos, mucho conectamos"
+    assert "hablamos" in plain_words(said) and "conectamos" in plain_words(said)
+    assert "hablamo" in content_words(said)  # stems, for matching only
+
+
+def test_a_kaomoji_makes_no_text_japanese() -> None:
+    """Fifteen of Gorwast's nodes had Japanese Sources lines ("のメモ]]からの引用") and six
+    Japanese descriptions: a kaomoji's katakana ("ヽ(・∀・)ﾉ") read as Japanese text."""
+    from vaultlink.markdown.language import language_of
+    assert language_of("Hoy fue un día tranquilo, jugamos roblox con los amigos ヽ(・∀・)ﾉ") != "ja"
+    assert language_of("ObsidianでWindows IMEが機能しない時の対処法") == "ja"
+    assert language_of("Quartzの哲学") == "ja"
+
+
+def test_no_link_is_woven_on_the_function_words_of_the_texts_language() -> None:
+    """Gorwast's book notes linked "de la" in "Nacidos de la Bruma" to a node "El pozo de
+    la ascensión libro", and "Hoy fue" (today was) to a node named so, ten times."""
+    from vaultlink.prose.writing import weave
+    text = ["Mistborn (Nacidos de la Bruma) es uno de los mejores libros de Brandon "
+            "Sanderson. Hoy fue un día largo, pero lo terminé."]
+    nodes = [("digest/wiki/el-pozo-de-la-ascension-libro.md", "El pozo de la ascensión libro"),
+             ("digest/wiki/hoy-fue.md", "Hoy fue")]
+    blocks, linked = weave(text, nodes, set())
+    assert linked == [] and blocks == text

@@ -122,8 +122,9 @@ _ADDRESS = re.compile(r"\[\[([^\[\]|]*\|)?([^\[\]|]*)\]\]|(?<=\])\([^()\s]*\)")
 # Keyed by the opening only: a daemon that runs for weeks keeps no whole notes here.
 @lru_cache(maxsize=4096)
 def _language_of_sample(sample: str) -> str:
-    if _KANA.search(sample):
-        return "ja"
+    if _KANA.search(sample) and (is_unspaced(sample) or unspaced_chars(sample)
+                                 * CHARACTER_LETTERS >= _latin_letters(sample)):
+        return "ja"  # not a Spanish day with a kaomoji in it: "ヽ(・∀・)ﾉ"
     if _HANGUL.search(sample) and len(_HANGUL.findall(sample)) * 3 > unspaced_chars(sample):
         return "ko"
     if UNSPACED_RUN.search(sample) and (is_unspaced(sample) or unspaced_chars(sample)

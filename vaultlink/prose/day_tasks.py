@@ -1,18 +1,15 @@
 """A day note's tasks and links, read as what the owner says of the day.
 
-A day's task list that says something ("Finish the CSCC24 cheat sheet", "Review the
-Moosavi paper", with their boxes ticked or not) is the owner's record of the day's work
-and is kept; a list of errands ("buy milk") is not. A day's subject named after a note it
-links is that note's, whose page makes its node: the day's line that names it names the
-day's subject instead, and a subject that says nothing but links is a pointer to the
-notes it links, passed over. Pure functions.
+A day's subject named after a note it links is that note's, whose page makes its node:
+the day's line that names it names the day's subject instead, and a subject that says
+nothing but links is a pointer to the notes it links, passed over. (Which task lists are
+a record of the day, not errands: ``passing.says_something``.) Pure functions.
 """
 
 from __future__ import annotations
 
 import re
 
-from vaultlink.markdown.language import count_words
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import file_title
 from vaultlink.markdown.text import LIST_MARK, TASK_DATE
@@ -21,17 +18,6 @@ from vaultlink.prose.subject_names import first_sound
 
 POINTER = "a link to another note, which is the subject"
 _WIKILINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]")
-
-
-PLAN = 3  # items: a day's plan, not an errand or two
-
-
-def says_something(tasks: list[str], least: int) -> bool:
-    """Whether a day's task list is the owner's record of the day (``PLAN`` items, or
-    ``least`` words: the boxes and the dates the Tasks plugin stamps not counted), not
-    an errand or two ("call the bank", "buy milk")."""
-    return len(tasks) >= PLAN or count_words(
-        TASK_DATE.sub(" ", " ".join(map(task_said, tasks)))) >= least
 
 
 def only_links(blocks: list[Block]) -> bool:

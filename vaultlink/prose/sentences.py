@@ -43,8 +43,14 @@ def words(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """Stemmed words that carry meaning (the stop words of the text's language dropped)."""
+    return [stem(w) for w in plain_words(text)]
+
+
+def plain_words(text: str) -> list[str]:
+    """The words that carry meaning as written, lowercased: for a name, where a stem is no
+    word ("hablamo" of the Spanish "hablamos")."""
     stops = stop_words_of(text)
-    return [stem(w) for w in words(text) if w not in stops and len(w) > 1]
+    return [w for w in words(text) if w not in stops and len(w) > 1]
 
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

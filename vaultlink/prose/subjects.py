@@ -17,12 +17,23 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import count_words, is_unspaced, language_of
 from vaultlink.markdown.names import file_title
 from vaultlink.markdown.text import LIST_MARK
-from vaultlink.prose.blocks import PROSE_KINDS, Block, joined
+from vaultlink.prose.blocks import Block, joined
 from vaultlink.prose.conversation import conversation_of, event_name, events
-from vaultlink.prose.day_tasks import POINTER, linked_name, only_links, says_something
+from vaultlink.prose.day_tasks import POINTER, linked_name, only_links
 from vaultlink.prose.pages import naming_title, note_title, page_title, site_of
+from vaultlink.prose.passing import (
+    CUE,
+    MOTTO,
+    NOTICE,
+    SHORT,
+    STATUS_LINE,
+    TOO_SHORT,
+    WEAK,
+    passed_reason,
+    slug_of,
+)
 from vaultlink.prose.phrase_names import closes, greets, opening_words, salient_name, subject_name
-from vaultlink.prose.sentences import STEP_MARK, content_words
+from vaultlink.prose.sentences import STEP_MARK, content_words, plain_words
 from vaultlink.prose.subject_names import (
     LOGISTICS,
     STATUS,
@@ -35,41 +46,13 @@ from vaultlink.prose.subject_names import (
     qualified,
     subject_of_title,
 )
-from vaultlink.prose.units import slugify
 
 MERGE = 0.35        # share of the smaller subject's words two subjects must share to be one
 SEGMENT = 0.12      # the same, for neighbouring blocks of one section
 WEAK_JOIN = 0.2     # a measured status line joins a subject sharing this much of its words
 WEAK_WORDS = 2      # ... and this many ("notes in the retro" is no part of a "Note to self")
-TOO_SHORT = 5       # words: a subject this short with no cue says nothing on its own
-SHORT = 12          # words: a block this short with no cue of its own joins its neighbour
-_LEAD_LOGISTICS = re.compile(r"^\W*(attendees|present|participants|agenda|personal admin|"
-                             r"errands|to ?do|action items|follow-ups)\b", re.IGNORECASE)
-# A decision, a rule, a measured fact or a preference: content, whatever the heading.
-DECISION = re.compile(
-    r"\b(decided|decision|agreed|from now on|going forward|always|never|prefer|rule|policy|"
-    r"is now|are now|no longer|correction|stays? at|every \d+ \w+|note to self)\b",
-    re.IGNORECASE)
-CUE = re.compile(DECISION.pattern + r"|\b(we will|we'll|must|default|instead of)\b"
-                 r"|\d[\d.,]*\s?(ms|s|sec|seconds|min|minutes|hours?|days?|weeks?|GB|MB|KB|"
-                 r"TB|%|x|lines|queries|documents|rows|tuples|requests)\b"
-                 r"|\bfrom \d[\d.,]* to \d", re.IGNORECASE)
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
-STATUS_LINE = "status update (who is doing what)"
-NOTICE = "a notice above the page's text (a quote before it starts)"
-# A standup line about a person's day rather than about the work: "Me: ...", "Jonas: ...".
-# An item that opens with a time of day ("13:00: go eat", "9:30 - standup", "14h05 nap"):
-# a day's log of times is when the owner did things, not a subject to keep.
-_TIME_OF_DAY = re.compile(r"^\W*(?:[01]?\d|2[0-3])[:h][0-5]\d(?:\s*[ap]\.?m\.?)?\b", re.I)
-TIME_LOG = "a log of times of day"
-_ACTIVITY = re.compile(r"^\W*(?:me|[A-Z][a-zé]+(?: and [A-Z][a-zé]+)?)\s*:|\b(?:working on|"
-                       r"paired|pairing|reviewing|drafted|wants|will|today|tomorrow|"
-                       r"this (?:morning|afternoon)|all (?:morning|afternoon|day))\b")
-WEAK = "weak"  # a status line with a measure: kept if it adds to a subject of the note
-_REASONS = {"code": "code block", "diagram": "diagram", "table": "table", "html": "HTML",
-            "image": "image", "links": "list of links", "linkdefs": "link definitions",
-            "footnote": "footnote", "tasks": "open tasks (checkboxes)",
-            "banner": "site banner"}
+
 
 
 @dataclass
@@ -103,54 +86,6 @@ class Reading:
     title: str = ""
 
 
-def slug_of(heading: str) -> str:
-    """A heading as the logistics lists spell it."""
-    return slugify(heading)
-
-
-def passed_reason(block: Block, dated: bool = False) -> str:
-    """Why a block gives no unit ('' when it is content); ``dated``: of a day note."""
-    if block.kind == "tasks":
-        if not (dated and says_something(block.items, SHORT)):
-            return _REASONS["tasks"]
-    elif block.kind not in PROSE_KINDS:
-        return _REASONS.get(block.kind, block.kind)
-    text = " ".join(block.items)
-    heads = [slug_of(h) for h in block.heads]
-    logistic = next((h for h in block.heads if slug_of(h) in LOGISTICS), "")
-    if logistic and not DECISION.search(text):
-        return f"logistics (the '{logistic}' section)"
-    if block.items and _LEAD_LOGISTICS.match(block.items[0]) and not DECISION.search(text):
-        return "logistics (" + _LEAD_LOGISTICS.match(block.items[0]).group(1).lower() + ")"  # type: ignore[union-attr]
-    if any(h in STATUS for h in heads[-1:]) and not DECISION.search(text):
-        return STATUS_LINE if _ACTIVITY.search(text) else WEAK
-    if block.kind != "tasks" and is_time_log(block.items):
-        return TIME_LOG  # a task in a slot of the day is still a task
-    return ""
-
-
-def errand_lines(blocks: list[Block]) -> set[int]:
-    """File lines (0-based) of a logistics lead-in ("Personal admin:") and the list it
-    introduces, as ``_sorted_blocks`` passes them: a day's errands, no subject."""
-    out: set[int] = set()
-    lead = False
-    for block in blocks:
-        said = " ".join(block.items)
-        opens = bool(block.items) and bool(_LEAD_LOGISTICS.match(block.items[0])) \
-            and block.items[-1].endswith(":") and not DECISION.search(said)
-        if opens or (lead and block.kind in ("list", "steps", "tasks")):
-            out.update(range(block.start - 1, block.end))
-        lead = opens
-    return out
-
-
-def is_time_log(items: list[str]) -> bool:
-    """Whether a list is a log of times of day: three items or more, two in three of
-    them opening with a time."""
-    timed = sum(bool(_TIME_OF_DAY.match(i)) for i in items)
-    return len(items) >= 3 and 3 * timed >= 2 * len(items)
-
-
 def split_items(block: Block) -> list[Block]:
     """A list block as one block per item, each with its own lines (a status list is
     judged item by item)."""
@@ -178,11 +113,12 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     dated = _DATED.search(path) is not None
     content, weak = _sorted_blocks(blocks, new, reading.passed, dated)
     content = joined(content)
-    if not dated and len(content) > 1 and content[0].kind == "quote" \
-            and content[1].kind != "quote" and not content[0].heads[level:]:
+    if len(content) > 1 and content[0].kind == "quote" and content[1].kind != "quote" \
+            and not content[0].heads[level:] and (not dated or (len(content[0].items) == 1
+                                                  and not CUE.search(content[0].items[0]))):
         # a quote above a page's text is the site's notice ("Try the new docs", "This
-        # page is deprecated"), not what the page says
-        reading.passed.append((content[0], NOTICE))
+        # page is deprecated"); a line quoted above a day, its motto: not what they say
+        reading.passed.append((content[0], MOTTO if dated else NOTICE))
         content = content[1:]
     if not content:
         reading.passed += [(b, STATUS_LINE) for b in weak]
@@ -361,7 +297,7 @@ def _unnamed(subjects: list[Subject]) -> list[Subject]:
             s.name = opening_words(said) or "Untitled"
         else:
             # a time or a number ("16:00 offensive security report") says no subject
-            words = [w for w in content_words(said) if not w.isdigit()][:3]
+            words = [w for w in plain_words(said) if not w.isdigit()][:3]
             s.name = " ".join(words).capitalize() or "Untitled"
         out.append(s)
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vaultlink.markdown.language import UNSPACED_RUN, join_sentences
+from vaultlink.markdown.language import UNSPACED_RUN, join_sentences, stop_words_of
 from vaultlink.markdown.names import cjk_words
 from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.prose.phrase_names import key_phrase, opening_phrase
@@ -158,15 +158,18 @@ def phrase_of(lines: list[str]) -> str:
 SHORT_MENTIONS = 3   # times a name without its qualifier must recur to count as a mention
 
 
-def mention_forms(name: str, context: set[str], text: str) -> list[str]:
+def mention_forms(name: str, context: set[str], text: str,
+                  stops: frozenset[str] = FUNCTION) -> list[str]:
     """The ways ``text`` mentions a node named ``name``: the name, singular or plural, and,
     when its first word is a qualifier the text shares ("Fastify" in a page of the
-    fastify docs, given in ``context``), its other words if the text keeps using them."""
+    fastify docs, given in ``context``), its other words if the text keeps using them.
+    A name of nothing but ``stops`` (the function words of the text's language: "Hoy
+    fue", "today was") is no mention."""
     ws = name.split()
-    forms = [name] if [w for w in name_words(name) if w not in FUNCTION] else []
+    forms = [name] if [w for w in name_words(name) if w not in stops] else []
     if len(ws) >= 2 and ws[0].lower() in context:
         rest = " ".join(ws[1:])
-        named = [w for w in name_words(rest) if w not in FUNCTION and w.rstrip("s") not in
+        named = [w for w in name_words(rest) if w not in stops and w.rstrip("s") not in
                  _GENERIC_STEMS]
         if named and len(_pattern(rest).findall(text)) >= SHORT_MENTIONS:
             forms.append(rest)
@@ -187,19 +190,21 @@ def _pattern(form: str) -> re.Pattern[str]:
                       + ("" if unspaced_end else r"(?![\w\]-]|[.,]\d)"), re.IGNORECASE)
 
 
-def part_forms(name: str, taken: set[str]) -> list[str]:
+def part_forms(name: str, taken: set[str], stops: frozenset[str] = FUNCTION) -> list[str]:
     """Runs of two or more words inside a longer name that name something on their own
     ("focus time" in "Morning focus time", "search index" in "Rebuild the search index"),
-    longest first; never another node's whole name (``taken``, lowercased)."""
+    longest first; never another node's whole name (``taken``, lowercased), nor a run
+    that opens or ends on a function word of the text's language (``stops``: "de la" in
+    "Nacidos de la Bruma")."""
     ws = name.split()
     out = []
     for size in range(len(ws) - 1, 1, -1):
         for i in range(len(ws) - size + 1):
             part = ws[i:i + size]
             low = [w.lower().strip(",:") for w in part]
-            if low[0] in FUNCTION or low[-1] in FUNCTION or " ".join(low) in taken:
+            if low[0] in stops or low[-1] in stops or " ".join(low) in taken:
                 continue
-            if all(w in FUNCTION or w.rstrip("s") in _GENERIC_STEMS for w in low):
+            if all(w in stops or w.rstrip("s") in _GENERIC_STEMS for w in low):
                 continue
             out.append(" ".join(part))
     return out
@@ -226,9 +231,10 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     text = " ".join(b for b in blocks if not b.startswith("#"))
     taken = {name.lower() for _, name in candidates} | known
     ranked = sorted(candidates, key=lambda c: -len(c[1]))
-    rounds = [[(p, [n]) for p, n in ranked],
-              [(p, mention_forms(n, context, text)[1:]) for p, n in ranked],
-              [(p, part_forms(n, taken)) for p, n in ranked]]
+    stops = FUNCTION | stop_words_of(text)
+    rounds = [[(p, mention_forms(n, context, text, stops)[:1]) for p, n in ranked],
+              [(p, mention_forms(n, context, text, stops)[1:]) for p, n in ranked],
+              [(p, part_forms(n, taken, stops)) for p, n in ranked]]
     for forms_of in rounds:
         for path, forms in forms_of:
             if len(linked) >= limit or path in linked:

@@ -48,9 +48,8 @@ from vaultlink.pipeline.extract.unit_names import (
 from vaultlink.pipeline.usage import Usage
 from vaultlink.prose.blocks import Block, parse_blocks, task_done
 from vaultlink.prose.conversation import turns_of
-from vaultlink.prose.day_tasks import says_something
 from vaultlink.prose.pages import index_page
-from vaultlink.prose.subjects import CUE, SHORT, TOO_SHORT, errand_lines
+from vaultlink.prose.passing import CUE, SHORT, TOO_SHORT, errand_lines, says_something
 from vaultlink.prose.units import Unit, normalize_bucket, slugify
 
 log = logging.getLogger(__name__)
