@@ -762,7 +762,7 @@ def test_a_days_motto_and_its_closing_measures_are_no_subject() -> None:
     assert "hablamos" not in unit.summary and "27.2" not in unit.summary
     assert "francés" in unit.summary
     assert [p.reason for p in ex.passed] == ["the day's motto (a quote above the day)",
-                                             "no words: numbers and signs"]
+                                             "no word of three letters: numbers and signs"]
     decided = GORWAST_DAY.replace("> Para lo poco", "> Decidimos: from now on, para lo poco")
     units, _ = extract("daily/2025/08/2025-08-22.md", decided)
     assert any("Decidimos" in u.summary for u in units)  # a quoted decision is no motto
@@ -808,3 +808,11 @@ def test_a_short_text_is_told_by_its_function_words_when_the_model_is_unsure() -
     assert language_of("Je suis allé au marché avec ma soeur ce matin.") == "fr"
     assert language_of("Met Anna at the park, we talked about the move.") == "en"
     assert language_of("Ah ha ha, yeah, JUST DOING IT!") == "en"
+
+
+def test_a_block_of_numbers_and_signs_says_nothing_but_a_short_chinese_line_does() -> None:
+    from vaultlink.prose.blocks import parse_blocks
+    from vaultlink.prose.passing import NO_WORDS, passed_reason
+    for said, none in (("> 93.55\n> 27.6\n> 3 :cc\n", True), ("ヽ(・∀・)ﾉ 12\n", True),
+                       ("很好\n", False), ("Swam 2 km.\n", False)):
+        assert (passed_reason(parse_blocks(said)[0], True) == NO_WORDS) is none, said

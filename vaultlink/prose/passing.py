@@ -46,9 +46,9 @@ _REASONS = {"code": "code block", "diagram": "diagram", "table": "table", "html"
             "footnote": "footnote", "tasks": "open tasks (checkboxes)",
             "banner": "site banner"}
 MOTTO = "the day's motto (a quote above the day)"
-NO_WORDS = "no words: numbers and signs"
-
-
+NO_WORDS = "no word of three letters: numbers and signs"
+# a word: three letters in a row, or one hiragana, Han or Hangul letter ("很好" says much)
+_WORD = re.compile(r"[^\W\d_]{3}|[\u3041-\u309f\u3400-\u9fff\uac00-\ud7af]")
 PLAN = 3  # items: a day's plan, not an errand or two
 
 
@@ -73,7 +73,7 @@ def passed_reason(block: Block, dated: bool = False) -> str:
     elif block.kind not in PROSE_KINDS:
         return _REASONS.get(block.kind, block.kind)
     text = " ".join(block.items)
-    if not re.search(r"[^\W\d_]{3}", text):
+    if not _WORD.search(text):
         return NO_WORDS  # a day's closing "> 94 > 27.2 > ⊙﹏⊙∥": a measure with no word
     heads = [slug_of(h) for h in block.heads]
     logistic = next((h for h in block.heads if slug_of(h) in LOGISTICS), "")
