@@ -4,8 +4,9 @@ A **document** (its title names a subject) is one subject, its sections aspects 
 runbook section of its own inside it is a second subject, a procedure. A **day note** or
 meeting holds a subject per section with a specific heading; a section under a heading
 that names nothing is cut into runs of blocks by shared vocabulary, and subjects that
-share their vocabulary merge. Every block no subject takes is passed over with a reason
-(code, tables, link lists, open tasks, logistics, status lines) unless it carries a
+share their vocabulary merge; a pasted email is one run from its greeting to its closing.
+Every block no subject takes is passed over with a reason (``passing.py``: code, tables,
+link lists, open tasks, logistics, status lines, a day's motto) unless it carries a
 decision, a measured fact or a preference. Pure functions; in full: docs/pipeline.md.
 """
 
@@ -52,7 +53,6 @@ SEGMENT = 0.12      # the same, for neighbouring blocks of one section
 WEAK_JOIN = 0.2     # a measured status line joins a subject sharing this much of its words
 WEAK_WORDS = 2      # ... and this many ("notes in the retro" is no part of a "Note to self")
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}")
-
 
 
 @dataclass
