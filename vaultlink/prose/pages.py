@@ -12,7 +12,7 @@ from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.language import count_words
 from vaultlink.markdown.names import file_title, numbered_name
 from vaultlink.markdown.obsidian import besides_links
-from vaultlink.prose.blocks import WRITTEN_KINDS, Block
+from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.subject_names import is_event, is_generic
 
 
@@ -89,11 +89,12 @@ INDEX_WORDS = 30
 INDEX_PAGE = "a folder's index page: it says what the folder holds"
 
 
-def index_page(path: str, blocks: list[Block]) -> bool:
-    """Whether the note is a folder's index page that says little of its own."""
+def index_page(path: str, text: str) -> bool:
+    """Whether the note at ``path`` (its ``text``) is a folder's index page that says
+    little of its own; only an index page's text is read."""
     if file_title(path).lower() not in INDEX_PAGES:
         return False
-    text = "\n".join(ln for b in blocks if b.kind in WRITTEN_KINDS for ln in b.lines)
+    text = "\n".join(ln for b in parse_blocks(text) if b.kind in WRITTEN_KINDS for ln in b.lines)
     said = besides_links(text)
     return count_words(text if said is None else said) < INDEX_WORDS
 

@@ -232,8 +232,8 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     taken = {name.lower() for _, name in candidates} | known
     ranked = sorted(candidates, key=lambda c: -len(c[1]))
     stops = FUNCTION | stop_words_of(text)
-    rounds = [[(p, mention_forms(n, context, text, stops)[:1]) for p, n in ranked],
-              [(p, mention_forms(n, context, text, stops)[1:]) for p, n in ranked],
+    mentions = [(p, mention_forms(n, context, text, stops)) for p, n in ranked]
+    rounds = [[(p, said[:1]) for p, said in mentions], [(p, said[1:]) for p, said in mentions],
               [(p, part_forms(n, taken, stops)) for p, n in ranked]]
     for forms_of in rounds:
         for path, forms in forms_of:

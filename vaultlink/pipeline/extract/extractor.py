@@ -164,7 +164,7 @@ class ModelExtractor:
         template out already). A conversation is the offline rules' too, a unit per
         event with every turn whole (``prose.conversation``): a small model kept little
         of what was said (docs/quality.md, LoCoMo with a real model)."""
-        if turns_of(note.text) or index_page(note.path, parse_blocks(note.text or "")):
+        if turns_of(note.text) or index_page(note.path, note.text or ""):
             # a folder's index page says what the folder holds: the rules pass it over
             units = self.task_lists.extract([note])
             self.passed += self.task_lists.passed

@@ -272,7 +272,7 @@ class OfflineExtractor:
         # Obsidian's machinery is no prose (the text from ``source_note`` is read so already)
         text = content_text(note.text or rebuilt(note), keep_embeds=True)
         blocks = parse_blocks(text)
-        if index_page(note.path, blocks):
+        if index_page(note.path, text):
             self.passed += [PassedOver(note.path, b.start, b.end, excerpt(b), INDEX_PAGE)
                             for b in blocks if b.kind in WRITTEN_KINDS]
             return []
