@@ -8,12 +8,16 @@ Shapes from real vaults: a student's Todo lists linking course notes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.test_offline_extract import extract
 from vaultlink.prose.blocks import parse_blocks
 from vaultlink.prose.node_names import node_names
+from vaultlink.prose.passing import OTHER_TASK
 from vaultlink.prose.units import Unit
 from vaultlink.prose.update import plan_update
 
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_vault"
 YOSHIXI = ("- [x] Finish [[Principles of Programming Languages|CSCC24]] cheat sheet ✅ 2026-03-17\n"
            "- [ ] Work on a few [[Principles of Programming Languages|CSCC24]] proofs\n"
            "- [x] Review the moosavi paper on regulatory markets ✅ 2026-03-17\n"
@@ -212,3 +216,21 @@ def test_a_chinese_days_plan_under_a_heading_is_named_by_its_first_task() -> Non
            "- [ ] 2025Q1 模拟面试复盘01\n- [ ] [[2025Q1-学习Github Actions]]\n")
     (unit,), _ = extract("daily/2025-02-23.md", day)
     assert node_names(unit)[0][0].startswith("使用 PARA 笔记组织法重构数字花园")
+
+
+def test_a_task_of_another_subject_stays_out_of_the_list_that_joins_a_subject() -> None:
+    """The sample vault's 2026-06-21: below the golden query set's definition (the
+    template's "TODO" heading is the frame, taken out here as the template reader does),
+    "Hybrid search to 10% of production on Monday" went into the golden query set's node
+    with its two tasks, and the node linked Hybrid search for it. A task joins with its
+    list only when it names the subject or shares its words (numbers aside); the other
+    is passed over."""
+    text = (SAMPLE / "daily" / "2026-06-21.md").read_text("utf-8").replace("## TODO\n", "\n")
+    units, ex = extract("daily/2026-06-21.md", text)
+    unit = next(u for u in units if u.title == "Golden query set")
+    assert unit.summary.split("\n")[-2:] == [
+        "- ☐ Label the remaining 70 golden queries with Priya",
+        "- ☐ Wire the golden query check into CI"]
+    assert "Hybrid search" not in unit.summary
+    assert (23, OTHER_TASK) in [(p.line, p.reason) for p in ex.passed]
+

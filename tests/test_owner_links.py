@@ -36,6 +36,7 @@ from vaultlink.pipeline.integrate.session import run_session
 from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.prose.blocks import clean_inline
 from vaultlink.prose.node_names import carried_unit, node_names, node_title
 from vaultlink.prose.phrase_names import opening_words, unspaced_phrase
 from vaultlink.prose.units import Unit
@@ -295,6 +296,33 @@ def test_a_name_inside_a_longer_linked_name_is_no_link_to_it() -> None:
     assert text == ("The projects are [[resource/Projects/Test Project 2/Test Project 2.md|"
                     "Test Project 2]] and [[resource/Projects/Test Project/Test Project.md|"
                     "Test Project]].")
+
+
+@pytest.mark.parametrize(("said", "quoted"), [
+    ("Tuesday's rebuild ([[2026-06-09|Tuesday's rebuild]]) was slow.",
+     "Tuesday's rebuild was slow."),
+    ("the guide ([The Guide](guide.md)) says so", "the guide says so"),
+    ("我们去了東京 ([[東京]])。", "我们去了東京。"),
+    ("البيت ([[البيت]]) جميل", "البيت جميل"),
+    # a link that shows other words, or only part of a word before it, stays as its text
+    ("the rebuild ([[2026-06-09]]) was slow.", "the rebuild (2026-06-09) was slow."),
+    ("Bärger ([[ärger]]) und", "Bärger (ärger) und"),
+])
+def test_a_link_in_brackets_after_the_words_it_shows_is_said_once(said: str, quoted: str
+                                                                   ) -> None:
+    """The sample vault's "Tuesday's rebuild ([[2026-06-09|Tuesday's rebuild]])" reached
+    the vacuum node as "[[daily/2026-06-09.md|Tuesday's rebuild]] (Tuesday's rebuild)":
+    the link became its text, then the owner's link was found again by the first
+    "Tuesday's rebuild". Now the words are said once, and linked once."""
+    assert clean_inline(said) == quoted
+
+
+def test_the_owners_link_after_its_words_is_carried_once() -> None:
+    note = "Tuesday's rebuild ([[2026-06-09|Tuesday's rebuild]]) was slow."
+    unit = Unit("x", "wiki", clean_inline(note), ["daily/2026-06-11.md"])
+    text = carried_unit(unit, ["daily/2026-06-09.md", "daily/2026-06-11.md"],
+                        read=lambda _: note).summary
+    assert text == "[[daily/2026-06-09.md|Tuesday's rebuild]] was slow."
 
 
 # -- the sixth unit called Exercise ---------------------------------------------------

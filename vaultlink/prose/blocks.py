@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from vaultlink.markdown.frontmatter import split_frontmatter
+from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.text import ICON_SHORTCODE, KEPT_TASK, LIST_MARK
 from vaultlink.prose.sentences import STEP_MARK, link_text, split_sentences
 
@@ -63,6 +64,10 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 _MACRO = re.compile(r"\{\{\s*[\w-]+\s*(?:\(\s*(?:\"([^\"]*)\"|'([^']*)')?[^{}]*\))?\s*\}\}"
                     r"|\{\{[<%][^{}]*[>%]\}\}")
 _EXTERNAL = re.compile(r"^(https?:|mailto:)")
+# A link in brackets right after the words it shows: "Tuesday's rebuild ([[2026-06-09|
+# Tuesday's rebuild]])". As text it would say its words twice.
+_ECHO_LINK = re.compile(r"\s*\(\s*(?:\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]"
+                        r"|(?<!!)\[([^\]\[]+)\]\([^)\s\[\]]{0,2000}\))\s*\)")
 
 
 @dataclass
@@ -112,6 +117,7 @@ def clean_inline(text: str) -> str:
     out = _MACRO.sub(lambda m: keep(m.group(1) or m.group(2) or ""), out)
     out = _IMAGE.sub("", out)
     out = _FOOTNOTE_REF.sub("", out)
+    out = _ECHO_LINK.sub(_echo, out)
     out = _MD_LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), out)
     out = _WIKI.sub(lambda m: (m.group(2) or link_text(m.group(1))).strip(), out)
     out = _REF_LINK.sub(lambda m: m.group(1), out)
@@ -119,6 +125,17 @@ def clean_inline(text: str) -> str:
     out = re.sub(r"\(\s*\)", "", out)  # "(see )" after a link went; `f()` in code stays
     out = re.sub(r"\x00(\d+)\x00", lambda m: spans[int(m.group(1))], out)
     return " ".join(out.split())
+
+
+def _echo(m: re.Match[str]) -> str:
+    """Nothing for a bracketed link that shows the words just before it (the words stay,
+    and the owner's link is found again by them); else the match as it was."""
+    shown = " ".join((m.group(3) or m.group(2) or link_text(m.group(1) or "")).split())
+    before = " ".join(m.string[:m.start()].split())
+    edge = is_unspaced(shown) or not before[:len(before) - len(shown)][-1:].isalnum()
+    if shown and before.casefold().endswith(shown.casefold()) and edge:
+        return ""
+    return m.group(0)
 
 
 def parse_blocks(text: str) -> list[Block]:

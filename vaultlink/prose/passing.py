@@ -46,6 +46,7 @@ _REASONS = {"code": "code block", "diagram": "diagram", "table": "table", "html"
             "footnote": "footnote", "tasks": "open tasks (checkboxes)",
             "banner": "site banner"}
 MOTTO = "the day's motto (a quote above the day)"
+OTHER_TASK = "a task of another subject than its list's"
 NO_WORDS = "no word of three letters: numbers and signs"
 # a word: three letters in a row, or one hiragana, Han or Hangul letter ("很好" says much)
 _WORD = re.compile(r"[^\W\d_]{3}|[\u3041-\u309f\u3400-\u9fff\uac00-\ud7af]")

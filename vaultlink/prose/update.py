@@ -207,13 +207,14 @@ def _fresh(summary: str, have: set[str]) -> list[tuple[str, str]]:
             heading = p.lines[0][3:].strip()
             continue
         for i, ln in enumerate(p.lines):
-            if covered(ln, have):
-                continue
             if ln.rstrip().endswith(":"):
+                # a lead-in goes with its list, whether or not its own words are said
                 after = p.lines[i + 1:] or (paras[n + 1].lines if n + 1 < len(paras)
                                             and paras[n + 1].kind != "heading" else [])
                 if not after or all(covered(a, have) for a in after[:1]):
                     continue
+            elif covered(ln, have):
+                continue
             out.append((heading, ln))
     return out
 
