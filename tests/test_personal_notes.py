@@ -768,6 +768,22 @@ def test_a_days_motto_and_its_closing_measures_are_no_subject() -> None:
     assert any("Decidimos" in u.summary for u in units)  # a quoted decision is no motto
 
 
+def test_a_day_of_nothing_but_its_motto_gives_no_node() -> None:
+    """Gorwast's 2025-07-02 holds its motto and its measures only: the motto was a node
+    "Hombre excede", its one line the whole body. A page of one quote is still read."""
+    from tests.test_offline_extract import extract
+    day = GORWAST_DAY.replace("Hoy fue un dia divertido con los amigos. Jugamos un rato y "
+                              "después aprendimos más francés con la aplicación, que ya va "
+                              "en la lección doce.\n\n", "")
+    units, ex = extract("daily/2025/07/2025-07-02.md", day)
+    assert units == []
+    assert [p.reason for p in ex.passed] == ["the day's motto (a quote above the day)",
+                                             "no word of three letters: numbers and signs"]
+    page = "> El limite del hombre excede su imaginación, y su imaginación no tiene fin.\n"
+    units, _ = extract("resource/Citas/Imaginación.md", page)
+    assert len(units) == 1
+
+
 def test_a_name_from_the_texts_words_keeps_them_whole_in_any_language() -> None:
     """"Para lo poco que hablamos, mucho conectamos" was named "Hablamo conectamo": the
     English stemmer's "-s" cut from Spanish verbs, in a name."""

@@ -114,7 +114,11 @@ def read_note(blocks: list[Block], path: str, new: set[int] | None = None,
     dated = _DATED.search(path) is not None
     content, weak = _sorted_blocks(blocks, new, reading.passed, dated)
     content = joined(content)
-    if len(content) > 1 and content[0].kind == "quote" and content[1].kind != "quote" \
+    # a day of nothing but its quoted line (the day's measures below it say no word); a
+    # callout or a quoted link is the day's own note ("> [!NOTE] 今日复盘 ... [[...]]")
+    alone = len(content) == 1 and dated and not re.search(r"\[\[|\[!", content[0].text)
+    above = (len(content) > 1 and content[1].kind != "quote") or alone
+    if above and content[0].kind == "quote" \
             and not content[0].heads[level:] and (not dated or (len(content[0].items) == 1
                                                   and not CUE.search(content[0].items[0]))):
         # a quote above a page's text is the site's notice ("Try the new docs", "This
