@@ -353,3 +353,41 @@ def test_a_lead_in_stays_above_the_list_it_introduces() -> None:
     assert ("New steps before running VACUUM on the documents table:\n\n1. Look for old "
             "idle-in-transaction sessions.\n2. Terminate them") in plan.body
     assert "\n\nNew failure mode to recognise" in plan.body
+
+
+def test_a_lead_in_whose_words_are_said_still_opens_its_new_list() -> None:
+    """A lead-in is kept with its new list though the node says its words already: left
+    out, the new steps ran on from the list above them with no blank line between."""
+    body = ("Vacuum the documents table by hand: these steps, before running VACUUM.\n\n"
+            "1. Check dead tuples.\n\nPlain VACUUM.\n")
+    summary = ("New steps before running VACUUM on the documents table:\n1. Look for old "
+               "idle-in-transaction sessions.\n2. Terminate them after checking with the "
+               "owner.")
+    plan = plan_update(body, summary, "daily/2026-06-17/retro.md", "Vacuum", cites_source=False)
+    assert plan is not None
+    assert ("\n\nNew steps before running VACUUM on the documents table:\n\n1. Look for "
+            "old idle-in-transaction sessions.") in plan.body
+
+
+def test_a_step_of_a_list_the_node_holds_told_again_is_not_added() -> None:
+    """The demo's 2026-06-11 repeats the vacuum node's five steps, step 4 with what it
+    showed that day ("it went from 1.1M to about 2k", where the node says "it should drop
+    to a few thousand"): it was added as a bullet of its own under the steps. A step of a
+    list the node mostly holds, whose opening is said, is the same step; a new step of
+    that list is still added."""
+    body = ("Vacuum the documents table by hand:\n\n"
+            "1. Check dead tuples: `SELECT n_dead_tup FROM pg_stat_user_tables;`\n"
+            "2. Pause the nightly re-embedding cron.\n"
+            "3. Run `VACUUM (VERBOSE, ANALYZE) documents;`.\n"
+            "4. Re-check `n_dead_tup`; it should drop to a few thousand.\n"
+            "5. Resume the cron.\n")
+    summary = ("1. Check dead tuples: `SELECT n_dead_tup FROM pg_stat_user_tables;`\n"
+               "2. Pause the nightly re-embedding cron.\n"
+               "3. Run `VACUUM (VERBOSE, ANALYZE) documents;`.\n"
+               "4. Re-check `n_dead_tup`; it went from 1.1M to about 2k.\n"
+               "5. Resume the cron.\n"
+               "6. Post the before and after sizes in the ops channel.")
+    plan = plan_update(body, summary, "daily/2026-06-11.md", "Vacuum", cites_source=False)
+    assert plan is not None
+    assert "1.1M" not in plan.body
+    assert "Post the before and after sizes in the ops channel" in plan.body
