@@ -220,6 +220,16 @@ def test_a_name_inside_the_nodes_own_name_is_no_mention() -> None:
     assert weave(label, [namesake], set(), own="Project Description (2)")[1] == []
 
 
+def test_the_nodes_own_name_is_no_part_of_a_longer_name() -> None:
+    """The demo's Hybrid search node said "[[...hybrid-search-design-doc.md|Hybrid search]]
+    ran on staging all week": its own name, linked to "Hybrid search design doc" as a
+    part of that name. A run of words that is the node's own name is the node itself."""
+    text = ["- Hybrid search ran on staging all week with no incidents."]
+    doc = ("digest/wiki/hybrid-search-design-doc.md", "Hybrid search design doc")
+    assert weave(text, [doc], set(), own="Hybrid search")[1] == []
+    assert weave(text, [doc], set(), own="Staging")[1] == [doc[0]]  # elsewhere a part
+
+
 def test_a_name_in_prose_is_still_a_mention() -> None:
     assert "[[digest/wiki/https.md|HTTPS]]" in also_covered("We moved to HTTPS.", [HTTPS])
     _, linked = weave(["See https://x.org; HTTPS is on for every site."], [HTTPS], set())

@@ -5,9 +5,11 @@ runbook section of its own inside it is a second subject, a procedure. A **day n
 meeting holds a subject per section with a specific heading; a section under a heading
 that names nothing is cut into runs of blocks by shared vocabulary, and subjects that
 share their vocabulary merge; a pasted email is one run from its greeting to its closing.
-Every block no subject takes is passed over with a reason (``passing.py``: code, tables,
-link lists, open tasks, logistics, status lines, a day's motto) unless it carries a
-decision, a measured fact or a preference. Pure functions; in full: docs/pipeline.md.
+A day's task list joins the subject it shares most with, each task only if it is that
+subject's (the others are passed over). Every block no subject takes is passed over with
+a reason (``passing.py``: code, tables, link lists, open tasks, logistics, status lines,
+a day's motto) unless it carries a decision, a measured fact or a preference. Pure
+functions; in full: docs/pipeline.md.
 """
 
 from __future__ import annotations

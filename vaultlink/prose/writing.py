@@ -229,7 +229,9 @@ def weave(blocks: list[str], candidates: list[tuple[str, str]], context: set[str
     linked: list[str] = []
     out = list(blocks)
     text = " ".join(b for b in blocks if not b.startswith("#"))
-    taken = {name.lower() for _, name in candidates} | known
+    # the node's own name is no part of another's ("Hybrid search" of "Hybrid search
+    # design doc" in the Hybrid search node is itself)
+    taken = {name.lower() for _, name in candidates} | known | {" ".join(bare).lower()}
     ranked = sorted(candidates, key=lambda c: -len(c[1]))
     stops = FUNCTION | stop_words_of(text)
     mentions = [(p, mention_forms(n, context, text, stops)) for p, n in ranked]
