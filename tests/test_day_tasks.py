@@ -234,3 +234,27 @@ def test_a_task_of_another_subject_stays_out_of_the_list_that_joins_a_subject() 
     assert "Hybrid search" not in unit.summary
     assert (23, OTHER_TASK) in [(p.line, p.reason) for p in ex.passed]
 
+
+
+def test_a_list_is_described_by_its_first_items_not_as_notes_on_its_name() -> None:
+    """A day planner's list was described "Notes on Buy coffee." (30% of the personal
+    vaults' nodes said "Notes on ..."): a unit that is nothing but a list is described by
+    its first items as they read, without boxes, times, date stamps or link brackets, in
+    the list's own script; a list beside prose keeps the other rules."""
+    text = ("- [x] 11:30 Make slides\n- [x] 12:30 Buy coffee\n- [x] 13:00 Meeting with "
+            "[[Capaceti]]\n- [ ] 14:30 Capaceti ✅ 2022-03-14\n- [x] 19:00 Take bike\n")
+    (unit,), _ = extract("daily/2022-03-14.md", text)
+    assert unit.description == "Make slides, Buy coffee, Meeting with Capaceti, Capaceti, …"
+    (unit,), _ = extract("daily/2025-03-06.md", "- [ ] 买菜和做饭\n- [ ] 给妈妈打电话\n"
+                         "- [x] 写完项目周报\n")
+    assert unit.description == "买菜和做饭、给妈妈打电话、写完项目周报。"
+    # a link says its label, an address nothing (a description holds nothing remote)
+    (unit,), _ = extract("daily/2023-01-09.md", "- [ ] [Redis 容量预估工具](http://www."
+                         "redis.cn/redis_memory/)\n- [ ] Build a C2 (https://example.org/c2)"
+                         "\n- [ ] What was I supposed to do with co-op?\n")
+    assert unit.description == ("Redis 容量预估工具, Build a C2, What was I supposed to do "
+                                "with co-op?")
+    units, _ = extract("resource/CPU Caches.md", "# CPU Caches\n\nCaches keep recent lines "
+                       "close to the core.\n\n- Modern CPUs use set associative caches\n"
+                       "- Lines are 64 bytes\n")
+    assert units[0].description == "Caches keep recent lines close to the core."

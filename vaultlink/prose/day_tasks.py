@@ -12,8 +12,9 @@ import re
 
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import file_title
-from vaultlink.markdown.text import LIST_MARK, TASK_DATE
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK, TASK_DATE, TASK_PRIORITY
 from vaultlink.prose.blocks import Block, task_said
+from vaultlink.prose.sentences import STEP_MARK, delink
 from vaultlink.prose.subject_names import first_sound
 
 POINTER = "a link to another note, which is the subject"
@@ -48,3 +49,25 @@ def linked_name(name: str, blocks: list[Block]) -> str:
             # is named from it (``node_names``), never as the linked note
             return first_sound([said]) or re.sub(r"\*{1,3}", "", said)
     return POINTER
+
+
+LISTED = 4  # items of a list its description names
+_CLOCK = re.compile(r"^\d{1,2}[:.h]\d{2}\s+")  # a day planner's "11:30 Make slides"
+_LABELLED = re.compile(r"\[([^\]\[]+)\]\([^)\s]*\)")  # "[label](target)": its label
+_ADDRESS = re.compile(r"\(?\b[a-z][a-z0-9+.-]*://\S+")  # a web address says no words
+
+
+def list_items(lines: list[str]) -> list[str]:
+    """A unit's items as it says them, when it is nothing but a list: each without its
+    mark, box, time of day, date stamp or link brackets ([] when it holds other lines)."""
+    said = [ln for ln in lines if ln and not ln.startswith("## ")]
+    if not said or not all(LIST_MARK.match(ln) or STEP_MARK.match(ln) for ln in said):
+        return []
+    out = []
+    for ln in said:
+        text = STEP_MARK.sub("", LIST_MARK.sub("", KEPT_TASK.sub("", ln)))
+        text = _CLOCK.sub("", " ".join(TASK_PRIORITY.sub("", TASK_DATE.sub("", text)).split()))
+        text = " ".join(_ADDRESS.sub("", _LABELLED.sub(r"\1", delink(text))).split())
+        if text := text.rstrip(".;,:"):
+            out.append(text)
+    return out

@@ -21,6 +21,7 @@ from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
+from vaultlink.prose.day_tasks import LISTED, list_items
 from vaultlink.prose.pages import INDEX_PAGE, index_page, page_facts
 from vaultlink.prose.sentences import STEP_MARK, split_sentences, words
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
@@ -236,6 +237,13 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
             whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
     aspects = [ln[3:] for ln in lines if ln.startswith("## ")][:3]
     said = wording_of("\n".join(lines))
+    items = list_items(lines)
+    if not aspects and len(items) >= 2:  # a list (a day's tasks) says what it holds
+        shown = said.comma.join(items[:LISTED])
+        end = "" if shown[-1:] in "?!？！…。" else said.stop  # "... with co-op?" ends
+        text = shown + (said.comma + "…" if len(items) > LISTED else end)
+        return text if len(text) <= MAX_DESCRIPTION else \
+            text[:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
     kind = {"procedure": said.steps_for, "personal": said.holds_for}.get(
         bucket, said.notes_on).format(title=title)
     if aspects:
