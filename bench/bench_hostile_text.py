@@ -25,7 +25,8 @@ from vaultlink.prose.sentences import split_sentences
 
 # Shapes on one line, and shapes of a line repeated (each with its newline).
 INLINE = ["[a](", "![a](", "![", "![[", "[[", "[a](x \"", "[^", "[^a", "[[a|", "[[a#",
-          "(a:: ", "> [!", "a. ", "`", "{{", "<a ", "http://", "**", "~~", "=="]
+          "(a:: ", "> [!", "a. ", "`", "{{", "<a ", "http://", "**", "~~", "==",
+          "{: ", "{#", "( [[a"]
 LINES = ["A: hi there\n", "- [ ] a\n", "- [x] 12:30 a\n", "# a\n", "> a\n", "| a | b |\n",
          "1. a\n", "a:: b\n", "[[a]]\n", "- [[a]]\n", "a\n\n", "a: b\n\n", "Term:\n\n"]
 

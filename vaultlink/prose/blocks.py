@@ -44,7 +44,8 @@ _IMAGE_ONLY = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]*\]\])\s*$")
 _DIAGRAMS = frozenset({"mermaid", "plantuml", "dot", "graphviz", "ditaa"})
 
 # Inline markup that must not reach a digest node, or reads as noise there.
-# Spans are bounded, and stop at the next link's bracket: "[a](", "[^" or "![" repeated
+# Spans are bounded (a run of spaces before one too: "\s*" tried at each space of a long
+# run is quadratic), and stop at the next link's bracket: "[a](", "[^" or "![" repeated
 # with no closing mark made each start scan the rest of the text (16 KB: 1.3 s).
 _IMAGE = re.compile(r"!\[\[[^\]]{0,1000}\]\]|!\[[^\]]{0,1000}\]\([^)]{0,2000}\)")
 _MD_LINK = re.compile(r"(?<!!)\[([^\]\[]+)\]\(([^)\s\[\]]{0,2000})(?:\s+\"[^\"\n]{0,500}\")?\)")
@@ -53,7 +54,8 @@ _MD_LINK = re.compile(r"(?<!!)\[([^\]\[]+)\]\(([^)\s\[\]]{0,2000})(?:\s+\"[^\"\n
 # written ("[shares a photo: a sunset]" in a chat log lost its brackets).
 _REF_LINK = re.compile(r"(?<![!\\])\[([^\]\[^]+)\]\[[^\]]*\](?![(:])")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\[\s]+\]")
-_ATTR_LIST = re.compile(r"\s*\{:?\s*[#.][^}]*\}|\s*\{:\s*[^}]*\}")
+_ATTR_LIST = re.compile(r"[ \t]{0,8}\{:?[ \t]{0,8}[#.][^{}\n]{0,500}\}"
+                        r"|[ \t]{0,8}\{:[ \t]{0,8}[^{}\n]{0,500}\}")
 _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _EMOJI = re.compile(r":(?:material|octicons|fontawesome|simple)-[a-z0-9-]+:")
 _WIKI = re.compile(r"\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
@@ -66,7 +68,8 @@ _MACRO = re.compile(r"\{\{\s*[\w-]+\s*(?:\(\s*(?:\"([^\"]*)\"|'([^']*)')?[^{}]*\
 _EXTERNAL = re.compile(r"^(https?:|mailto:)")
 # A link in brackets right after the words it shows: "Tuesday's rebuild ([[2026-06-09|
 # Tuesday's rebuild]])". As text it would say its words twice.
-_ECHO_LINK = re.compile(r"\s*\(\s*(?:\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]"
+_ECHO_LINK = re.compile(r"[ \t]{0,8}\(\s*(?:\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?"
+                        r"(?:\|([^\[\]\n]*))?\]\]"
                         r"|(?<!!)\[([^\]\[]+)\]\([^)\s\[\]]{0,2000}\))\s*\)")
 
 
