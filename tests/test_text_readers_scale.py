@@ -12,6 +12,7 @@ plain definition says.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,3 +96,25 @@ def test_a_long_run_of_spaces_and_unclosed_attribute_lists_read_as_before() -> N
         "Heading and text end."
     assert clean_inline("{: " * 3) == "{: {: {:"
     assert clean_inline("rebuild" + " " * 30 + "([[x|rebuild]])") == "rebuild"
+
+
+@pytest.mark.parametrize(("line", "title"), [
+    ("# a ## ", "a"), ("# #", ""), ("# a#b", "a#b"), ("# a # #", "a #"), ("#   ", ""),
+    ("#\tTab title  ##  ", "Tab title"), ("# C#", "C#"), ("## F# and C#", "F# and C#"),
+    ("# a" + " " * 20000 + "b", "a" + " " * 20000 + "b"),
+])
+def test_a_headings_title_loses_only_its_closing_hashes(line: str, title: str) -> None:
+    """A heading with a long run of spaces took cubic time ("(.*?)\\s*#*\\s*$": 2,000
+    spaces 10 s, a 2 MB note hours); the title is now cut in code. Closing hashes go only
+    after a space, as CommonMark has them: "# C#" was read as "C"."""
+    assert [s.title for s in sections(line)] == [title]
+    head = next(b for b in parse_blocks(line + "\n") if b.kind == "heading")
+    assert head.info == " ".join(title.split())
+
+
+def test_a_callout_title_with_a_long_run_of_spaces_is_read_whole() -> None:
+    """The callout pattern ended in a lazy title and optional spaces: quadratic on a run."""
+    assert content_text("> [!note] Read   this  \n> body line\n") == "Read   this:\nbody line\n"
+    spaces = " " * 20000
+    assert content_text(f"> [!note] Read{spaces}this{spaces}\n> body line\n") == \
+        f"Read{spaces}this:\nbody line\n"

@@ -46,7 +46,7 @@ QUERY_LANGUAGES = frozenset({"dataview", "dataviewjs", "tasks", "query"})
 MAX_NESTING = 4  # callouts inside callouts unwrapped at most this deep
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)")
-_CALLOUT = re.compile(r"^ {0,3}>[ \t]?\[!([^\]\s]+)\][+-]?[ \t]*(.*?)\s*$")
+_CALLOUT = re.compile(r"^ {0,3}>[ \t]?\[!([^\]\s]+)\][+-]?[ \t]*(.*)$")  # title: .strip()
 _QUOTED = re.compile(r"^ {0,3}>[ \t]?")
 # Where hidden text or code may start on a line: a code span, a comment, a Templater tag.
 _OPENER = re.compile(r"`+|%%|<%")
@@ -62,7 +62,8 @@ _PAREN_FIELD = re.compile(r"\(\s*" + _KEY
 _EMBED = re.compile(r"!\[\[[^\[\]\n]*\]\]")
 _BLOCK_ID = re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+\s*$")
 _TAG = re.compile(r"(?<!\S)#(?=[\w/-]*[^\W\d_])[\w/-]+")
-_TAGS_AT_END = re.compile(r"(?:[ \t]+#(?=[\w/-]*[^\W\d_])[\w/-]+)+[ \t]*$")
+# (tried only where a run of spaces starts: from each space of a long run it was quadratic)
+_TAGS_AT_END = re.compile(r"(?<![ \t])(?:[ \t]+#(?=[\w/-]*[^\W\d_])[\w/-]+)+[ \t]*$")
 _SENTENCE_END = re.compile(r"(?:[.!?。！？:;)\]]|^\s*#{1,6}\s.*)$")
 # What ``content_text`` leaves out changed: an index of its texts is built again.
 CONTENT_RULES = 2

@@ -20,10 +20,12 @@ from vaultlink.markdown.links import (
     find_wikilinks,
     link_key,
 )
-from vaultlink.markdown.text import LIST_MARK
+from vaultlink.markdown.text import LIST_MARK, heading_title
 
 SOURCES_HEADING = "## Sources"
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# The title is cut in code (``heading_title``): "(.*?)\s*#*\s*$" over a long run of
+# spaces in a heading took cubic time (2,000 spaces: 10 s).
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def sections(body: str) -> list[Section]:
             continue
         m = _HEADING.match(line)
         if m:
-            heads.append((i, len(m.group(1)), m.group(2)))
+            heads.append((i, len(m.group(1)), heading_title(m.group(2))))
     # a section ends at the next heading of its level or above: the headings still open
     # are a stack of rising levels (looking ahead from each heading was quadratic)
     ends = [len(lines)] * len(heads)

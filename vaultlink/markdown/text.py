@@ -33,3 +33,11 @@ def clip(text: str, limit: int) -> str:
     """``text`` on one line, cut at a word before ``limit`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def heading_title(text: str) -> str:
+    """An ATX heading's text without its closing hashes (after a space, as CommonMark
+    has them: "C#" is a heading's whole text) and the spaces around them."""
+    text = text.rstrip()
+    bare = text.rstrip("#")
+    return bare.rstrip() if bare != text and (not bare or bare[-1] in " \t") else text

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import is_unspaced
-from vaultlink.markdown.text import ICON_SHORTCODE, KEPT_TASK, LIST_MARK
+from vaultlink.markdown.text import ICON_SHORTCODE, KEPT_TASK, LIST_MARK, heading_title
 from vaultlink.prose.sentences import STEP_MARK, link_text, split_sentences
 
 # Kinds whose text is prose a unit can quote; every other kind is passed over.
@@ -24,7 +24,7 @@ WRITTEN_KINDS = PROSE_KINDS | {"tasks"}
 
 # "##:LiFootprints: Steps" is a heading led by an icon plugin's shortcode, spaced or not
 _ATX = re.compile(rf"^ {{0,3}}(#{{1,6}})(?:\s+|(?={ICON_SHORTCODE}))(?:{ICON_SHORTCODE}\s*)?"
-                  r"(.*?)\s*#*\s*$")
+                  r"(.*)$")  # closing hashes cut by ``heading_title``: see markdown/sections
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^\s{0,3}(?:>\s*)?(`{3,}|~{3,})\s*([\w+-]*)")
 _HTML_HEADING = re.compile(r"^\s*<h([1-6])\b[^>]*>(.*?)</h\1>\s*$", re.IGNORECASE)
@@ -161,7 +161,8 @@ def parse_blocks(text: str) -> list[Block]:
         html_head = _HTML_HEADING.match(line)
         if atx or html_head:
             level = len(atx.group(1)) if atx else int(html_head.group(1))  # type: ignore[union-attr]
-            title = clean_inline(atx.group(2) if atx else html_head.group(2))  # type: ignore[union-attr]
+            title = clean_inline(heading_title(atx.group(2)) if atx
+                                 else html_head.group(2))  # type: ignore[union-attr]
             kind = "heading" if atx else "banner"
             heads = [h for h in heads if h[0] < level] + [(level, title)]
             blocks.append(Block(kind, i + 1, i + 1, [line], _path(heads[:-1]), level,
