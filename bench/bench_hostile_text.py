@@ -26,7 +26,7 @@ from vaultlink.prose.sentences import split_sentences
 # Shapes on one line, and shapes of a line repeated (each with its newline).
 INLINE = ["[a](", "![a](", "![", "![[", "[[", "[a](x \"", "[^", "[^a", "[[a|", "[[a#",
           "(a:: ", "> [!", "a. ", "`", "{{", "<a ", "http://", "**", "~~", "==",
-          "{: ", "{#", "( [[a"]
+          "{: ", "{#", "( [[a", "x ([[a]]) "]
 # A run of spaces inside one line ("{}" is the run): each pattern that begins or ends with
 # "\s*" around a title was tried again at every space of it (2,000 spaces: 10 s).
 RUNS = ["# a{}b\n", "> [!note] a{}b\n", "a{}#tag #b\n", "a{}{: .x}\n", "a{}([[a|a]])\n",

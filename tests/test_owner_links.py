@@ -303,6 +303,10 @@ def test_a_name_inside_a_longer_linked_name_is_no_link_to_it() -> None:
      "Tuesday's rebuild was slow."),
     ("the guide ([The Guide](guide.md)) says so", "the guide says so"),
     ("我们去了東京 ([[東京]])。", "我们去了東京。"),
+    # the words before it are read as they are said, however spaced; each echo once
+    ("Tuesday's     rebuild ([[2026-06-09|Tuesday's rebuild]]) was slow.",
+     "Tuesday's rebuild was slow."),
+    ("a ([[a]]) a ([[a]]) b", "a a b"),
     ("البيت ([[البيت]]) جميل", "البيت جميل"),
     # a link that shows other words, or only part of a word before it, stays as its text
     ("the rebuild ([[2026-06-09]]) was slow.", "the rebuild (2026-06-09) was slow."),

@@ -41,3 +41,8 @@ def heading_title(text: str) -> str:
     text = text.rstrip()
     bare = text.rstrip("#")
     return bare.rstrip() if bare != text and (not bare or bare[-1] in " \t") else text
+
+
+def task_text(line: str) -> str:
+    """A task line's words: no list mark and box, no date stamp, no priority mark."""
+    return TASK_PRIORITY.sub("", TASK_DATE.sub("", KEPT_TASK.sub("", line)))

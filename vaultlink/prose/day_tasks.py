@@ -12,7 +12,7 @@ import re
 
 from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.names import file_title
-from vaultlink.markdown.text import KEPT_TASK, LIST_MARK, TASK_DATE, TASK_PRIORITY
+from vaultlink.markdown.text import LIST_MARK, TASK_DATE, task_text
 from vaultlink.prose.blocks import Block, task_said
 from vaultlink.prose.sentences import STEP_MARK, delink
 from vaultlink.prose.subject_names import first_sound
@@ -65,8 +65,8 @@ def list_items(lines: list[str]) -> list[str]:
         return []
     out = []
     for ln in said:
-        text = STEP_MARK.sub("", LIST_MARK.sub("", KEPT_TASK.sub("", ln)))
-        text = _CLOCK.sub("", " ".join(TASK_PRIORITY.sub("", TASK_DATE.sub("", text)).split()))
+        text = STEP_MARK.sub("", LIST_MARK.sub("", task_text(ln)))
+        text = _CLOCK.sub("", " ".join(text.split()))
         text = " ".join(_ADDRESS.sub("", _LABELLED.sub(r"\1", delink(text))).split())
         if text := text.rstrip(".;,:"):
             out.append(text)

@@ -27,7 +27,7 @@ from vaultlink.markdown.names import (
     name_key,
     without_dated_lead,
 )
-from vaultlink.markdown.text import KEPT_TASK, TASK_DATE, TASK_PRIORITY, task_list
+from vaultlink.markdown.text import task_list, task_text
 from vaultlink.prose.phrase_names import opening_words, subject_name
 from vaultlink.prose.sentences import STEP_MARK, delink, link_text, short, summary_lines
 from vaultlink.prose.subject_names import FUNCTION, clean_heading, node_name_flaw, same_name
@@ -96,7 +96,7 @@ def subject_of(unit: Unit) -> str:
     if _is_plan(lines):
         # a day's plan is named by its first task, as an English one is ("Finish the
         # report"): a phrase picked from it ("方法论") names a subject it is not about
-        said = TASK_PRIORITY.sub("", TASK_DATE.sub("", KEPT_TASK.sub("", lines[0])))
+        said = task_text(lines[0])
         said = re.split(r"[，。！？；：,.!?;:]", said)[0]
         said = " ".join(re.sub(r"[*_`]", "", said).split())
         first = sound(said if len(said) <= MAX_TASK_NAME else opening_words(said, 4), unit)

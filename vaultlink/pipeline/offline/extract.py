@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
 from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
-from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK, clip
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.day_tasks import LISTED, list_items
@@ -241,9 +241,8 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     if not aspects and len(items) >= 2:  # a list (a day's tasks) says what it holds
         shown = said.comma.join(items[:LISTED])
         end = "" if shown[-1:] in "?!？！…。" else said.stop  # "... with co-op?" ends
-        text = shown + (said.comma + "…" if len(items) > LISTED else end)
-        return text if len(text) <= MAX_DESCRIPTION else \
-            text[:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
+        return clip(shown + (said.comma + "…" if len(items) > LISTED else end),
+                    MAX_DESCRIPTION)
     kind = {"procedure": said.steps_for, "personal": said.holds_for}.get(
         bucket, said.notes_on).format(title=title)
     if aspects:
