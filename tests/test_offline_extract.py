@@ -196,6 +196,11 @@ def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     ("This is especially important because ranks differ.", False),
     ("It is robust to one weak input list.", False),
     ("1. Generate a new key.", True),
+    ("One page at 07:12 for disk usage on the staging volume.", True),
+    ("Each query has one to five judged documents.", True),
+    ("One of them failed again overnight.", False),
+    ("Both are set to the same value.", False),
+    ("One.", False),
 ])
 def test_a_node_opens_on_a_sentence_that_stands_alone(line: str, opens: bool) -> None:
     assert starts_sentence(line, strict=True) is opens

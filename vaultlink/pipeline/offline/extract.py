@@ -45,9 +45,12 @@ REFERRING = frozenset("""this that these those it its they them so also however 
 therefore here such then which where hence""".split())
 # ... and words that lean on what came before, which a node's first sentence cannot do.
 _STRICT = REFERRING | frozenset("""there additionally alternatively finally instead
-otherwise doing once another each both either one none same whereas while unless although
+otherwise doing once another either none same whereas while unless although
 because since if when as moreover furthermore likewise similarly now still yet first second
 next lastly below above following note thank thanks""".split())
+# A counting word with a noun of its own stands alone ("One page at 07:12 ...", "Each
+# query has ..."); alone or before "of", "is", "are" it points back ("One of them").
+_COUNTING = frozenset("one each both".split())
 PROCEDURE_HEADING = re.compile(r"\b(how to|how we|how i|steps?|runbook|procedure|checklist|"
                                r"playbook|setup|install|rotate|deploy|rebuild)\b", re.IGNORECASE)
 PREFERENCE = re.compile(
@@ -74,7 +77,9 @@ def starts_sentence(line: str, strict: bool = False) -> bool:
     head = text.lstrip("`")
     if head[:1].islower():
         return False
-    first = words(head)[:1]
+    first = words(head)[:2]
+    if strict and first[:1] and first[0] in _COUNTING:
+        return len(first) > 1 and first[1] not in FUNCTION
     return not (first and first[0] in (_STRICT if strict else REFERRING))
 
 
