@@ -15,9 +15,10 @@ from pathlib import Path
 from statistics import mean
 
 from bench.quality.locomo.vault import Layout
+from vaultlink.markdown.text import heading_title
 
 _LINK = re.compile(r"\[\[([^\]]+?)\]\]")
-_H2 = re.compile(r"^##\s+(.*?)\s*#*\s*$")
+_H2 = re.compile(r"^##[ \t]+(.*)$")
 GROUPS: dict[str, tuple[int, ...]] = {"1": (1,), "2": (2,), "3": (3,), "4": (4,), "5": (5,),
                                       "1-4": (1, 2, 3, 4), "1-5": (1, 2, 3, 4, 5)}
 KS = (5, 10)
@@ -30,7 +31,7 @@ def sources_lines(text: str) -> list[str]:
     for line in text.splitlines():
         m = _H2.match(line)
         if m:
-            inside = m.group(1).strip().lower() == "sources"
+            inside = heading_title(m.group(1)).strip().lower() == "sources"
             continue
         if inside:
             out.append(line)

@@ -62,6 +62,7 @@ from bench.quality.digest_measures import Node, load_nodes
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.language import count_words, subject_words
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
+from vaultlink.markdown.text import heading_title
 from vaultlink.pipeline.context import RunState
 from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
@@ -78,7 +79,7 @@ MARKUP_ONLY = re.compile(r"^\s*(?:[-*+]|\d+[.)]|[-*+]\s*\[.?\]|-{3,}|\*{3,}|_{3,
 # Obsidian shows it inside the callout, so a template's "> <% quote %>" line matches it.
 LAZY = re.compile(r"^\s{0,3}>")
 LAZY_STOP = re.compile(r"^\s{0,3}(?:#{1,6}\s|>|[-*+]\s|\d+[.)]\s|`{3}|~{3}|<)")
-HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")  # title: heading_title(group 2)
 DATE_NAME = re.compile(r"^\W*(?:\d{4}[-_ ./年]\d{1,2}[-_ ./月]\d{1,2}|\d{4}-?W\d{1,2}|\d{8})"
                        r"(?!\d)")
 FILE_ID = re.compile(r"\d{8,}")
@@ -189,15 +190,16 @@ def find_template(root: Path, days: dict[str, str]) -> Template:
                 continue  # only a script or a cursor: where the owner writes, any line
             tpl.patterns.append(re.compile(".*".join(re.escape(p) for p in parts)))
             h = HEADING.match(line)
-            if h and norm_heading(PLACEHOLDER.sub("", h.group(2))):
-                tpl.headings.add(norm_heading(PLACEHOLDER.sub("", h.group(2))))
+            if h and norm_heading(PLACEHOLDER.sub("", heading_title(h.group(2)))):
+                tpl.headings.add(norm_heading(PLACEHOLDER.sub("", heading_title(h.group(2)))))
     if len(days) >= 5:
         lines: Counter[str] = Counter()
         heads: Counter[str] = Counter()
         for text in days.values():
             body = split_frontmatter(text)[1].split("\n")
             lines.update({norm_line(ln) for ln in body if norm_line(ln)})
-            heads.update({norm_heading(h.group(2)) for ln in body if (h := HEADING.match(ln))})
+            heads.update({norm_heading(heading_title(h.group(2)))
+                          for ln in body if (h := HEADING.match(ln))})
         cut = RECUR * len(days)
         tpl.recurring = {ln for ln, c in lines.items() if c >= cut and c >= 2}
         tpl.headings |= {h for h, c in heads.items() if c >= cut and c >= 2 and h}
@@ -229,7 +231,7 @@ def own_text(text: str, tpl: Template | None) -> str:
             out.append("")
             continue
         h = HEADING.match(line)
-        if h and tpl is not None and norm_heading(h.group(2)) in tpl.headings:
+        if h and tpl is not None and norm_heading(heading_title(h.group(2))) in tpl.headings:
             out.append("")
             continue
         out.append(line)
