@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from vaultlink.errors import ConfigError
-from vaultlink.options import DaemonOptions, PipelineOptions, Provider
+from vaultlink.options import RERANKER_NAMES, DaemonOptions, PipelineOptions, Provider
 
 DEFAULT_CONFIG_YAML = """\
 # vaultlink settings. Every key is shown with its default; delete what you don't change.
@@ -68,6 +68,9 @@ index:
   # search ranked them among its best 3; picked by `python -m bench.quality.floor`
   # (keeps 98% of related hits, drops 77% of the others)
   min_similarity: 0.15
+  reranker: none        # ms-marco-minilm-l12: `search` reads its first 10 notes again with
+                        # a cross-encoder (English queries; about 1 s a query on 2 cores;
+                        # pip install 'vaultlink[rerank]'); see docs/quality.md, LoCoMo
   chroma:
     mode: embedded      # embedded: in .vaultlink/state.sqlite; http: a Chroma server
     host: 127.0.0.1
@@ -175,7 +178,7 @@ class Settings:
             silence_seconds=float(g("llm.silence_seconds")),
             integrate_mode=str(g("llm.integrate_mode")),
             park_after=int(g("auto_dream.park_after")),
-            review_mode=str(g("review.mode")))
+            review_mode=str(g("review.mode")), reranker=str(g("index.reranker")))
 
     def daemon(self) -> DaemonOptions:
         """What the daemon runs with, typed (see ``daemon.service.Daemon``)."""
@@ -307,6 +310,7 @@ _CHOICES = {
     "embedding.provider": ("local", "ollama"),
     "embedding.sections": ("fast", "same"),
     "index.chroma.mode": ("embedded", "http"),
+    "index.reranker": RERANKER_NAMES,
     "review.mode": ("off", "uncertain", "all"),
 }
 

@@ -43,6 +43,7 @@ from vaultlink.index.fusion import (
     window_weight,
 )
 from vaultlink.index.queries import IndexQueries, Scope
+from vaultlink.index.rerank import Reranker, reranked
 from vaultlink.index.tables import Doc
 from vaultlink.index.words import has_cjk, words_of
 from vaultlink.markdown.frontmatter import split_frontmatter
@@ -108,6 +109,7 @@ class ChunkIndex(IndexBase, IndexQueries):
         self.max_chars = max_chars
         # what "yesterday" or "last week" in a question is relative to (a test sets a day)
         self.today: Callable[[], date] = date.today
+        self.reranker: Reranker | None = None  # index.reranker: the first notes read again
         self._all_files: frozenset[str] | None = None
         self._resolver: LinkResolver | None = None
         super().__init__(vault, db_path, server, embedder, namespace)
@@ -220,7 +222,7 @@ class ChunkIndex(IndexBase, IndexQueries):
         cited note backs is an entry of its own. No fixed preference for either. The
         notes that hold most of the query's rare words within a few sections in a row
         (``_by_coverage``), and day notes of a date it names (``_by_date``), are ranked
-        lists beside that one.
+        lists beside that one. A ``reranker`` reads the first notes' sections again.
 
         Raises SearchIndexError for an empty query; any other text is a valid query.
         """
@@ -262,6 +264,8 @@ class ChunkIndex(IndexBase, IndexQueries):
         ranked = _by_coverage(list(entries.values()), *self._terms_held(query, entries))
         if spans:  # the question names a date: the notes of that date are a ranked list too
             ranked = _by_date(ranked, spans)
+        if self.reranker is not None and not digest_only:
+            ranked = reranked(query, ranked, lambda e: e[0][3], self.reranker)
         return self._linked_hits(ranked[:limit])
 
     def _linked_hits(self, ranked: list[_Entry]) -> list[SearchHit]:

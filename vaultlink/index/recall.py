@@ -15,6 +15,7 @@ from vaultlink.index.chunks import ChunkIndex
 from vaultlink.index.embed import MINILM_FAST_MODEL_ID, Embedder, make_embedder
 from vaultlink.index.multilingual import E5_MODEL_ID
 from vaultlink.index.nodes import NodeIndex
+from vaultlink.index.rerank import make_reranker
 from vaultlink.index.store import collection_namespace, drop_old_mirror, open_server
 from vaultlink.llm.arbiter import ArbitratedEmbedder
 from vaultlink.options import PipelineOptions
@@ -131,6 +132,8 @@ def open_recall(vault: Vault, options: PipelineOptions,
     model embeds both (see :func:`fast_sections`).
     """
     embedder, sections = embedders or recall_embedders(options)
-    return open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
-                        chroma_host=options.chroma_host, chroma_port=options.chroma_port,
-                        body_chars=options.body_chars, section_embedder=sections)
+    indexes = open_indexes(vault, embedder, chroma_mode=options.chroma_mode,
+                           chroma_host=options.chroma_host, chroma_port=options.chroma_port,
+                           body_chars=options.body_chars, section_embedder=sections)
+    indexes.chunks.reranker = make_reranker(options.reranker)
+    return indexes

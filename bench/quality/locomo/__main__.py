@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ollama-host", default="http://127.0.0.1:11434")
     ap.add_argument("--model", default="qwen2.5-coder:0.5b")
     ap.add_argument("--limit", type=int, default=50, help="search hits asked per question")
+    ap.add_argument("--reranker", default="none",
+                    help="index.reranker for every search of the run (e.g. ms-marco-minilm-l12)")
     ap.add_argument("--daemon-conv", default="",
                     help="also ask this conversation's questions through the daemon's GET /search "
                          "('' : the first measured; 'none': skip)")
@@ -115,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     dream_convs = ({c.strip() for c in args.dream_convs.split(",") if c.strip()} or set(convs)
                    if args.dream == "offline" else set())
     model = Model(args.llm, args.ollama_host, args.model)
+    if args.reranker != "none":  # every vault's settings, and the daemon's, read it
+        os.environ["VAULTLINK_INDEX__RERANKER"] = args.reranker
+        for system in ("notes", "dream"):
+            SYSTEMS[system] += f", reranker {args.reranker}"
     if args.llm == "ollama":
         SYSTEMS["dream"] = f"vaultlink search after dream with {args.model}"
     daemon_conv = "" if args.daemon_conv == "none" else (args.daemon_conv or convs[0])
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(UTC)
     out: dict = {"started": started.isoformat(timespec="seconds"), "data": source,
                  "vaultlink_commit": run.code_commit(), "vaultlink_at": str(run.VL_ROOT),
-                 "limit": args.limit, "convs": convs,
+                 "limit": args.limit, "convs": convs, "reranker": args.reranker,
                  "dream_llm": args.llm if args.dream == "offline" else None,
                  "dream_model": args.model if args.llm == "ollama" else None,
                  "dream_convs": sorted(dream_convs),
