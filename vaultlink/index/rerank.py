@@ -93,6 +93,8 @@ class CrossEncoder:
         self._loaded: tuple[Any, Tokenizer] | None = None
 
     def _load(self) -> tuple[Any, Tokenizer]:
+        # on first use only: onnxruntime alone takes ~0.1 s to import, and the
+        # reranker is off by default
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -116,7 +118,7 @@ class CrossEncoder:
 
     def scores(self, query: str, passages: Sequence[str]) -> list[float]:
         """The model's relevance logit of each passage for ``query``."""
-        import numpy as np
+        import numpy as np  # loaded already by whoever loaded the model (onnxruntime)
 
         if not passages:
             return []
