@@ -117,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     dream_convs = ({c.strip() for c in args.dream_convs.split(",") if c.strip()} or set(convs)
                    if args.dream == "offline" else set())
     model = Model(args.llm, args.ollama_host, args.model)
-    if args.reranker != "none":  # every vault's settings, and the daemon's, read it
-        os.environ["VAULTLINK_INDEX__RERANKER"] = args.reranker
+    if args.reranker != "none":  # set in every vault's config.yaml after its init
         for system in ("notes", "dream"):
             SYSTEMS[system] += f", reranker {args.reranker}"
     if args.llm == "ollama":
@@ -150,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             from bench.quality.locomo.vault import write_vault
             layout = write_vault(conv, root)
             reindex_s = run.init_and_reindex(root)
+            if args.reranker != "none":
+                run.use_reranker(root, args.reranker)
             if embedders is None:
                 embedders = recall_embedders(load_settings(root, environ={}).pipeline())
             qs = conv.questions

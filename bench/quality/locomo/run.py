@@ -61,6 +61,17 @@ def cli(root: Path, *args: str, timeout: float = 3600) -> subprocess.CompletedPr
                           check=True)
 
 
+def use_reranker(root: Path, name: str) -> None:
+    """Set ``index.reranker`` in the vault's config.yaml, as its owner would edit it: the
+    in-process searches and the daemon's read it from there."""
+    config = root / ".vaultlink" / "config.yaml"
+    text = config.read_text(encoding="utf-8")
+    edited, n = re.subn(r"(?m)^(  reranker: )none\b", rf"\g<1>{name}", text)
+    if n != 1:
+        raise SystemExit(f"{config}: no 'reranker: none' line under index: to set")
+    config.write_text(edited, encoding="utf-8")
+
+
 def init_and_reindex(root: Path) -> float:
     """``vaultlink init`` then ``vaultlink reindex``; the reindex's wall seconds."""
     cli(root, "init")
