@@ -245,7 +245,8 @@ def test_pipeline_options_carry_every_layer_typed(tmp_path: Path) -> None:
              "integrate_mode": ("llm.integrate_mode", "oneshot"),
              "park_after": ("auto_dream.park_after", 5),
              "topic_min_units": ("topics.min_units", 2),
-             "review_mode": ("review.mode", "all")}
+             "review_mode": ("review.mode", "all"),
+             "reranker": ("index.reranker", "ms-marco-minilm-l12")}
     options = settings.with_overrides({k: v for k, v in table.values()}).pipeline()
     expected = {field: value for field, (_, value) in table.items()}
     expected |= {"num_ctx": 4096, "same_threshold": 0.71}  # from the env and the file
