@@ -71,7 +71,7 @@ class PipelineOptions:
     park_after: int  # auto_dream.park_after: runs a failed unit is tried
     topic_min_units: int  # topics.min_units: a day's units before the model groups them
     review_mode: str  # off | uncertain | all (pipeline/integrate/review.py)
-    reranker: str = "none"  # index.reranker: none | ms-marco-minilm-l12 (index/rerank.py)
+    reranker: str  # index.reranker: none | ms-marco-minilm-l12 (index/rerank.py)
 
 
 @dataclass(frozen=True)

