@@ -134,6 +134,11 @@ def test_words_are_read_in_any_script() -> None:
         "**没有计划移除 class。** 你可以同时使用。", "好的。"]  # no split inside bold
     assert split_sentences("Das ist gut. Über alles. Это тест. это нет.") == [
         "Das ist gut.", "Über alles.", "Это тест. это нет."]
+    # dotted abbreviations of any language end no sentence; a lone capital still does
+    assert split_sentences("QA iterativo, p.ej. Con datos. Das gilt z.B. Für alle. "
+                           "Это т.е. Пример. Es ist ca. Mitte Mai. Plan B. Then go.") == [
+        "QA iterativo, p.ej. Con datos.", "Das gilt z.B. Für alle.", "Это т.е. Пример.",
+        "Es ist ca. Mitte Mai.", "Plan B.", "Then go."]
 
 
 def test_slugs_keep_the_notes_letters() -> None:

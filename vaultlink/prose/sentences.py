@@ -21,7 +21,12 @@ STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 # or at 。！？ (Chinese and Japanese put no space after them), closing quotes kept.
 _SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*])"
                     r"|(?<=[。！？])\s*(?![」』”’）)\s*_]|$)")
-_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig)\.$")
+# An abbreviation ends no sentence: letters dotted in short runs in any script ("e.g.",
+# "p.ej.", "z.B.", "т.е.") or a listed word (English, German, Spanish). A lone capital
+# is left to end one: "Plan B." ends a sentence as often as "J." starts a name.
+_ABBREV = re.compile(r"(?:^|[\s(])(?:[^\W\d_]{1,3}\.){2,}$"
+                     r"|\b(?:etc|vs|cf|approx|Dr|Mr|Ms|Mrs|No|Fig|Nr|bzw|usw|vgl|ca"
+                     r"|Sr|Sra|Srta|Dra|Prof)\.$")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 _UNHIDE = re.compile(r"\x00(\d+)\x00")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
