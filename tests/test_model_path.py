@@ -287,6 +287,27 @@ def test_a_pages_unit_named_by_one_word_of_its_title_is_named_by_the_title(
     assert node.frontmatter["name"] == "Run Python scripts"
 
 
+def test_oneshot_names_a_pages_node_by_its_title_in_another_file(tmp_path: Path) -> None:
+    """A page whose file name is its title's slug: the node keeps the title as its name
+    ("(2)" said nothing of it) and differs from the owner's file in its file name only."""
+    root = vault(tmp_path)
+    page = "resource/hatch/run-python-scripts.md"
+    (root / page).parent.mkdir(parents=True, exist_ok=True)
+    (root / page).write_text("# How to run Python scripts\n\nThe run command executes "
+                             "Python scripts with inline metadata in a dedicated "
+                             "environment.\n")
+    doc = {"name": "script", "bucket": "wiki", "paths": [page],
+           "summary": "The run command executes Python scripts with inline metadata in a "
+                      "dedicated environment."}
+    with FakeOllama(model=with_extract(lambda r: decision(action="CREATE"), doc, UNIT_B)
+                    ) as server:
+        dream(root, server.url, **ONESHOT)
+    assert not (root / "digest/wiki/run-python-scripts.md").exists()
+    node = Vault(root).read_note("digest/wiki/run-python-scripts-2.md")
+    assert node.frontmatter["name"] == "Run Python scripts"
+    assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
+
+
 def test_oneshot_creates_then_refines_through_the_guard(tmp_path: Path) -> None:
     """A unit near no node is created without asking the model (it could only say
     CREATE); a unit close to that node gets the model's decision, here a REFINE."""

@@ -22,6 +22,7 @@ from vaultlink.prose.sentences import split_sentences
 from vaultlink.prose.subject_names import GENERIC, is_event, name_flaw
 from vaultlink.prose.units import is_slug, slugify
 from vaultlink.prose.wording import WORDINGS
+from vaultlink.vault.notes import Vault
 from vaultlink.vault.state import State
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
@@ -55,11 +56,13 @@ def test_pages_that_share_only_generic_headings_stay_apart(tmp_path: Path) -> No
     root = vault_with(tmp_path, {f"resource/{n}": page(n) for n in
                                  ("npm-ci.md", "npm-install.md", "npm-audit.md")})
     run = dream(root)
-    # each page's own file name is the owner's: its node is qualified by its subject
+    # each page's own file name is the owner's: its node keeps the page's name in a
+    # file of its own
     assert sorted((r.action, r.target) for r in run.report.results) == [
-        ("CREATE", "digest/wiki/npm-audit-exit-code.md"),
-        ("CREATE", "digest/wiki/npm-ci-package-lock.md"),
-        ("CREATE", "digest/wiki/npm-install-version-ranges.md")]
+        ("CREATE", "digest/wiki/npm-audit-2.md"),
+        ("CREATE", "digest/wiki/npm-ci-2.md"),
+        ("CREATE", "digest/wiki/npm-install-2.md")]
+    assert Vault(root).read_note("digest/wiki/npm-ci-2.md").frontmatter["name"] == "npm-ci"
 
 
 @pytest.mark.parametrize(("name", "names"), [
@@ -105,9 +108,9 @@ def test_a_page_saved_again_under_another_name_corroborates_its_node(tmp_path: P
     results = dream(root).report.results + dream(root).report.results
     assert sorted(r.action for r in results) == ["CORROBORATE"] * 10
     assert sorted(p.name for p in (root / "digest" / "wiki").glob("*.md")) == nodes
-    ci = (root / "digest" / "wiki" / "npm-ci-package-lock.md").read_text(encoding="utf-8")
+    ci = (root / "digest" / "wiki" / "npm-ci-2.md").read_text(encoding="utf-8")
     assert "Copied again" not in ci and "Saved for later" not in ci
-    assert ("- npm-ci (Package lock): confirmed again by "
+    assert ("- npm-ci: confirmed again by "
             "[[resource/copies-0/copy 0 of npm-ci.md|") in ci
     state = State(root / ".vaultlink" / "state.sqlite")
     try:

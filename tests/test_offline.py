@@ -37,6 +37,7 @@ from vaultlink.pipeline.integrate.session import SessionOutcome, run_session
 from vaultlink.pipeline.integrate.step import system_prompt, user_prompt
 from vaultlink.pipeline.integrate.tools import Toolbox
 from vaultlink.pipeline.offline import OfflineExtractor, OfflinePolicy
+from vaultlink.prose.node_names import Holder, holder_of, node_names, without_page_digests
 from vaultlink.prose.sentences import Turn, delink, summary_lines
 from vaultlink.prose.subject_names import same_name
 from vaultlink.prose.units import Unit, slugify
@@ -252,6 +253,41 @@ def test_a_taken_slug_gets_another_one(world: World) -> None:
     assert target.startswith("digest/personal/focus-time-") and target[-4] != "2", target
     assert "Focus time (" in world.node(target)
     assert "Mara protects" in world.node("digest/personal/focus-time.md")
+
+
+def test_a_page_digested_under_its_own_title_keeps_the_name_in_another_file(
+        world: World) -> None:
+    """57 of 65 numbered names on eight public vaults were a page's own node: "Binary Heap
+    (2)" beside the owner's binary-heap.md. Only the file name must differ (the owner's
+    [[binary-heap]] keeps its note); a name a node has is still numbered."""
+    (world.vault.root / "resource/binary-heap.md").write_text(
+        "A binary heap keeps the smallest key at its root.\n")
+    unit = Unit("binary-heap", "wiki", "A binary heap keeps the smallest key at its root.",
+                ["resource/binary-heap.md"], title="Binary Heap")
+    outcome, _, model = integrate(world, unit)
+    assert outcome.status == "done" and model.errors() == []
+    assert outcome.receipt is not None
+    assert outcome.receipt.target_path == "digest/wiki/binary-heap-2.md"
+    assert world.node("digest/wiki/binary-heap-2.md").startswith("---\nname: Binary Heap\n")
+    assert digest_errors(world.vault) == []
+    assert node_names(unit)[1] == ("Binary Heap (2)", "binary-heap-2")
+    assert node_names(unit, holder=Holder.SOURCE)[1:3] == [
+        ("Binary Heap", "binary-heap-2"), ("Binary Heap", "binary-heap-3")]
+    assert holder_of(unit, ["resource/binary-heap.md"], "digest") is Holder.SOURCE
+    assert holder_of(unit, ["resource/x/binary-heap.md"], "digest") is Holder.OWNER
+    assert holder_of(unit, ["resource/binary-heap.md", "digest/wiki/binary-heap-2.md"],
+                     "digest") is Holder.NODE
+
+
+def test_the_digest_of_a_page_the_text_links_is_not_linked_again() -> None:
+    """oignon's chord notes link the owner's [[コード表記]]; with the page's node named
+    "コード表記" too, a line beside the owner's link said "コード表記：[[digest/…|コード表記]]
+    を参照" (two links of one text to a page and to its digest)."""
+    unit = Unit("m3-p4-loop", "wiki", "- [[resource/10_cool/コード表記.md|コード表記]]\n"
+                "G#-∆7 opens it.", ["resource/11_fine/P5-m3 loop.md"], title="P5-m3 loop")
+    named = [("digest/wiki/コード表記-2.md", "コード表記"), ("digest/wiki/強進行.md", "強進行"),
+             ("digest/wiki/p5-m3-loop-2.md", "P5-m3 loop")]
+    assert without_page_digests(named, unit) == [("digest/wiki/強進行.md", "強進行")]
 
 
 def test_a_refused_link_is_dropped_and_the_write_retried(world: World) -> None:

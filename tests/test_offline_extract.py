@@ -17,8 +17,8 @@ from vaultlink.errors import NoteUnreadable
 from vaultlink.pipeline.context import SourceNote
 from vaultlink.pipeline.extract.step import source_note
 from vaultlink.pipeline.offline import OfflineExtractor
-from vaultlink.pipeline.offline.extract import starts_sentence
 from vaultlink.prose.blocks import parse_blocks
+from vaultlink.prose.sentences import starts_sentence
 from vaultlink.prose.subject_names import name_flaw
 from vaultlink.prose.units import Unit
 from vaultlink.vault.notes import Vault
@@ -89,6 +89,20 @@ def test_a_page_is_one_unit_whose_headings_are_its_aspects() -> None:
     # the formula keeps the lead-in that introduces it, and the "where ..." after it
     assert "For a document d and a set of rankings R: RRF(d)" in " ".join(
         unit.summary.split("\n"))
+
+
+def test_a_procedure_is_described_by_what_its_steps_do_not_by_a_remark_on_them() -> None:
+    """The sample's key rotation was described "The overlap in step 2 is the important
+    part: ...", a remark after its steps; a sentence before them still describes it."""
+    n = Vault(SAMPLE_VAULT).read_note("daily/2026-06-18/incident.md")
+    units = OfflineExtractor().extract([source_note(n, frozenset())[0]])
+    (rotate,) = [u for u in units if u.title == "Rotate the search API key"]
+    assert rotate.description == "Steps to rotate the search API key."
+    (unit,), _ = extract("resource/keys.md", (
+        "# Rotate keys\n\nKeys are rotated monthly to limit what a leaked key can reach.\n\n"
+        "1. Generate a new key with the admin tool.\n2. Revoke the old key after a day.\n\n"
+        "The second step is the one people forget.\n"))
+    assert unit.description == "Keys are rotated monthly to limit what a leaked key can reach."
 
 
 def test_sections_of_one_subject_merge_and_other_subjects_stay_apart() -> None:
@@ -201,6 +215,14 @@ def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     ("One of them failed again overnight.", False),
     ("Both are set to the same value.", False),
     ("One.", False),
+    # other languages take up what came before in their own words
+    ("Con eso se puede medir el modelo en cada paso.", False),
+    ("Con Docker se puede medir el modelo en cada paso.", True),
+    ("Además, el índice se reconstruye cada noche.", False),
+    ("Dann läuft die Sicherung bis drei Uhr.", False),
+    ("Das Backup läuft jede Nacht um zwei Uhr.", True),
+    ("Cela marche bien sur le serveur de test.", False),
+    ("Le serveur de test redémarre chaque nuit.", True),
 ])
 def test_a_node_opens_on_a_sentence_that_stands_alone(line: str, opens: bool) -> None:
     assert starts_sentence(line, strict=True) is opens

@@ -16,10 +16,11 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from enum import Enum
 
 from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
-from vaultlink.markdown.links import LinkResolver, find_wikilinks, render_link
+from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_targets, render_link
 from vaultlink.markdown.names import (
     file_keys,
     file_title,
@@ -176,17 +177,59 @@ def qualifiers(unit: Unit, title: str) -> list[str]:
     return out[:2]
 
 
-def node_names(unit: Unit, proposed: str = "") -> list[tuple[str, str]]:
-    """(name, slug) pairs a new node of ``unit`` tries, in order, each slug once."""
+def title_slugs(slug: str) -> list[str]:
+    """The file names a node given the name of ``slug`` may have: it, then numbered."""
+    return [slug] + [f"{slug}-{n}" for n in range(2, MAX_NUMBERED + 1)]
+
+
+class Holder(Enum):
+    """Who has the file name a new node's title would take, and so what the node is called."""
+
+    NODE = "node"  # a node (or nobody): another name, qualified, else numbered
+    OWNER = "owner"  # only the owner's files: qualified first, then the name in a numbered file
+    SOURCE = "source"  # the unit's own page: the name, kept, in a numbered file first
+
+
+def holder_of(unit: Unit, files: Iterable[str], digest: str) -> Holder:
+    """``files``: the vault's files that answer to the title's file names (``title_slugs``)."""
+    files = list(files)
+    if not files or any(f.startswith(f"{digest}/") for f in files):
+        return Holder.NODE
+    return Holder.SOURCE if set(files) & set(unit.paths) else Holder.OWNER
+
+
+def without_page_digests(named: list[tuple[str, str]], unit: Unit) -> list[tuple[str, str]]:
+    """``named`` (path, name) less the nodes called as a note the unit links or comes
+    from: such a node is that page's digest ("Binary Heap" of binary-heap.md), and the
+    owner's own link beside it already leads to the page."""
+    pages = {slugify(name_key(t)) for t in link_targets(unit.summary)} | {
+        slugify(name_key(p)) for p in unit.paths}
+    return [(p, n) for p, n in named if slugify(n) not in pages]
+
+
+def node_names(unit: Unit, proposed: str = "",
+               holder: Holder = Holder.NODE) -> list[tuple[str, str]]:
+    """(name, slug) pairs a new node of ``unit`` tries, in order, each slug once.
+
+    A name no node has keeps its words in a numbered file (the file name alone must differ
+    from the owner's): a page digested under its own title is "Binary Heap" at
+    ``binary-heap-2.md``, not "Binary Heap (2)"."""
     title = node_title(unit, proposed)
     base = slugify(title)
     names = [(title, base)]
+    numbered = [(title if holder is not Holder.NODE else f"{title} ({slug.rsplit('-', 1)[1]})",
+                 slug) for slug in title_slugs(base)[1:]]
+    longer, qualified = [], []  # "Git branching model" for "Git"; "Git (Branches)"
     for q in qualifiers(unit, title):
         if q.lower().startswith(title.lower()):
-            names.append((q, slugify(q)))
+            longer.append((q, slugify(q)))
+            qualified.append((q, slugify(q)))  # (kept in its place among the others)
         else:
-            names.append((f"{title} ({q})", slugify(f"{title} {q}")))
-    names += [(f"{title} ({n})", f"{base}-{n}") for n in range(2, MAX_NUMBERED + 1)]
+            qualified.append((f"{title} ({q})", slugify(f"{title} {q}")))
+    if holder is Holder.SOURCE:  # the page's own name says more than a word picked from it
+        names += longer + numbered + qualified
+    else:
+        names += qualified + numbered
     mark = hashlib.sha1("\n".join([*unit.paths, unit.summary]).encode("utf-8")).hexdigest()
     names.append((f"{title} ({mark[:6]})", f"{base}-{mark[:6]}"))
     seen: set[str] = set()

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultlink.markdown.language import stem, stop_words_of, tokens
+from vaultlink.markdown.text import KEPT_TASK, LIST_MARK
+from vaultlink.prose.subject_names import FUNCTION
 from vaultlink.prose.units import Unit
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
@@ -123,6 +125,49 @@ def split_sentences(text: str) -> list[str]:
             out.append([piece])
     joined = (" ".join(pieces) for pieces in out)
     return [_UNHIDE.sub(lambda m: spans[int(m.group(1))], s) for s in joined if s]
+
+
+# Words that point back to something said before: no node starts with them.
+REFERRING = frozenset("""this that these those it its they them so also however but and thus
+therefore here such then which where hence""".split())
+# ... and words that lean on what came before, which a node's first sentence cannot do.
+_STRICT = REFERRING | frozenset("""there additionally alternatively finally instead
+otherwise doing once another either none same whereas while unless although
+because since if when as moreover furthermore likewise similarly now still yet first second
+next lastly below above following note thank thanks""".split())
+# The same in other languages written with spaces (Spanish, Portuguese, Italian, French,
+# German); a two-word opener as its pair.
+_STRICT |= frozenset("""esto eso este esta estos estas ese esa esos esas así además también
+entonces luego isso isto então além questo quello quindi inoltre anche poi allora così cela
+ceci ça donc ainsi ensuite puis cependant pourtant alors dies dieses deshalb daher außerdem
+dann trotzdem dabei""".split())
+_STRICT_PAIRS = frozenset(["con eso", "con esto", "por eso", "por ello", "sin embargo",
+                           "por tanto", "por isso", "com isso", "per questo", "de plus",
+                           "par conséquent"])
+# A counting word with a noun of its own stands alone ("One page at 07:12 ...", "Each
+# query has ..."); alone or before "of", "is", "are" it points back ("One of them").
+_COUNTING = frozenset("one each both".split())
+
+
+def starts_sentence(line: str, strict: bool = False) -> bool:
+    """Whether a line can open a node (or, not strict, a paragraph of one). A task item
+    stands on its own, whatever its case ("- ☐ this needs doing by Friday")."""
+    if KEPT_TASK.match(line):
+        return True
+    text = STEP_MARK.sub("", LIST_MARK.sub("", line)).lstrip("*_\"'“([")
+    if not text:
+        return False
+    if strict and text.startswith("`"):
+        return False
+    head = text.lstrip("`")
+    if head[:1].islower():
+        return False
+    first = words(head)[:2]
+    if strict and first[:1] and first[0] in _COUNTING:
+        return len(first) > 1 and first[1] not in FUNCTION
+    if strict and " ".join(first) in _STRICT_PAIRS:
+        return False
+    return not (first and first[0] in (_STRICT if strict else REFERRING))
 
 
 def summary_lines(summary: str) -> list[str]:

@@ -33,10 +33,13 @@ class Wording:
     and_: str = " and "
     comma: str = ", "
     stop: str = "."
+    # steps named by what they do ("Rotate the search API key"): the title's verb kept
+    # a verb; only English has it, the one language whose verbs are known (IMPERATIVE)
+    steps_to: str = ""
 
 
 WORDINGS: dict[str, Wording] = {
-    "en": Wording(),
+    "en": Wording(steps_to="Steps to {title}"),
     "de": Wording("{what}: übernommen aus {links}.", "{what}: erneut bestätigt durch {links}.",
                   "{what}: korrigiert in {links}.", "{said}: siehe {links}.",
                   "{said}: siehe {links}.", "Notizen zu {title}", "Schritte für {title}",

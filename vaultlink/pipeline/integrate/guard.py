@@ -16,7 +16,7 @@ from typing import Any
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
-from vaultlink.markdown.names import numbered_name
+from vaultlink.markdown.names import file_keys, name_key, numbered_name
 from vaultlink.markdown.remote import RemoteKind, RemoteRef, remote_refs, strip_remote, url_in
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.markdown.text import LIST_MARK
@@ -182,6 +182,14 @@ class Guard:
         aliases = self.aliases() if self.aliases is not None else {}
         links = self.links() if self.links is not None else {}
         return NameIndex(self.files, aliases, links).taken(path)
+
+    def files_named(self, slugs: Iterable[str]) -> list[str]:
+        """The vault's files, in any folder, that answer to one of the file names
+        ``slugs`` (as ``[[slug]]`` finds them: any case), sorted."""
+        if self.files is None:
+            self.files = frozenset(self.list_files())
+        keys = {name_key(s) for s in slugs}
+        return sorted(f for f in self.files if keys & file_keys(f))
 
     def link_target(self, target: str, path: str) -> str | None:
         """The full vault path that a link to ``target`` written in ``path`` names, or

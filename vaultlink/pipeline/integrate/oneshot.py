@@ -48,7 +48,7 @@ from vaultlink.pipeline.integrate.holds import (
     unshared,
 )
 from vaultlink.pipeline.integrate.session import MAX_CORRECTIONS, Ending, SessionOutcome
-from vaultlink.prose.node_names import node_names
+from vaultlink.prose.node_names import holder_of, node_names, title_slugs, without_page_digests
 from vaultlink.prose.node_text import (
     SENTENCE,
     compose,
@@ -198,7 +198,10 @@ def _create(toolbox: Toolbox, unit: Unit, d: Decision,
     subject."""
     guard = toolbox.guard
     path, title = "", ""
-    for name, slug in node_names(unit, d.title):
+    names = node_names(unit, d.title)
+    holders = guard.files_named(title_slugs(names[0][1]))
+    names = node_names(unit, d.title, holder_of(unit, holders, guard.digest))
+    for name, slug in names:
         candidate = f"{guard.digest}/{unit.bucket}/{slug}.md"
         if candidate not in guard.existed and not guard.name_taken(candidate):
             path, title = candidate, name
@@ -207,7 +210,7 @@ def _create(toolbox: Toolbox, unit: Unit, d: Decision,
         return ("every name this unit could take is taken: to add to a node, answer "
                 "REFINE or CORROBORATE with its path; else choose another title")
     body = weave_mentions(_prose(toolbox, d.body or unit.summary, path, ""),
-                          _mentionable(candidates, path, ""), title)
+                          _mentionable(candidates, path, "", unit), title)
     text = compose(body, _source_line(d, unit, Action.CREATE, title, body))
     answer = toolbox.call("write", {"path": path, "name": title,
                                     "description": d.description or clip(
@@ -229,7 +232,7 @@ def _update(toolbox: Toolbox, unit: Unit, d: Decision, candidates: list[Candidat
     note = parse_note(path, old_text.encode("utf-8"))
     title = str(note.frontmatter.get("name") or title_of(unit.name, unit.summary))
     body, action = _updated(toolbox, note.body, d, unit, path, title,
-                            _mentionable(candidates, path, note.body))
+                            _mentionable(candidates, path, note.body, unit))
     if action != d.action:
         outcome.warnings.append(f"{path} holds every sentence of the unit: {action}")
         d = replace(d, action=action)
@@ -303,11 +306,12 @@ def _checked(toolbox: Toolbox, unit: Unit, w: Written, listed: list[str], why: s
 # -- composing the Markdown around the model's words ---------------------------------
 
 
-def _mentionable(candidates: list[Candidate], path: str, body: str) -> list[tuple[str, str]]:
+def _mentionable(candidates: list[Candidate], path: str, body: str,
+                 unit: Unit) -> list[tuple[str, str]]:
     """The listed nodes a new text may link by mention: not the node itself, nor one
-    its body links already."""
-    return [(c.path, c.name) for c in candidates
-            if c.path != path and f"[[{c.path}" not in body]
+    its body links already, nor the digest of a page the unit links."""
+    return without_page_digests([(c.path, c.name) for c in candidates
+                                 if c.path != path and f"[[{c.path}" not in body], unit)
 
 
 def _updated(toolbox: Toolbox, body: str, d: Decision, unit: Unit, path: str, title: str,

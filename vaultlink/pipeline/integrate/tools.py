@@ -26,7 +26,7 @@ from vaultlink.errors import (
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.pipeline.context import NodeSearch
 from vaultlink.pipeline.integrate.guard import Guard
-from vaultlink.prose.node_names import node_description
+from vaultlink.prose.node_names import node_description, title_slugs
 from vaultlink.vault.atomic import content_hash
 from vaultlink.vault.faults import crash_point
 from vaultlink.vault.notes import Vault, parse_note, render_note
@@ -162,6 +162,8 @@ class Toolbox:
                 taken = self.guard.name_taken(rel)
                 if taken:
                     answer["taken"] = f"{taken}: a new node may not be named so"
+                    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+                    answer["named_by"] = self.guard.files_named(title_slugs(stem))
             return answer
         return {"path": rel, "exists": True,
                 "frontmatter": parse_note(rel, text.encode()).frontmatter}

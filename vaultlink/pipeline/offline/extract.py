@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
 from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
-from vaultlink.markdown.text import KEPT_TASK, LIST_MARK, clip
+from vaultlink.markdown.text import LIST_MARK, clip
 from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.day_tasks import LISTED, list_items
 from vaultlink.prose.pages import INDEX_PAGE, index_page, page_facts
-from vaultlink.prose.sentences import STEP_MARK, split_sentences, words
+from vaultlink.prose.sentences import STEP_MARK, split_sentences, starts_sentence
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
 from vaultlink.prose.subjects import Subject, read_note
 from vaultlink.prose.units import MAX_CONTEXT, Unit, slugify
@@ -40,17 +40,6 @@ NOTE_LINES = 16       # a subject of a day note keeps everything up to this many
 NOTE_ITEMS = 16       # ... and list items
 EVENT_LINES = 48      # an event of a conversation (at most 12 turns) keeps this many sentences
 MAX_DESCRIPTION = 280
-# Words that point back to something said before: no node starts with them.
-REFERRING = frozenset("""this that these those it its they them so also however but and thus
-therefore here such then which where hence""".split())
-# ... and words that lean on what came before, which a node's first sentence cannot do.
-_STRICT = REFERRING | frozenset("""there additionally alternatively finally instead
-otherwise doing once another either none same whereas while unless although
-because since if when as moreover furthermore likewise similarly now still yet first second
-next lastly below above following note thank thanks""".split())
-# A counting word with a noun of its own stands alone ("One page at 07:12 ...", "Each
-# query has ..."); alone or before "of", "is", "are" it points back ("One of them").
-_COUNTING = frozenset("one each both".split())
 PROCEDURE_HEADING = re.compile(r"\b(how to|how we|how i|steps?|runbook|procedure|checklist|"
                                r"playbook|setup|install|rotate|deploy|rebuild)\b", re.IGNORECASE)
 PREFERENCE = re.compile(
@@ -62,25 +51,6 @@ PREFERENCE = re.compile(
 # A sentence that tells the reader to do something says nothing of what the node is.
 _ADDRESSES = IMPERATIVE | frozenset("visit check see read enable consider let please".split())
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
-
-
-def starts_sentence(line: str, strict: bool = False) -> bool:
-    """Whether a line can open a node (or, not strict, a paragraph of one). A task item
-    stands on its own, whatever its case ("- ☐ this needs doing by Friday")."""
-    if KEPT_TASK.match(line):
-        return True
-    text = STEP_MARK.sub("", LIST_MARK.sub("", line)).lstrip("*_\"'“([")
-    if not text:
-        return False
-    if strict and text.startswith("`"):
-        return False
-    head = text.lstrip("`")
-    if head[:1].islower():
-        return False
-    first = words(head)[:2]
-    if strict and first[:1] and first[0] in _COUNTING:
-        return len(first) > 1 and first[1] not in FUNCTION
-    return not (first and first[0] in (_STRICT if strict else REFERRING))
 
 
 def bucket_of(heading: str, lines: list[str]) -> str:
@@ -224,8 +194,12 @@ def summary_of(subject: Subject) -> Picked:
 def describe(title: str, lines: list[str], bucket: str) -> str:
     """One whole sentence on what the unit is about: its best opening sentence, else a
     sentence built from its name and aspects."""
-    prose = [split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln)))[0] for ln in lines
-             if ln and not ln.startswith("## ") and not STEP_MARK.match(ln)]
+    # a remark after a procedure's steps speaks of them ("The overlap in step 2 is the
+    # important part"), not of what they are for
+    steps = next((i for i, ln in enumerate(lines) if STEP_MARK.match(ln)
+                  and bucket == "procedure"), len(lines))
+    prose = [split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln)))[0]
+             for ln in lines[:steps] if ln and not ln.startswith("## ")]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
              and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
              name_words(s)[0] not in _ADDRESSES]
@@ -250,6 +224,9 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
                     MAX_DESCRIPTION)
     kind = {"procedure": said.steps_for, "personal": said.holds_for}.get(
         bucket, said.notes_on).format(title=title)
+    if bucket == "procedure" and said.steps_to and name_words(title)[:1] \
+            and name_words(title)[0] in IMPERATIVE:
+        kind = said.steps_to.format(title=title[:1].lower() + title[1:])
     if aspects:
         listed = said.comma.join(aspects[:-1]) + (said.and_ if len(aspects) > 1 else "") \
             + aspects[-1]

@@ -21,7 +21,12 @@ from vaultlink.markdown.links import find_wikilinks
 from vaultlink.markdown.sections import cites_all
 from vaultlink.markdown.text import task_list
 from vaultlink.pipeline.offline.growth import fresh_lines, may_grow, naming
-from vaultlink.prose.node_names import node_description, node_names
+from vaultlink.prose.node_names import (
+    holder_of,
+    node_description,
+    node_names,
+    without_page_digests,
+)
 from vaultlink.prose.sentences import (
     STEP_MARK,
     Turn,
@@ -214,7 +219,7 @@ class OfflinePolicy:
         title = str(meta.get("name") or title_of(path.rsplit("/", 1)[-1][:-3]))
         cites = cites_all(text, unit.paths)
         plan = plan_update(body, unit.summary, unit.paths[0], title, cites,
-                           Linkable(tuple(self._named(hits, path, title)),
+                           Linkable(tuple(self._named(hits, path, title, unit)),
                                     frozenset(self._context(unit)), title))
         sim = hits[path]["similarity"]
         if plan is None:
@@ -251,12 +256,17 @@ class OfflinePolicy:
         if len(writes) >= 2 or (error and code not in _RETRY_CREATE):
             return self._give_up(Action.CREATE, str(writes[-1].args.get("path")), error, classes)
         digest = folder or next((p.split("/")[0] for p in hits), self.digest)
-        # A name no other file of the vault has, nor an alias of the owner's notes, never
-        # a date or an id; qualified by the unit's subject when a node on another subject
-        # has it (prose/node_names.py: the last ones are always free in practice).
+        # A file name no other file of the vault has, nor an alias of the owner's notes,
+        # never a date or an id; qualified by the unit's subject when a node on another
+        # subject has the name; a name only the owner's files have is kept in a numbered
+        # file (prose/node_names.py: the last ones are always free in practice).
         taken = set(hits) | {str(t.args.get("path")) for t in writes if t.code in _TAKEN}
         path, title = "", ""
         names = node_names(unit)
+        read = {str(t.args.get("path")): t for t in turns if t.name == "frontmatter_read"}
+        first = read.get(f"{digest}/{unit.bucket}/{names[0][1]}.md")
+        if first is not None and first.answer and first.answer.get("named_by"):
+            names = node_names(unit, holder=holder_of(unit, first.answer["named_by"], digest))
         for name, slug in names:
             candidate = f"{digest}/{unit.bucket}/{slug}.md"
             if candidate in taken:
@@ -286,7 +296,7 @@ class OfflinePolicy:
         note names that they leave out, and Sources."""
         blocks = render(paragraphs(unit.summary))
         title = name or unit.title or title_of(unit.name)
-        named = self._named({str(h["path"]): h for h in hits}, "", title)
+        named = self._named({str(h["path"]): h for h in hits}, "", title, unit)
         blocks, linked = weave(blocks, named, self._context(unit), own=title)
         also = "" if task_list(unit.summary.splitlines()) else also_covered(
             unit.context, [c for c in named if c[0] not in linked])  # a day's chores name none
@@ -298,13 +308,15 @@ class OfflinePolicy:
         blocks.append(f"## Sources\n\n{source}")
         return "\n\n".join(b for b in blocks if b.strip()) + "\n"
 
-    def _named(self, hits: dict[str, dict[str, Any]], exclude: str, own: str
+    def _named(self, hits: dict[str, dict[str, Any]], exclude: str, own: str, unit: Unit
                ) -> list[tuple[str, str]]:
         """(path, name) of the recalled nodes a text of the node ``own`` may link where it
-        names them: never its namesakes, whose name it says of itself."""
-        return [(p, str(h.get("name") or "")) for p, h in hits.items() if p != exclude and
-                h.get("name") and h["similarity"] >= self.related_threshold
-                and not namesake(str(h["name"]), own)]
+        names them: never its namesakes, whose name it says of itself, nor the digest of
+        a page the unit links."""
+        return without_page_digests([
+            (p, str(h.get("name") or "")) for p, h in hits.items() if p != exclude and
+            h.get("name") and h["similarity"] >= self.related_threshold
+            and not namesake(str(h["name"]), own)], unit)
 
     @staticmethod
     def _context(unit: Unit) -> set[str]:
