@@ -17,6 +17,7 @@ from vaultlink.errors import NoteUnreadable
 from vaultlink.pipeline.context import SourceNote
 from vaultlink.pipeline.extract.step import source_note
 from vaultlink.pipeline.offline import OfflineExtractor
+from vaultlink.pipeline.offline.extract import describe
 from vaultlink.prose.blocks import parse_blocks
 from vaultlink.prose.sentences import starts_sentence
 from vaultlink.prose.subject_names import name_flaw
@@ -103,6 +104,11 @@ def test_a_procedure_is_described_by_what_its_steps_do_not_by_a_remark_on_them()
         "1. Generate a new key with the admin tool.\n2. Revoke the old key after a day.\n\n"
         "The second step is the one people forget.\n"))
     assert unit.description == "Keys are rotated monthly to limit what a leaked key can reach."
+    # an empty item or step is no sentence (a first version of this rule read "1. " as one
+    # and failed on two pages of a public vault)
+    assert describe("Rate limits", ["Requests over the limit wait for the next window.",
+                                    "1. ", "- ", "2. Count per key."], "wiki") == \
+        "Requests over the limit wait for the next window."
 
 
 def test_sections_of_one_subject_merge_and_other_subjects_stay_apart() -> None:

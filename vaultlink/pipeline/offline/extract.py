@@ -198,8 +198,8 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     # important part"), not of what they are for
     steps = next((i for i, ln in enumerate(lines) if STEP_MARK.match(ln)
                   and bucket == "procedure"), len(lines))
-    prose = [split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln)))[0]
-             for ln in lines[:steps] if ln and not ln.startswith("## ")]
+    prose = [said[0] for ln in lines[:steps] if not ln.startswith("## ")
+             and not STEP_MARK.match(ln) and (said := split_sentences(LIST_MARK.sub("", ln)))]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
              and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
              name_words(s)[0] not in _ADDRESSES]
