@@ -194,12 +194,14 @@ def summary_of(subject: Subject) -> Picked:
 def describe(title: str, lines: list[str], bucket: str) -> str:
     """One whole sentence on what the unit is about: its best opening sentence, else a
     sentence built from its name and aspects."""
-    # a remark after a procedure's steps speaks of them ("The overlap in step 2 is the
-    # important part"), not of what they are for
-    steps = next((i for i, ln in enumerate(lines) if STEP_MARK.match(ln)
-                  and bucket == "procedure"), len(lines))
-    prose = [said[0] for ln in lines[:steps] if not ln.startswith("## ")
-             and not STEP_MARK.match(ln) and (said := split_sentences(LIST_MARK.sub("", ln)))]
+    said = wording_of("\n".join(lines))
+    # steps named by what they do ("Rotate the search API key"): a remark after them
+    # speaks of them ("The overlap in step 2 is the important part"), not of their aim
+    verb = name_words(title)[:1]
+    task = bucket == "procedure" and bool(said.steps_to) and bool(verb) and verb[0] in IMPERATIVE
+    cut = next((i for i, ln in enumerate(lines) if task and STEP_MARK.match(ln)), len(lines))
+    prose = [first[0] for ln in lines[:cut] if not ln.startswith("## ")
+             and not STEP_MARK.match(ln) and (first := split_sentences(LIST_MARK.sub("", ln)))]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
              and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
              name_words(s)[0] not in _ADDRESSES]
@@ -215,18 +217,15 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
         return whole[0] if len(whole[0]) <= MAX_DESCRIPTION else \
             whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
     aspects = [ln[3:] for ln in lines if ln.startswith("## ")][:3]
-    said = wording_of("\n".join(lines))
     items = list_items(lines)
     if not aspects and len(items) >= 2:  # a list (a day's tasks) says what it holds
         shown = said.comma.join(items[:LISTED])
         end = "" if shown[-1:] in "?!？！…。" else said.stop  # "... with co-op?" ends
         return clip(shown + (said.comma + "…" if len(items) > LISTED else end),
                     MAX_DESCRIPTION)
-    kind = {"procedure": said.steps_for, "personal": said.holds_for}.get(
+    kind = said.steps_to.format(title=title[:1].lower() + title[1:]) if task else {
+        "procedure": said.steps_for, "personal": said.holds_for}.get(
         bucket, said.notes_on).format(title=title)
-    if bucket == "procedure" and said.steps_to and name_words(title)[:1] \
-            and name_words(title)[0] in IMPERATIVE:
-        kind = said.steps_to.format(title=title[:1].lower() + title[1:])
     if aspects:
         listed = said.comma.join(aspects[:-1]) + (said.and_ if len(aspects) > 1 else "") \
             + aspects[-1]
