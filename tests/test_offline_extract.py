@@ -227,7 +227,8 @@ def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     ("Además, el índice se reconstruye cada noche.", False),
     ("Dann läuft die Sicherung bis drei Uhr.", False),
     ("Das Backup läuft jede Nacht um zwei Uhr.", True),
-    ("Cela marche bien sur le serveur de test.", False),
+    ("Ensuite on relance le serveur de test.", False),
+    ("Esta es la lista de los mejores libros de todos los tiempos.", True),
     ("Le serveur de test redémarre chaque nuit.", True),
 ])
 def test_a_node_opens_on_a_sentence_that_stands_alone(line: str, opens: bool) -> None:

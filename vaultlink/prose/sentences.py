@@ -135,11 +135,11 @@ _STRICT = REFERRING | frozenset("""there additionally alternatively finally inst
 otherwise doing once another either none same whereas while unless although
 because since if when as moreover furthermore likewise similarly now still yet first second
 next lastly below above following note thank thanks""".split())
-# The same in other languages written with spaces (Spanish, Portuguese, Italian, French,
-# German); a two-word opener as its pair.
-_STRICT |= frozenset("""esto eso este esta estos estas ese esa esos esas así además también
-entonces luego isso isto então além questo quello quindi inoltre anche poi allora così cela
-ceci ça donc ainsi ensuite puis cependant pourtant alors dies dieses deshalb daher außerdem
+# The same connectives in other languages written with spaces (Spanish, Portuguese,
+# Italian, French, German), a two-word opener as its pair. Their demonstratives are left
+# out: a page opening "Esta es la lista de ..." speaks of itself.
+_STRICT |= frozenset("""así además también entonces luego então além quindi inoltre anche
+poi allora così donc ainsi ensuite puis cependant pourtant alors deshalb daher außerdem
 dann trotzdem dabei""".split())
 _STRICT_PAIRS = frozenset(["con eso", "con esto", "por eso", "por ello", "sin embargo",
                            "por tanto", "por isso", "com isso", "per questo", "de plus",

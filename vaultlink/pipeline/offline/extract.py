@@ -200,8 +200,8 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     verb = name_words(title)[:1]
     task = bucket == "procedure" and bool(said.steps_to) and bool(verb) and verb[0] in IMPERATIVE
     cut = next((i for i, ln in enumerate(lines) if task and STEP_MARK.match(ln)), len(lines))
-    prose = [first[0] for ln in lines[:cut] if not ln.startswith("## ")
-             and not STEP_MARK.match(ln) and (first := split_sentences(LIST_MARK.sub("", ln)))]
+    prose = [first[0] for ln in lines[:cut] if not ln.startswith("## ") and not STEP_MARK.match(ln)
+             and (first := split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln))))]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
              and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
              name_words(s)[0] not in _ADDRESSES]
