@@ -288,10 +288,6 @@ def test_the_digest_of_a_page_the_text_links_is_not_linked_again() -> None:
     named = [("digest/wiki/コード表記-2.md", "コード表記"), ("digest/wiki/強進行.md", "強進行"),
              ("digest/wiki/p5-m3-loop-2.md", "P5-m3 loop")]
     assert without_page_digests(named, unit) == [("digest/wiki/強進行.md", "強進行")]
-    # a link in the rest of the note (the unit's context) counts as much
-    elsewhere = Unit("loop", "wiki", "G#-∆7 opens it.", ["resource/11_fine/loop.md"],
-                     context="そのJavaScript: [[強進行]]")
-    assert without_page_digests(named[1:2], elsewhere) == []
 
 
 def test_a_refused_link_is_dropped_and_the_write_retried(world: World) -> None:

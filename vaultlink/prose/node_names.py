@@ -202,8 +202,7 @@ def without_page_digests(named: list[tuple[str, str]], unit: Unit) -> list[tuple
     """``named`` (path, name) less the nodes called as a note the unit links or comes
     from: such a node is that page's digest ("Binary Heap" of binary-heap.md), and the
     owner's own link beside it already leads to the page."""
-    linked = link_targets(unit.summary) + link_targets(unit.context)  # the note's own words
-    pages = {slugify(name_key(t)) for t in [*linked, *unit.paths]}
+    pages = {slugify(name_key(t)) for t in [*link_targets(unit.summary), *unit.paths]}
     return [(p, n) for p, n in named if slugify(n) not in pages]
 
 
