@@ -265,12 +265,17 @@ def test_a_vague_name_is_replaced_by_a_phrase_the_summary_says_never_a_word_twic
                         set()) != "beschreibung"  # generic in German too
 
 
+@pytest.mark.parametrize("page, node", [
+    ("resource/hatch/how-to-run-python-scripts.md", "digest/wiki/run-python-scripts.md"),
+    # the page's file name is its title's slug: only the node's file name differs
+    ("resource/hatch/run-python-scripts.md", "digest/wiki/run-python-scripts-2.md"),
+])
 def test_a_pages_unit_named_by_one_word_of_its_title_is_named_by_the_title(
-        tmp_path: Path) -> None:
+        tmp_path: Path, page: str, node: str) -> None:
     """The 0.5B named the unit of Hatch's "How to run Python scripts" page "script"; the
-    node is named by the page's title, in the page's case. A day note keeps its name."""
+    node is named by the page's title, in the page's case, even where the owner's file has
+    that name ("(2)" said nothing of it). A day note keeps its name."""
     root = vault(tmp_path)
-    page = "resource/hatch/how-to-run-python-scripts.md"
     (root / page).parent.mkdir(parents=True, exist_ok=True)
     (root / page).write_text("# How to run Python scripts\n\nThe run command executes "
                              "Python scripts with inline metadata in a dedicated "
@@ -283,28 +288,7 @@ def test_a_pages_unit_named_by_one_word_of_its_title_is_named_by_the_title(
                     ) as server:
         run = dream(root, server.url, **ONESHOT)
     assert sorted(u.name for u in run.extraction.units) == ["run-python-scripts", "vacuum"]
-    node = Vault(root).read_note("digest/wiki/run-python-scripts.md")
-    assert node.frontmatter["name"] == "Run Python scripts"
-
-
-def test_oneshot_names_a_pages_node_by_its_title_in_another_file(tmp_path: Path) -> None:
-    """A page whose file name is its title's slug: the node keeps the title as its name
-    ("(2)" said nothing of it) and differs from the owner's file in its file name only."""
-    root = vault(tmp_path)
-    page = "resource/hatch/run-python-scripts.md"
-    (root / page).parent.mkdir(parents=True, exist_ok=True)
-    (root / page).write_text("# How to run Python scripts\n\nThe run command executes "
-                             "Python scripts with inline metadata in a dedicated "
-                             "environment.\n")
-    doc = {"name": "script", "bucket": "wiki", "paths": [page],
-           "summary": "The run command executes Python scripts with inline metadata in a "
-                      "dedicated environment."}
-    with FakeOllama(model=with_extract(lambda r: decision(action="CREATE"), doc, UNIT_B)
-                    ) as server:
-        dream(root, server.url, **ONESHOT)
-    assert not (root / "digest/wiki/run-python-scripts.md").exists()
-    node = Vault(root).read_note("digest/wiki/run-python-scripts-2.md")
-    assert node.frontmatter["name"] == "Run Python scripts"
+    assert Vault(root).read_note(node).frontmatter["name"] == "Run Python scripts"
     assert not [p for p in check_vault(Vault(root)) if p.level == "error"]
 
 
