@@ -160,7 +160,8 @@ def starts_sentence(line: str, strict: bool = False) -> bool:
     if strict and text.startswith("`"):
         return False
     head = text.lstrip("`")
-    if head[:1].islower():
+    # lower case continues a sentence, but a name written so ("iCloud", "macOS") opens one
+    if head[:1].islower() and not any(c.isupper() for c in head.split(maxsplit=1)[0][1:]):
         return False
     first = words(head)[:2]
     if strict and first[:1] and first[0] in _COUNTING:
