@@ -225,6 +225,8 @@ def test_every_paragraph_of_the_sample_feeds_a_unit_or_is_reported() -> None:
     ("iCloud 不会同步带有 .nosync 后缀的文件和文件夹", True),
     ("macOS keeps the key in the login keychain.", True),
     ("and then it keeps the key in the keychain.", False),
+    ("https://youtu.be/d0yGdNEWdn0", False),
+    ("fs.readdirSync reads a folder.", False),
     # other languages take up what came before in their own words
     ("Con eso se puede medir el modelo en cada paso.", False),
     ("Con Docker se puede medir el modelo en cada paso.", True),

@@ -147,6 +147,15 @@ _STRICT_PAIRS = frozenset(["con eso", "con esto", "por eso", "por ello", "sin em
 # A counting word with a noun of its own stands alone ("One page at 07:12 ...", "Each
 # query has ..."); alone or before "of", "is", "are" it points back ("One of them").
 _COUNTING = frozenset("one each both".split())
+_FIRST_TOKEN = re.compile(r"\S+")
+
+
+def _lower_name(head: str) -> bool:
+    """Whether ``head`` opens on a name written in lower case: a word of letters only with
+    a capital inside it ("iCloud", "macOS,")."""
+    token = _FIRST_TOKEN.match(head)
+    word = token.group(0).rstrip(".,;:!?、，：") if token else ""
+    return word.isalpha() and any(c.isupper() for c in word[1:])
 
 
 def starts_sentence(line: str, strict: bool = False) -> bool:
@@ -160,8 +169,9 @@ def starts_sentence(line: str, strict: bool = False) -> bool:
     if strict and text.startswith("`"):
         return False
     head = text.lstrip("`")
-    # lower case continues a sentence, but a name written so ("iCloud", "macOS") opens one
-    if head[:1].islower() and not any(c.isupper() for c in head.split(maxsplit=1)[0][1:]):
+    # lower case continues a sentence, but a name written so ("iCloud", "macOS") opens
+    # one (a word of letters only: not code, "fs.readdirSync", nor a web address)
+    if head[:1].islower() and not _lower_name(head):
         return False
     first = words(head)[:2]
     if strict and first[:1] and first[0] in _COUNTING:
