@@ -33,8 +33,8 @@ class Wording:
     and_: str = " and "
     comma: str = ", "
     stop: str = "."
-    # steps named by what they do ("Rotate the search API key"): the title's verb kept
-    # a verb; only English has it, the one language whose verbs are known (IMPERATIVE)
+    # for steps named by an imperative ("Rotate the search API key" -> "Steps to rotate
+    # ..."); English only, the one language whose verbs are known (IMPERATIVE)
     steps_to: str = ""
 
 
