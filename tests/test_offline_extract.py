@@ -111,6 +111,22 @@ def test_a_procedure_is_described_by_what_its_steps_do_not_by_a_remark_on_them()
         "Requests over the limit wait for the next window."
 
 
+def test_an_item_that_held_only_a_remote_image_is_dropped_not_left_as_its_mark() -> None:
+    """11ze's Quartz page nests a screenshot under each step; with the image left out, the
+    node kept "1." lines between its steps."""
+    (unit,), _ = extract("resource/sync.md", (
+        "# Sync with iCloud\n\nThe vault syncs through iCloud on every device.\n\n"
+        "1. Install Obsidian on the phone\n"
+        "2. Create a vault with iCloud sync on\n"
+        "   1. ![shot](https://cdn.example.org/create.png)\n"
+        "3. The vault folder appears in iCloud\n"))
+    lines = unit.summary.splitlines()
+    assert "https://" not in unit.summary
+    assert [ln.strip() for ln in lines if ln.strip()[:1].isdigit()] == [
+        "1. Install Obsidian on the phone", "2. Create a vault with iCloud sync on",
+        "3. The vault folder appears in iCloud"]
+
+
 def test_sections_of_one_subject_merge_and_other_subjects_stay_apart() -> None:
     units, _ = extract("daily/2026-07-01.md", (
         "## Notes\n\nThe build cache lives on the NAS. Cache entries expire after 14 days, "

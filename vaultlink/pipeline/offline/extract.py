@@ -50,6 +50,7 @@ PREFERENCE = re.compile(
     re.IGNORECASE)
 # A sentence that tells the reader to do something says nothing of what the node is.
 _ADDRESSES = IMPERATIVE | frozenset("visit check see read enable consider let please".split())
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?=\s|$)")
 _DEFINITION = re.compile(r"^[^.:;]{0,80}?\b(is|are|means|refers to)\s+(a|an|the|our)\b")
 
 
@@ -319,7 +320,9 @@ def tame(unit: Unit, source: str) -> bool:
     a node that holds them). Links stay: ``source`` holds them. False when no word of
     the summary is left."""
     lines = strip_remote(unit.summary, source).split("\n")
-    unit.summary = "\n".join(ln for ln in lines if not ln.strip() or re.search(r"[^\W_]", ln))
+    # an item that held only an image is left as its mark ("   1."): no words, dropped
+    unit.summary = "\n".join(ln for ln in lines if not ln.strip()
+                             or re.search(r"[^\W_]", _ITEM_MARK.sub("", ln)))
     unit.title = " ".join(strip_remote(unit.title, source).split())
     unit.description = " ".join(strip_remote(unit.description, source).split())
     return bool(re.search(r"[^\W_]", unit.summary))
