@@ -53,11 +53,15 @@ class NameIndex:
             for key in file_keys(path):
                 self._holders.setdefault(key, []).append(path)
 
+    def files_named(self, name: str) -> list[str]:
+        """The files that answer to ``[[name]]`` (any folder, any case), sorted."""
+        return sorted(self._holders.get(name_key(name), []))
+
     def holder(self, path: str) -> str:
         """What already answers to the name of a node at ``path`` (another file, or an
         alias of an owner's note), in words; '' when the name is free."""
         key = name_key(path)
-        others = sorted(p for p in self._holders.get(key, []) if p != path)
+        others = [p for p in self.files_named(path) if p != path]
         if others:
             return others[0]
         notes = sorted(n for n in self.aliases.get(key, []) if n != path)

@@ -16,7 +16,7 @@ from typing import Any
 from vaultlink.errors import GuardRefusal, NoteUnreadable, PathRefused, Refusal, VaultlinkError
 from vaultlink.markdown.frontmatter import split_frontmatter
 from vaultlink.markdown.links import LinkResolver, find_wikilinks
-from vaultlink.markdown.names import file_keys, name_key, numbered_name
+from vaultlink.markdown.names import numbered_name
 from vaultlink.markdown.remote import RemoteKind, RemoteRef, remote_refs, strip_remote, url_in
 from vaultlink.markdown.sections import bare_link_lines, cited_sources, removed_links
 from vaultlink.markdown.text import LIST_MARK
@@ -188,8 +188,8 @@ class Guard:
         ``slugs`` (as ``[[slug]]`` finds them: any case), sorted."""
         if self.files is None:
             self.files = frozenset(self.list_files())
-        keys = {name_key(s) for s in slugs}
-        return sorted(f for f in self.files if keys & file_keys(f))
+        index = NameIndex(self.files)
+        return sorted({f for slug in slugs for f in index.files_named(slug)})
 
     def link_target(self, target: str, path: str) -> str | None:
         """The full vault path that a link to ``target`` written in ``path`` names, or

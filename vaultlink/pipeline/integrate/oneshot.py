@@ -48,7 +48,13 @@ from vaultlink.pipeline.integrate.holds import (
     unshared,
 )
 from vaultlink.pipeline.integrate.session import MAX_CORRECTIONS, Ending, SessionOutcome
-from vaultlink.prose.node_names import holder_of, node_names, title_slugs, without_page_digests
+from vaultlink.prose.node_names import (
+    holder_of,
+    node_names,
+    node_title,
+    title_slugs,
+    without_page_digests,
+)
 from vaultlink.prose.node_text import (
     SENTENCE,
     compose,
@@ -63,7 +69,7 @@ from vaultlink.prose.node_text import (
     without_dangling_lead,
 )
 from vaultlink.prose.turns import told_by
-from vaultlink.prose.units import Receipt, Unit
+from vaultlink.prose.units import Receipt, Unit, slugify
 from vaultlink.prose.wording import wording_of
 from vaultlink.prose.writing import cite, listing, phrase_of, source_sentence
 from vaultlink.vault.actions import Action
@@ -198,10 +204,8 @@ def _create(toolbox: Toolbox, unit: Unit, d: Decision,
     subject."""
     guard = toolbox.guard
     path, title = "", ""
-    names = node_names(unit, d.title)
-    holders = guard.files_named(title_slugs(names[0][1]))
-    names = node_names(unit, d.title, holder_of(unit, holders, guard.digest))
-    for name, slug in names:
+    holders = guard.files_named(title_slugs(slugify(node_title(unit, d.title))))
+    for name, slug in node_names(unit, d.title, holder_of(unit, holders, guard.digest)):
         candidate = f"{guard.digest}/{unit.bucket}/{slug}.md"
         if candidate not in guard.existed and not guard.name_taken(candidate):
             path, title = candidate, name

@@ -25,6 +25,7 @@ from vaultlink.prose.node_names import (
     holder_of,
     node_description,
     node_names,
+    node_title,
     without_page_digests,
 )
 from vaultlink.prose.sentences import (
@@ -262,25 +263,23 @@ class OfflinePolicy:
         # file (prose/node_names.py: the last ones are always free in practice).
         taken = set(hits) | {str(t.args.get("path")) for t in writes if t.code in _TAKEN}
         path, title = "", ""
-        names = node_names(unit)
         read = {str(t.args.get("path")): t for t in turns if t.name == "frontmatter_read"}
-        first = read.get(f"{digest}/{unit.bucket}/{names[0][1]}.md")
-        if first is not None and first.answer and first.answer.get("named_by"):
-            names = node_names(unit, holder=holder_of(unit, first.answer["named_by"], digest))
+        first = read.get(f"{digest}/{unit.bucket}/{slugify(node_title(unit))}.md")
+        named_by = (first.answer or {}).get("named_by", []) if first is not None else []
+        names = node_names(unit, holder=holder_of(unit, named_by, digest))
         for name, slug in names:
             candidate = f"{digest}/{unit.bucket}/{slug}.md"
             if candidate in taken:
                 continue
-            seen = [t for t in turns if t.name == "frontmatter_read"
-                    and t.args.get("path") == candidate]
-            if not seen:
+            seen = read.get(candidate)  # the last read of it
+            if seen is None:
                 return ToolCall("frontmatter_read", {"path": candidate})
-            answer = seen[-1].answer
-            if answer is not None and not seen[-1].error and not answer.get("exists") \
+            answer = seen.answer
+            if answer is not None and not seen.error and not answer.get("exists") \
                     and not answer.get("taken"):
                 path, title = candidate, name
                 break
-            if seen[-1].code == Refusal.PATH_REFUSED:  # not a read folder: the guard's
+            if seen.code == Refusal.PATH_REFUSED:  # not a read folder: the guard's
                 path, title = candidate, name        # answer to the write names the digest
                 break
         if not path:
