@@ -142,6 +142,10 @@ def test_words_are_read_in_any_script() -> None:
                            "Это т.е. Пример. Es ist ca. Mitte Mai. Plan B. Then go.") == [
         "QA iterativo, p.ej. Con datos.", "Das gilt z.B. Für alle.", "Это т.е. Пример.",
         "Es ist ca. Mitte Mai.", "Plan B.", "Then go."]
+    # a sentence may open on inline code (yoshixi's "... Type Inference. `.hs` [[File
+    # Extension]].": both were one sentence, and one description)
+    assert split_sentences("A lazy language. `.hs` is its extension. Use `ghc`. Done.") == [
+        "A lazy language.", "`.hs` is its extension.", "Use `ghc`.", "Done."]
 
 
 def test_slugs_keep_the_notes_letters() -> None:

@@ -111,6 +111,21 @@ def test_a_procedure_is_described_by_what_its_steps_do_not_by_a_remark_on_them()
         "Requests over the limit wait for the next window."
 
 
+def test_a_lead_in_that_defines_the_subject_describes_it_not_the_list_it_opens() -> None:
+    """pietraferreira's Binary Heap page opens "A binary heap is a form of binary tree, with
+    two additional properties:" and was described by the second property; a lead-in that
+    does not define the subject is still passed over."""
+    lines = ["A binary heap is a form of binary tree, with two additional properties:",
+             "- It is a **complete** binary tree, meaning that every level is full.",
+             "- The data stored in each node is greater than the data in its children."]
+    assert describe("Binary Heap", lines, "wiki") == \
+        "A binary heap is a form of binary tree, with two additional properties."
+    assert describe("Binary Heap", ["Install the heap tools with these commands:",
+                                    "- The data stored in each node is greater than the data "
+                                    "in its children."], "wiki") == \
+        "The data stored in each node is greater than the data in its children."
+
+
 def test_an_item_that_held_only_a_remote_image_is_dropped_not_left_as_its_mark() -> None:
     """11ze's Quartz page nests a screenshot under each step; with the image left out, the
     node kept "1." lines between its steps."""
@@ -286,6 +301,52 @@ def test_bodies_carry_no_embeds_or_site_links_and_keep_lists_and_numbers() -> No
 def test_a_name_says_the_subject(path: str, text: str, title: str) -> None:
     (unit,), _ = extract(path, text)
     assert unit.title == title and not name_flaw(unit.title, title=True)
+
+
+@pytest.mark.parametrize("path, text, title", [
+    # yoshixi's pages: a file named by its owner keeps the owner's spelling ("Sql
+    # injection", "Aaron swartz" before), and a folder of topics qualifies no name the
+    # page never writes in lower case ("Security z3" before); a letter alone would be
+    # mentioned by every "c" of a text, so it keeps its folder ("Programming c" before)
+    ("resource/Security/SQL Injection.md", "- A Vulnerability that exists when input "
+     "validation for SQL queries is missing.\n\n# Examples\n\n- `' OR 1=1 --`\n",
+     "SQL Injection"),
+    ("resource/Philosophy/Aaron Swartz.md", "- A programmer who co-founded Reddit and "
+     "fought for open access.\n\n# Works\n\n- RSS 1.0\n", "Aaron Swartz"),
+    ("resource/Programming/C.md", "This is the low level language used to write operating "
+     "systems, compiled from a file.c with gcc.\n### My build command\n`gcc -o f f.c`\n",
+     "Programming C"),
+    ("resource/Security/z3.md", "- A Constraint Solver created by Microsoft.\n\n# Use"
+     "\n\nModels are found by the solver.\n", "z3"),
+    # a first heading that names nothing opens the page, the file name names it ("2025
+    # with Security" before)
+    ("resource/Security/OWASP Top 10.md", "# 2025\n1. Broken Access Control\n2. Supply "
+     "Chain Attack\n# 2021\n1. Broken Access Control\n2. Cryptographic failures\n",
+     "OWASP Top 10"),
+])
+def test_a_page_keeps_the_name_its_owner_gave_it(path: str, text: str, title: str) -> None:
+    (unit,), _ = extract(path, text)
+    assert unit.title == title
+
+
+def test_a_page_that_opens_on_this_is_has_a_node() -> None:
+    """yoshixi's Haskell page opens "This is a [[Lazy Evaluation]] ... language": at a
+    page's top the demonstrative speaks of the page, and the page had no node. The node
+    says it by the page's name, as a reader of the node alone needs it."""
+    (unit,), _ = extract("resource/Programming/Haskell.md", (
+        "This is a [[Lazy Evaluation|Lazy Loading]] [[Functional Programming]] language "
+        "with [[Type Inference]].\n# Installation\n```\nsudo pacman -S ghc\n```\n"
+        "# Compile\n```\nghc file.hs\n```\n"))
+    assert unit.title == "Haskell"
+    assert unit.summary == unit.description == "Haskell is a Lazy Loading Functional " \
+        "Programming language with Type Inference."
+    (unit,), _ = extract("resource/Haskell.md", "# Haskell\n\nThis is a lazy language with "
+                         "type inference.\n\n## Install\n\nRun ghcup to install it.\n")
+    assert unit.description == "Haskell is a lazy language with type inference."
+    # further down, "This is ..." still leans on what came before
+    units, _ = extract("resource/Programming/Racket.md", (
+        "# Setup\n\n```\nraco pkg install\n```\n\nThis is all it takes to start.\n"))
+    assert not any(u.summary.startswith("This is") for u in units)
 
 
 def test_the_checkpoint_known_sections_are_not_extracted_again() -> None:

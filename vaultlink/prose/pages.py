@@ -13,7 +13,7 @@ from vaultlink.markdown.language import count_words
 from vaultlink.markdown.names import file_title, numbered_name
 from vaultlink.markdown.obsidian import besides_links
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
-from vaultlink.prose.subject_names import is_event, is_generic
+from vaultlink.prose.subject_names import capitalized, is_event, is_generic
 
 
 def note_title(blocks: list[Block]) -> tuple[str, int]:
@@ -46,12 +46,17 @@ def page_title(blocks: list[Block], path: str) -> tuple[str, int, str]:
     heads = [b for b in blocks if b.kind == "heading"]
     top = min((b.level for b in heads), default=1)
     before = [b for b in blocks if heads and b.start < heads[0].start and b.kind in WRITTEN_KINDS]
-    if heads and heads[0].level == top and not before:
-        return heads[0].info, top, heads[0].info
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    opens = bool(heads) and heads[0].level == top and not before
+    # a first heading that names nothing ("# 2025" atop "OWASP Top 10.md", "# Notes")
+    # still opens the page, but the file's name says what it is about
+    if opens and (not is_generic(heads[0].info) or numbered_name(stem)):
+        return heads[0].info, top, heads[0].info
     if heads and numbered_name(stem):  # a Zettelkasten id or a date: its heading says more
         return heads[0].info, top, ""
-    return " ".join(re.split(r"[-_ ]+", file_title(path))).capitalize(), top, ""
+    # the owner's spelling stays ("SQL Injection", "Aaron Swartz"); a slug gets a capital
+    name = capitalized(" ".join(re.split(r"[-_ ]+", file_title(path))))
+    return name, top, heads[0].info if opens else ""
 
 
 # Folders that hold pages of any site (the Web Clipper's default is Clippings/)

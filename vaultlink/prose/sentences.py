@@ -19,9 +19,10 @@ from vaultlink.prose.subject_names import FUNCTION
 from vaultlink.prose.units import Unit
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
-# A sentence ends at . ! ? before a space and a word that does not start in lower case,
-# or at 。！？ (Chinese and Japanese put no space after them), closing quotes kept.
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*])"
+# A sentence ends at . ! ? before a space and a word that does not start in lower case
+# (or inline code), or at 。！？ (Chinese and Japanese put no space after them), closing
+# quotes kept.
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*\x00])"
                     r"|(?<=[。！？])\s*(?![」』”’）)\s*_]|$)")
 # An abbreviation ends no sentence: letters dotted in short runs in any script ("e.g.",
 # "p.ej.", "z.B.", "т.е.") or a listed word (English, German, Spanish). A lone capital
@@ -179,6 +180,16 @@ def starts_sentence(line: str, strict: bool = False) -> bool:
     if strict and " ".join(first) in _STRICT_PAIRS:
         return False
     return not (first and first[0] in (_STRICT if strict else REFERRING))
+
+
+# At the top of a page "This is a ..." says what the page's subject is ("This is a lazy
+# functional language"); "This is part of a guide" says what the page is.
+_OF_THE_PAGE = frozenset(["this is a", "this is an", "this is the"])
+
+
+def speaks_of_page(line: str) -> bool:
+    """Whether a page's first line opens on "This is a ..." (as written, capital T)."""
+    return line.startswith("This ") and " ".join(words(line)[:3]) in _OF_THE_PAGE
 
 
 def summary_lines(summary: str) -> list[str]:

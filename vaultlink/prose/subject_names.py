@@ -233,11 +233,12 @@ def subject_of_title(title: str) -> str:
     return clean_heading(title)
 
 
-def qualified(name: str, site: str, language: str = "en") -> str:
+def qualified(name: str, site: str, language: str = "en", own: str = "") -> str:
     """A one-word or generic title qualified by the site it belongs to: 'Plugins' of the
     fastify pages -> 'Fastify plugins'; 'Getting Started' -> 'Getting started with
     Fastify'; in a page of another ``language``, its site before it as written
-    ('React Erste Schritte', 'React 开始')."""
+    ('React Erste Schritte', 'React 开始'). One word that is the note's file name as its
+    owner wrote it (``own``: "Haskell.md" in a folder "Programming") is not qualified."""
     if not site or site.lower() in name.lower():
         return name
     ws = [w for w in name_words(name) if w not in FUNCTION]
@@ -248,7 +249,10 @@ def qualified(name: str, site: str, language: str = "en") -> str:
             return f"{site} {name.lower()}"  # "Hatch introduction"
         return f"{name[:1].upper()}{name[1:].lower()} with {site}"
     if len(ws) == 1 and count_words(name) == 1:  # "代码分割" is a phrase, not one word
-        plain = name[1:] == name[1:].lower()  # "CodeHilite", "EM" keep their capitals
+        if name == own and not name_flaw(name, title=True):
+            return name  # a folder of the owner's sorts notes; the name is theirs
+        # "CodeHilite", "EM" keep their capitals, and so does a letter ("Programming C")
+        plain = len(name) > 1 and name[1:] == name[1:].lower()
         return f"{site} {name[:1].lower() if plain else name[:1]}{name[1:]}"
     return name
 

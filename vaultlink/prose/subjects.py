@@ -70,6 +70,7 @@ class Subject:
     aspect_level: int = 0  # documents: the heading level of their aspects
     opening: str = ""  # documents: the section that opens the page, read as its lead
     turns: bool = False  # an event of a conversation: its turns are kept whole
+    top_name: str = ""  # documents whose first block opens the page: the page's title
 
     def text(self) -> str:
         """Everything the subject's blocks say."""
@@ -192,19 +193,22 @@ def _subjects(reading: Reading, blocks: list[Block], path: str, content: list[Bl
     language = language_of(" ".join(said[:20]))
     if subject and not site and is_generic(subject) and not dated:
         site = salient_name(said)  # "Getting started" of what: "React"
-    stem = file_title(path).replace("-", " ")
+    own = file_title(path)
+    stem = own.replace("-", " ")
     if subject:
-        name = first_sound([qualified(subject, site, language)], title=True) or qualified(
-            clean_heading(stem), site, language)
+        name = first_sound([qualified(subject, site, language, own)], title=True) or \
+            qualified(clean_heading(stem), site, language, own)
         if front_title and name.lower() == front_title.lower():
             name = front_title  # as its author wrote it: "npm-ci" is a command
-        return _document(content, name, _aspect_level(blocks, level), "", split=dated)
+        return _document(content, name, _aspect_level(blocks, level), "", split=dated,
+                         top_name=subject if _first_written(blocks, content) else "")
     if not dated and not (title and is_event(title)):  # a page: one subject all the same
         page, top, opening = page_title(blocks, path)
-        name = first_sound([qualified(clean_heading(page), site, language)],
-                           title=True) or qualified(clean_heading(stem), site, language)
+        name = first_sound([qualified(clean_heading(page), site, language, own)],
+                           title=True) or qualified(clean_heading(stem), site, language, own)
         reading.title = reading.title or page
-        return _document(content, name, top, opening, split=False)
+        return _document(content, name, top, opening, split=False,
+                         top_name=page if _first_written(blocks, content) else "")
     if conv := conversation_of(blocks, content):  # one subject per event talked over
         talked = [Subject(event_name(conv, run), run, turns=True) for run in events(conv, content)]
         return [s for s in talked if s.name] + _unnamed(talked)
@@ -216,11 +220,16 @@ def _aspect_level(blocks: list[Block], title_level: int) -> int:
     return levels[0] if levels else title_level + 1
 
 
+def _first_written(blocks: list[Block], content: list[Block]) -> bool:
+    """Whether the first of ``content`` is the first block of the note, headings aside."""
+    return bool(content) and next((b for b in blocks if b.kind != "heading"), None) is content[0]
+
+
 def _document(content: list[Block], name: str, aspect: int, opening: str,
-              split: bool) -> list[Subject]:
+              split: bool, top_name: str = "") -> list[Subject]:
     """One subject; with ``split``, a runbook section of its own is a second one."""
     main = Subject(name, [], document=True, named=True, aspect_level=aspect,
-                   opening=opening)
+                   opening=opening, top_name=top_name)
     extra: list[Subject] = []
     by_part: dict[str, list[Block]] = {}
     for block in content:

@@ -23,7 +23,7 @@ from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.day_tasks import LISTED, list_items
 from vaultlink.prose.pages import INDEX_PAGE, index_page, page_facts
-from vaultlink.prose.sentences import STEP_MARK, split_sentences, starts_sentence
+from vaultlink.prose.sentences import STEP_MARK, speaks_of_page, split_sentences, starts_sentence
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
 from vaultlink.prose.subjects import Subject, read_note
 from vaultlink.prose.units import MAX_CONTEXT, Unit, slugify
@@ -116,19 +116,22 @@ class Picked:
 
 
 def pick(blocks: list[Block], sentences: int, items: int, strict_first: bool,
-         follow_on: bool = False) -> Picked:
+         follow_on: bool = False, page_top: str = "") -> Picked:
     """Sentences and list items from the start of each block, in order, while the budgets
     last (a sentence and an item count apart: a list keeps its facts).
 
     A block that does not start a sentence is quoted from its first sentence that does,
     or skipped (it continues something that is not quoted); a lead-in ending in ':' is
-    kept only when what it introduces comes with it.
+    kept only when what it introduces comes with it. ``page_top``: the title of the page
+    the first block opens; there "This is a ..." says what that is, and says it by name.
     """
     got = Picked()
     room = {"sentence": sentences, "item": items}
     for n, block in enumerate(blocks):
         lines = tidy(block.items)
         at = 0
+        if page_top and n == 0 and lines and speaks_of_page(lines[0]):
+            lines[0] = page_top + lines[0][len("This"):]  # "Haskell is a lazy language"
         # a paragraph right after one quoted may lean on it ("This API is synchronous.")
         next_to = bool(got.used) and block.start <= got.used[-1].end + 2
         if not ((follow_on or next_to) and got.lines and lines
@@ -180,7 +183,10 @@ def summary_of(subject: Subject) -> Picked:
     for b in subject.blocks:
         if b not in lead:
             parts.setdefault(b.head_at(level), []).append(b)
-    got = pick(lead, LEAD_LINES, ASPECT_ITEMS, strict_first=True)
+    # the lead opens the page when nothing but the page's title comes before it
+    top = subject.top_name if lead[:1] == subject.blocks[:1] and (not lead[0].heads or (
+        len(lead[0].heads) == 1 and lead[0].levels[0] < level and not subject.opening)) else ""
+    got = pick(lead, LEAD_LINES, ASPECT_ITEMS, strict_first=True, page_top=top)
     for heading, blocks in list(parts.items()):
         if len([ln for ln in got.lines if ln.startswith("## ")]) >= MAX_ASPECTS \
                 or heading.strip().lower() == "sources":  # a node's own section
@@ -190,6 +196,12 @@ def summary_of(subject: Subject) -> Picked:
         if part.lines:
             got.add(part, heading)
     return got
+
+
+def _stems(text: str) -> set[str]:
+    """A text's content words without a plural "s"; Chinese and Japanese by character pairs."""
+    return ({w.removesuffix("s") for w in name_words(text)} - FUNCTION) | {
+        p for run in UNSPACED_RUN.findall(text) for p in char_pairs(run)}
 
 
 def describe(title: str, lines: list[str], bucket: str) -> str:
@@ -203,17 +215,17 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     cut = next((i for i, ln in enumerate(lines) if task and STEP_MARK.match(ln)), len(lines))
     prose = [first[0] for ln in lines[:cut] if not ln.startswith("## ") and not STEP_MARK.match(ln)
              and (first := split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln))))]
+    own = _stems(title)
+    # a lead-in that defines the subject ("A binary heap is a form of binary tree, with
+    # two additional properties:") says what it is better than the list it opens
+    prose = [s[:-1] + "." if s.endswith(":") and _DEFINITION.search(s) and own & _stems(s)
+             else s for s in prose]
     whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
              and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
              name_words(s)[0] not in _ADDRESSES]
-    def stems(text: str) -> set[str]:  # Chinese and Japanese compared by character pairs
-        return ({w.removesuffix("s") for w in name_words(text)} - FUNCTION) | {
-            p for run in UNSPACED_RUN.findall(text) for p in char_pairs(run)}
-
-    own = stems(title)
     # a definition of the subject itself says best what it is, then a sentence naming it
     whole.sort(key=lambda s: (0 if bucket == "wiki" and _DEFINITION.search(s)
-                              and own & stems(s) else 1, 0 if own & stems(s) else 1))
+                              and own & _stems(s) else 1, 0 if own & _stems(s) else 1))
     if whole:
         return whole[0] if len(whole[0]) <= MAX_DESCRIPTION else \
             whole[0][:MAX_DESCRIPTION].rsplit(" ", 1)[0] + " …"
