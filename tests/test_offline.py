@@ -642,7 +642,9 @@ def test_a_node_never_links_its_namesake_for_its_own_name() -> None:
               "start_line": 1, "end_line": 5, "total_lines": 5})]
     while isinstance(step := policy.decide(unit, turns), ToolCall) and step.name != "write":
         turns.append(Turn(step.name, step.arguments, {"exists": False}))
-    assert isinstance(step, ToolCall) and step.arguments["name"] == "Project Description (2)"
+    # qualified by the project its page stands for (a folder note), not numbered
+    assert isinstance(step, ToolCall) and \
+        step.arguments["name"] == "Project Description (Test Project)"
     assert other not in step.arguments["content"]
 
 

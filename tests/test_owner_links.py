@@ -180,6 +180,22 @@ def test_a_numbered_references_or_generic_heading_names_no_node(heading: str) ->
     assert not re.match(r"^\s*\d", title)
 
 
+@pytest.mark.parametrize("path, title, named", [
+    # a folder note (gorwast's "Impresión 3D/Impresión 3D.md") and a folder's index page
+    # stand for their folder: the folder's name is theirs ("Llevo buscando" before)
+    ("resource/Impresión 3D/Impresión 3D.md", "Impresión 3D", True),
+    ("resource/python-markdown/index.md", "Python-Markdown", True),
+    # any other note in a folder is not named as the folder
+    ("resource/Impresión 3D/Filamentos.md", "Impresión 3D", False),
+    ("daily/2026/07/2026-07-01.md", "2026", False),
+])
+def test_a_folder_names_only_the_note_that_stands_for_it(path: str, title: str,
+                                                          named: bool) -> None:
+    unit = Unit("x", "wiki", "La impresión 3D fabrica objetos por capas de material, y llevo "
+                "buscando piezas útiles desde 2024.", [path], title=title)
+    assert (node_title(unit) == title) is named, node_title(unit)
+
+
 def test_a_numbered_or_references_heading_of_a_note_names_no_unit() -> None:
     text = ("# 2022-08-05\n\n## 1、安装\n\n安装完成后需要重新打开终端，然后检查环境变量是否生效。"
             "环境变量里需要加入新的路径。\n\n## Java 参考\n\nThe Java language specification "

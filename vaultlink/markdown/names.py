@@ -115,6 +115,11 @@ def without_dated_lead(name: str) -> str:
 _RUNNING_NUMBER = re.compile(r"^\s*\d{1,3}[a-z]?(?:\s+[-–—]|[.)])\s+(?=\S)")
 
 
+# A folder's index page (Quartz's index.md and _index.md, a README): it stands for its
+# folder.
+INDEX_PAGES = frozenset({"index", "_index", "readme"})
+
+
 def file_title(path: str) -> str:
     """A note's file name as a title: no folder, no ``.md``, no running number in
     front of it."""

@@ -22,6 +22,7 @@ from vaultlink.errors import VaultlinkError
 from vaultlink.markdown.language import is_unspaced
 from vaultlink.markdown.links import LinkResolver, find_wikilinks, link_targets, render_link
 from vaultlink.markdown.names import (
+    INDEX_PAGES,
     file_keys,
     file_title,
     is_stamp,
@@ -53,7 +54,16 @@ def _handle_title(handle: str, text: str) -> str:
 
 
 def _folders(unit: Unit) -> set[str]:
-    return {slugify(part) for p in unit.paths for part in p.split("/")[:-1]}
+    """The folders of the unit's notes, less a folder its note stands for: a folder note
+    ("Impresión 3D/Impresión 3D.md") or its index page ("python-markdown/index.md")."""
+    out = set()
+    for path in unit.paths:
+        *folders, name = path.split("/")
+        own = slugify(file_title(name))
+        out |= {slugify(f) for f in folders}
+        if folders and (own == slugify(folders[-1]) or own in INDEX_PAGES):
+            out.discard(slugify(folders[-1]))
+    return out
 
 
 def sound(name: str, unit: Unit) -> str:

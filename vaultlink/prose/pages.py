@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from vaultlink.errors import FrontmatterError
 from vaultlink.markdown.frontmatter import read_frontmatter
 from vaultlink.markdown.language import count_words
-from vaultlink.markdown.names import file_title, numbered_name
+from vaultlink.markdown.names import INDEX_PAGES, file_title, numbered_name
 from vaultlink.markdown.obsidian import besides_links
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.subject_names import capitalized, is_event, is_generic
@@ -86,10 +86,9 @@ def site_of(blocks: list[Block], path: str) -> str:
     return ""
 
 
-# A folder's index page (Quartz's index.md and _index.md, a README) that says less than
-# this of its own, links and headings aside, tells what the folder holds ("いい感じの記事
-# たち", "Main hub for all the different note categories"), not a subject.
-INDEX_PAGES = frozenset({"index", "_index", "readme"})
+# A folder's index page (``INDEX_PAGES``) that says less than this of its own, links and
+# headings aside, tells what the folder holds ("いい感じの記事たち", "Main hub for all the
+# different note categories"), not a subject.
 INDEX_WORDS = 30
 INDEX_PAGE = "a folder's index page: it says what the folder holds"
 
