@@ -793,6 +793,18 @@ def test_a_name_from_the_texts_words_keeps_them_whole_in_any_language() -> None:
     assert "hablamo" in content_words(said)  # stems, for matching only
 
 
+def test_a_name_from_the_texts_words_keeps_their_capitals() -> None:
+    """pietraferreira's meeting notes list who came ("- Sammy", "- Adriana"); the node was
+    "Attendants sammy adriana": the words were lower-cased for matching and kept so."""
+    from vaultlink.prose.blocks import parse_blocks
+    from vaultlink.prose.subjects import Subject, _unnamed
+    (subject,) = _unnamed([Subject("", parse_blocks("Attendants:\n\n- Sammy\n- Adriana\n"
+                                                    "- Zeeshan\n"))])
+    assert subject.name == "Attendants Sammy Adriana"
+    (subject,) = _unnamed([Subject("", parse_blocks("- Zoë\n- Ángel\n- Müller\n"))])
+    assert subject.name == "Zoë Ángel Müller"
+
+
 def test_a_kaomoji_makes_no_text_japanese() -> None:
     """Fifteen of Gorwast's nodes had Japanese Sources lines ("のメモ]]からの引用") and six
     Japanese descriptions: a kaomoji's katakana ("ヽ(・∀・)ﾉ") read as Japanese text."""

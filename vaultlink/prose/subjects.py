@@ -41,6 +41,7 @@ from vaultlink.prose.sentences import STEP_MARK, content_words, plain_words
 from vaultlink.prose.subject_names import (
     LOGISTICS,
     STATUS,
+    capitalized,
     clean_heading,
     first_sound,
     heading_name,
@@ -332,6 +333,12 @@ def _name(subject: Subject, passed: list[tuple[Block, str]]) -> None:
         passed += [(b, POINTER) for b in subject.blocks]
 
 
+def _as_written(word: str, text: str) -> str:
+    """``word`` (lowercased) as ``text`` first writes it: "Sammy", not "sammy"."""
+    found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE)
+    return found.group(0) if found else word
+
+
 def _unnamed(subjects: list[Subject]) -> list[Subject]:
     """A subject no sound name was found for: named by its first words' longest run."""
     out = []
@@ -344,7 +351,7 @@ def _unnamed(subjects: list[Subject]) -> list[Subject]:
         else:
             # a time or a number ("16:00 offensive security report") says no subject
             words = [w for w in plain_words(said) if not w.isdigit()][:3]
-            s.name = " ".join(words).capitalize() or "Untitled"
+            s.name = capitalized(" ".join(_as_written(w, said) for w in words)) or "Untitled"
         out.append(s)
     return out
 
