@@ -146,6 +146,10 @@ def test_words_are_read_in_any_script() -> None:
     # Extension]].": both were one sentence, and one description)
     assert split_sentences("A lazy language. `.hs` is its extension. Use `ghc`. Done.") == [
         "A lazy language.", "`.hs` is its extension.", "Use `ghc`.", "Done."]
+    # ... or on math (yoshixi's Program Correctness: "... a desired result. $$\text{if
+    # precondition ...}$$" was one sentence ending in "$$", and no description)
+    assert split_sentences("It returns a desired result. $$x > 0$$ It costs $5. Done.") == [
+        "It returns a desired result.", "$$x > 0$$ It costs $5.", "Done."]
 
 
 def test_slugs_keep_the_notes_letters() -> None:

@@ -20,9 +20,9 @@ from vaultlink.prose.units import Unit
 
 STEP_MARK = re.compile(r"^\s*(\d+)[.)]\s+")
 # A sentence ends at . ! ? before a space and a word that does not start in lower case
-# (or inline code), or at 。！？ (Chinese and Japanese put no space after them), closing
-# quotes kept.
-_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*\x00])"
+# (or inline code, or math: "$$"), or at 。！？ (Chinese and Japanese put no space after
+# them), closing quotes kept.
+_SPLIT = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[¿¡«„]?[^\W_]|[\"'“‘(\[`*\x00$])"
                     r"|(?<=[。！？])\s*(?![」』”’）)\s*_]|$)")
 # An abbreviation ends no sentence: letters dotted in short runs in any script ("e.g.",
 # "p.ej.", "z.B.", "т.е.") or a listed word (English, German, Spanish). A lone capital
