@@ -126,6 +126,25 @@ def test_a_lead_in_that_defines_the_subject_describes_it_not_the_list_it_opens()
         "The data stored in each node is greater than the data in its children."
 
 
+def test_a_line_its_owner_left_without_a_full_stop_still_describes_its_page() -> None:
+    """gorwast writes "La dieta es el proceso por el cual uno decide cambiar sus habitos"
+    with no full stop; the page was described "Notas sobre Dieta.". Only a unit's opening
+    line is read so, and not one holding a link or a path, nor one in Chinese or Japanese,
+    where lines without "。" were as often labels and link lists as sentences (the
+    personal bench's 11ze, oignon and pedyc)."""
+    assert describe("Dieta", ["La dieta es el proceso por el cual uno decide cambiar sus "
+                              "habitos de alimentación"], "wiki") == \
+        "La dieta es el proceso por el cual uno decide cambiar sus habitos de alimentación."
+    assert describe("Vin", ["Vin se considera el personaje principal de la primera era de "
+                            "[[Mistborn]]"], "wiki") == "Notas sobre Vin."
+    assert describe("Users", ["Active Directory > Right click on the system > Properties "
+                              "> Member Of"], "wiki") == "Notes on Users."
+    assert describe("Dieta", ["Hoy, cansado.", "La dieta es el proceso por el cual uno "
+                              "decide cambiar sus habitos"], "wiki") == "Notas sobre Dieta."
+    assert describe("知识管理", ["在知识管理领域中知识的组织成本与检索成本总是成反比"], "wiki") == \
+        "关于知识管理的笔记。"
+
+
 def test_an_item_that_held_only_a_remote_image_is_dropped_not_left_as_its_mark() -> None:
     """11ze's Quartz page nests a screenshot under each step; with the image left out, the
     node kept "1." lines between its steps."""

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words
+from vaultlink.markdown.language import UNSPACED_RUN, char_pairs, count_words, is_unspaced
 from vaultlink.markdown.obsidian import content_text
 from vaultlink.markdown.remote import strip_remote
 from vaultlink.markdown.text import LIST_MARK, clip
@@ -23,7 +23,13 @@ from vaultlink.pipeline.context import PassedOver, SourceNote
 from vaultlink.prose.blocks import WRITTEN_KINDS, Block, parse_blocks
 from vaultlink.prose.day_tasks import LISTED, list_items
 from vaultlink.prose.pages import INDEX_PAGE, index_page, page_facts
-from vaultlink.prose.sentences import STEP_MARK, speaks_of_page, split_sentences, starts_sentence
+from vaultlink.prose.sentences import (
+    STEP_MARK,
+    full_stopped,
+    speaks_of_page,
+    split_sentences,
+    starts_sentence,
+)
 from vaultlink.prose.subject_names import FUNCTION, IMPERATIVE, name_words
 from vaultlink.prose.subjects import Subject, read_note
 from vaultlink.prose.units import MAX_CONTEXT, Unit, slugify
@@ -204,6 +210,13 @@ def _stems(text: str) -> set[str]:
         p for run in UNSPACED_RUN.findall(text) for p in char_pairs(run)}
 
 
+def _whole(prose: list[str]) -> list[str]:
+    """The sentences that may describe a unit: whole, opening on their own, 6-45 words."""
+    return [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
+            and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
+            name_words(s)[0] not in _ADDRESSES]
+
+
 def describe(title: str, lines: list[str], bucket: str) -> str:
     """One whole sentence on what the unit is about: its best opening sentence, else a
     sentence built from its name and aspects."""
@@ -213,16 +226,17 @@ def describe(title: str, lines: list[str], bucket: str) -> str:
     verb = name_words(title)[:1]
     task = bucket == "procedure" and bool(said.steps_to) and bool(verb) and verb[0] in IMPERATIVE
     cut = next((i for i, ln in enumerate(lines) if task and STEP_MARK.match(ln)), len(lines))
-    prose = [first[0] for ln in lines[:cut] if not ln.startswith("## ") and not STEP_MARK.match(ln)
-             and (first := split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln))))]
+    firsts = [(ln, first) for ln in lines[:cut] if not ln.startswith("## ")
+              and not STEP_MARK.match(ln)
+              and (first := split_sentences(STEP_MARK.sub("", LIST_MARK.sub("", ln))))]
     own = _stems(title)
     # a lead-in that defines the subject ("A binary heap is a form of binary tree, with
     # two additional properties:") says what it is better than the list it opens
-    prose = [s[:-1] + "." if s.endswith(":") and _DEFINITION.search(s) and own & _stems(s)
-             else s for s in prose]
-    whole = [s for s in prose[:6] if starts_sentence(s, strict=True) and s.endswith((".", "。"))
-             and 6 <= count_words(s) <= 45 and name_words(s)[:1] != [] and
-             name_words(s)[0] not in _ADDRESSES]
+    whole = _whole([s[:-1] + "." if s.endswith(":") and _DEFINITION.search(s)
+                    and own & _stems(s) else s for s in (first[0] for _, first in firsts)])
+    if not whole and firsts and not LIST_MARK.match(firsts[0][0]) \
+            and not is_unspaced(firsts[0][0]):  # owners often end an opening without a stop
+        whole = _whole([full_stopped(firsts[0][1], said.stop)])
     # a definition of the subject itself says best what it is, then a sentence naming it
     whole.sort(key=lambda s: (0 if bucket == "wiki" and _DEFINITION.search(s)
                               and own & _stems(s) else 1, 0 if own & _stems(s) else 1))
