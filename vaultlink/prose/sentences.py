@@ -193,9 +193,9 @@ def speaks_of_page(line: str) -> bool:
 
 
 def full_stopped(sentences: list[str], stop: str) -> str:
-    """A paragraph line that is one sentence its owner left without a full stop ("La dieta
-    es el proceso por el cual ...", "知识的组织成本与检索成本总是成反比"), given one; ''
-    for a line of more, one ending on a mark, or one holding a link, a label or code."""
+    """A line (its ``sentences``) that is one sentence its owner left without a full stop
+    ("La dieta es el proceso por el cual ..."), given ``stop``; '' for a line of more, one
+    ending on a mark, or one holding a link, a label, code, math or a path."""
     first = sentences[0]
     if len(sentences) > 1 or not first[-1:].isalnum() or "](" in first or "://" in first \
             or any(c in first for c in ":：$#{}|*`[]>→"):  # ">", "→": a path, not a sentence
