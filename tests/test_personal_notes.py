@@ -810,6 +810,10 @@ def test_a_kaomoji_makes_no_text_japanese() -> None:
     Japanese descriptions: a kaomoji's katakana ("ヽ(・∀・)ﾉ") read as Japanese text."""
     from vaultlink.markdown.language import language_of
     assert language_of("Hoy fue un día tranquilo, jugamos roblox con los amigos ヽ(・∀・)ﾉ") != "ja"
+    # ... nor its hiragana iteration mark (Gorwast's "Esta canción" was described
+    # "Esta canciónについてのメモ。")
+    assert language_of("Esta canción es buenísima, es toda una vibra （；´д｀）ゞ") != "ja"
+    assert language_of("ゝゞの使い方") == "ja"
     assert language_of("ObsidianでWindows IMEが機能しない時の対処法") == "ja"
     assert language_of("Quartzの哲学") == "ja"
 

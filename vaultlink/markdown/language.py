@@ -21,9 +21,10 @@ from functools import lru_cache
 _UNSPACED = ("\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
              "\uff66-\uff9f\U00020000-\U0002fa1f")
 UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
-# Japanese words: any hiragana, or katakana two in a row ("テスト"); a kaomoji's katakana
-# stand alone among signs ("ヽ(・∀・)ﾉ", "¯\\_(ツ)_/¯")
-_JAPANESE = re.compile("[\u3041-\u309f]|[\u30a1-\u30fa\u30fc\u31f0-\u31ff]{2}|[\uff66-\uff9d]{2}")
+# Japanese words: any hiragana letter, or katakana two in a row ("テスト"); a kaomoji's
+# katakana stand alone among signs ("ヽ(・∀・)ﾉ", "¯\\_(ツ)_/¯"), and its hiragana is an
+# iteration mark ("（；´д｀）ゞ"), no letter
+_JAPANESE = re.compile("[\u3041-\u3096]|[\u30a1-\u30fa\u30fc\u31f0-\u31ff]{2}|[\uff66-\uff9d]{2}")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
 # A word of a spaced script: letters, digits and combining marks (\w holds them), with
