@@ -58,6 +58,7 @@ class Guard:
     # write just checked (path, old text), which ``accept_write`` records as landed
     _started: dict[str, str | None] = field(default_factory=dict, repr=False)
     _checked: tuple[str, str | None] | None = field(default=None, repr=False)
+    _names: NameIndex | None = field(default=None, repr=False)
 
     def check_path(self, raw: str) -> str:
         """The normalised path, if it is a digest node path of a known bucket."""
@@ -177,19 +178,29 @@ class Guard:
         """Why a new node may not be at ``path`` ('' when it may): its file name is another
         file's of the vault (any folder, any case) or an alias of an owner's note, or it
         is a date, a file id or a number."""
-        if self.files is None:
-            self.files = frozenset(self.list_files())
-        aliases = self.aliases() if self.aliases is not None else {}
-        links = self.links() if self.links is not None else {}
-        return NameIndex(self.files, aliases, links).taken(path)
+        return self._name_index().taken(path)
 
     def files_named(self, slugs: Iterable[str]) -> list[str]:
         """The vault's files, in any folder, that answer to one of the file names
         ``slugs`` (as ``[[slug]]`` finds them: any case), sorted."""
+        index = self._name_index()
+        return sorted({f for slug in slugs for f in index.files_named(slug)})
+
+    def _listed(self) -> frozenset[str]:
+        """The vault's files, listed once until a write lands."""
         if self.files is None:
             self.files = frozenset(self.list_files())
-        index = NameIndex(self.files)
-        return sorted({f for slug in slugs for f in index.files_named(slug)})
+        return self.files
+
+    def _name_index(self) -> NameIndex:
+        """Who holds each name of the vault, indexed once per listing (every candidate
+        name of a new node asks it)."""
+        files = self._listed()
+        if self._names is None or self._names.files is not files:
+            aliases = self.aliases() if self.aliases is not None else {}
+            links = self.links() if self.links is not None else {}
+            self._names = NameIndex(files, aliases, links)
+        return self._names
 
     def link_target(self, target: str, path: str) -> str | None:
         """The full vault path that a link to ``target`` written in ``path`` names, or
@@ -203,9 +214,7 @@ class Guard:
         """Resolution over the vault plus ``path``, the note being written (a node may
         link to itself, and a new one does not exist yet)."""
         if self._resolver is None or self._resolver_for != path:
-            if self.files is None:
-                self.files = frozenset(self.list_files())
-            self._resolver, self._resolver_for = LinkResolver(self.files | {path}), path
+            self._resolver, self._resolver_for = LinkResolver(self._listed() | {path}), path
         return self._resolver
 
     def accept_write(self, path: str, created: bool) -> None:
